@@ -1,0 +1,45 @@
+//! What every chess service binary shares.
+//!
+//! - [`cli`]: flag parsing where every flag has an environment twin
+//!   (`CHESS_<SERVICE>_<FLAG>`), with bad flags reported on one line.
+//! - [`server`]: binding the listen address, the gRPC server with the standard
+//!   health service, reflection (v1 and v1alpha), trace propagation and
+//!   graceful shutdown on SIGTERM, SIGINT or end of standard input.
+//! - [`client`]: lazily connected, traced channels to other services.
+
+pub mod cli;
+pub mod client;
+pub mod server;
+
+pub use client::{Channel, channel};
+pub use server::{Health, Server, ServerArgs, Shutdown};
+
+use std::process::ExitCode;
+
+/// Starts telemetry for `service`, or reports why it cannot and exits.
+pub fn init_telemetry(
+    service: &str,
+    args: &chess_telemetry::TelemetryArgs,
+) -> chess_telemetry::TelemetryGuard {
+    match chess_telemetry::init(service, args) {
+        Ok(guard) => guard,
+        Err(e) => fail(service, e),
+    }
+}
+
+/// Prints `chess-<service>: <error>` on one line and exits with status 1.
+pub fn fail(service: &str, error: impl std::fmt::Display) -> ! {
+    eprintln!("chess-{service}: {error}");
+    std::process::exit(1)
+}
+
+/// The exit status for a service's `run` result: errors are printed on one line.
+pub fn exit_code<E: std::fmt::Display>(service: &str, result: Result<(), E>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("chess-{service}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! The gRPC server every service runs.
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use tokio::{io::AsyncReadExt as _, net::TcpListener, signal::unix::SignalKind};
+use tokio_util::sync::CancellationToken;
+use tonic::{service::Routes, transport::server::TcpIncoming};
+use tonic_health::{ServingStatus, server::HealthReporter};
+
+/// Server flags every service accepts.
+#[derive(Clone, Debug, clap::Args)]
+pub struct ServerArgs {
+    /// Address to serve gRPC on, `host:port`; port 0 picks a free one.
+    #[arg(long)]
+    pub listen: Option<String>,
+    /// Seconds in-flight calls may take to finish after a shutdown signal.
+    #[arg(long, default_value_t = 10)]
+    pub shutdown_grace_secs: u64,
+    /// Shut down when standard input reaches its end (a supervising parent
+    /// holds the other end and its exit closes it).
+    #[arg(long)]
+    pub stop_on_stdin_eof: bool,
+}
+
+/// Why a server could not start or stopped abnormally.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("cannot resolve listen address {addr:?}: {source}")]
+    Resolve { addr: String, source: std::io::Error },
+    #[error("cannot listen on {addr}: {source}")]
+    Listen { addr: String, source: std::io::Error },
+    #[error("cannot install signal handlers: {0}")]
+    Signals(std::io::Error),
+    #[error("invalid descriptor set: {0}")]
+    Reflection(String),
+    #[error("the gRPC server failed: {0}")]
+    Serve(#[from] tonic::transport::Error),
+}
+
+/// Readiness as reported by the standard gRPC health service, for the whole
+/// server (`""`) and each of its services by name. Starts NOT_SERVING.
+#[derive(Clone, Debug)]
+pub struct Health {
+    reporter: HealthReporter,
+    services: Arc<[&'static str]>,
+}
+
+impl Health {
+    fn new(reporter: HealthReporter, services: &[&'static str]) -> Self {
+        Self { reporter, services: services.into() }
+    }
+
+    /// Reports every service of this server as SERVING (`true`) or NOT_SERVING.
+    pub async fn set_ready(&self, ready: bool) {
+        let status = if ready { ServingStatus::Serving } else { ServingStatus::NotServing };
+        self.reporter.set_service_status("", status).await;
+        for name in self.services.iter() {
+            self.reporter.set_service_status(*name, status).await;
+        }
+    }
+}
+
+/// Shutdown as seen from inside a service: cancelled when the server begins to
+/// stop, so long-lived streams and background tasks can end.
+pub type Shutdown = CancellationToken;
+
+/// A bound gRPC server that has not started serving yet.
+#[derive(Debug)]
+pub struct Server {
+    service: &'static str,
+    listener: TcpListener,
+    local_addr: SocketAddr,
+    grace: Duration,
+    stop_on_stdin_eof: bool,
+    health: Health,
+    health_service: tonic_health::pb::health_server::HealthServer<
+        tonic_health::server::HealthService,
+    >,
+    shutdown: CancellationToken,
+}
+
+impl Server {
+    /// Binds the listen address (`default_addr` unless `--listen` is given).
+    /// `services` names the gRPC services the health service reports on, e.g.
+    /// `chess_proto::game::v1::game_service_server::SERVICE_NAME`.
+    pub async fn bind(
+        service: &'static str,
+        args: &ServerArgs,
+        default_addr: &str,
+        services: &[&'static str],
+    ) -> Result<Self, Error> {
+        let addr = args.listen.as_deref().unwrap_or(default_addr);
+        let listener = bind_listener(addr).await?;
+        let local_addr = listener
+            .local_addr()
+            .map_err(|source| Error::Listen { addr: addr.to_owned(), source })?;
+        let reporter = HealthReporter::new();
+        let health_service = tonic_health::pb::health_server::HealthServer::new(
+            tonic_health::server::HealthService::from_health_reporter(reporter.clone()),
+        );
+        let health = Health::new(reporter, services);
+        health.set_ready(false).await;
+        Ok(Self {
+            service,
+            listener,
+            local_addr,
+            grace: Duration::from_secs(args.shutdown_grace_secs),
+            stop_on_stdin_eof: args.stop_on_stdin_eof,
+            health,
+            health_service,
+            shutdown: CancellationToken::new(),
+        })
+    }
+
+    /// The address actually bound (the real port when 0 was asked for).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The readiness handle.
+    pub fn health(&self) -> Health {
+        self.health.clone()
+    }
+
+    /// Cancelled when shutdown begins.
+    pub fn shutdown(&self) -> Shutdown {
+        self.shutdown.clone()
+    }
+
+    /// Serves `routes` with health, reflection and tracing until SIGTERM,
+    /// SIGINT, the end of standard input (if asked for) or the shutdown token.
+    /// Then it reports NOT_SERVING, stops accepting, gives in-flight calls the
+    /// grace period and returns.
+    pub async fn serve(self, routes: Routes) -> Result<(), Error> {
+        let reflection_v1 = tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(chess_proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            .build_v1()
+            .map_err(|e| Error::Reflection(e.to_string()))?;
+        let reflection_v1alpha = tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(chess_proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            .build_v1alpha()
+            .map_err(|e| Error::Reflection(e.to_string()))?;
+
+        let routes = routes
+            .add_service(self.health_service)
+            .add_service(reflection_v1)
+            .add_service(reflection_v1alpha);
+
+        let signals = stop_signals(self.stop_on_stdin_eof, self.shutdown.clone())?;
+        let shutdown = self.shutdown.clone();
+        let health = self.health.clone();
+        let stopping = async move {
+            signals.await;
+            tracing::info!("shutting down");
+            shutdown.cancel();
+            health.set_ready(false).await;
+        };
+
+        let incoming = TcpIncoming::from(self.listener).with_nodelay(Some(true));
+        let server = tonic::transport::Server::builder()
+            .http2_keepalive_interval(Some(Duration::from_secs(30)))
+            .http2_keepalive_timeout(Some(Duration::from_secs(10)))
+            .layer(chess_telemetry::ServerTraceLayer)
+            .add_routes(routes)
+            .serve_with_incoming_shutdown(incoming, stopping);
+        tracing::info!(service = self.service, addr = %self.local_addr, "serving gRPC");
+
+        tokio::pin!(server);
+        tokio::select! {
+            result = &mut server => return result.map_err(Error::from),
+            () = self.shutdown.cancelled() => {}
+        }
+        match tokio::time::timeout(self.grace, server).await {
+            Ok(result) => result.map_err(Error::from),
+            Err(_) => {
+                tracing::warn!(grace = ?self.grace, "calls still running after the grace period; stopping anyway");
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Binds a TCP listener on `host:port`, resolving names.
+pub async fn bind_listener(addr: &str) -> Result<TcpListener, Error> {
+    let candidates: Vec<SocketAddr> = tokio::net::lookup_host(addr)
+        .await
+        .map_err(|source| Error::Resolve { addr: addr.to_owned(), source })?
+        .collect();
+    let mut last = None;
+    for candidate in candidates {
+        match TcpListener::bind(candidate).await {
+            Ok(listener) => return Ok(listener),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(Error::Listen {
+        addr: addr.to_owned(),
+        source: last.unwrap_or_else(|| std::io::Error::other("no address")),
+    })
+}
+
+/// A future that completes on SIGTERM, SIGINT, end of standard input (when
+/// `stdin_eof`) or cancellation of `token`.
+fn stop_signals(
+    stdin_eof: bool,
+    token: CancellationToken,
+) -> Result<impl Future<Output = ()> + Send + 'static, Error> {
+    let mut term = tokio::signal::unix::signal(SignalKind::terminate()).map_err(Error::Signals)?;
+    let mut int = tokio::signal::unix::signal(SignalKind::interrupt()).map_err(Error::Signals)?;
+    Ok(async move {
+        let stdin_closed = async {
+            if stdin_eof {
+                let mut stdin = tokio::io::stdin();
+                let mut buf = [0u8; 64];
+                // Anything written is ignored; only the end (or a broken pipe)
+                // matters.
+                while let Ok(n) = stdin.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                }
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+            () = stdin_closed => {}
+            () = token.cancelled() => {}
+        }
+    })
+}

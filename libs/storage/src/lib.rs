@@ -1,0 +1,132 @@
+//! Database connections for the chess services.
+//!
+//! Every service that stores data takes a `--database-url`: a SQLite file
+//! (`sqlite://data/game.sqlite`, the default for one machine) or a PostgreSQL
+//! server (`postgres://user:pass@host/db`, for Kubernetes). [`connect`] opens
+//! either the same way, so the services' code and migrations are identical on
+//! both.
+//!
+//! SQLite files are opened in WAL mode with `synchronous=FULL`: a commit is on
+//! disk before it returns, so an acknowledged write survives a crash of the
+//! process or of the machine.
+
+use std::{path::Path, time::Duration};
+
+use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbErr};
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+/// Why a database could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("unsupported database url {0:?} (expected sqlite:// or postgres://)")]
+    Scheme(String),
+    #[error("cannot create the directory for {path}: {source}")]
+    Directory { path: String, source: std::io::Error },
+    #[error("cannot open database {url}: {source}")]
+    Connect { url: String, source: DbErr },
+}
+
+/// Which kind of database a URL names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    /// The backend for `url`, by its scheme.
+    pub fn of(url: &str) -> Result<Self, Error> {
+        if url.starts_with("sqlite:") {
+            Ok(Self::Sqlite)
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Ok(Self::Postgres)
+        } else {
+            Err(Error::Scheme(url.to_owned()))
+        }
+    }
+}
+
+/// The file a `sqlite:` URL names, if it names one (not `:memory:`).
+fn sqlite_path(url: &str) -> Option<&Path> {
+    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = rest.split('?').next().unwrap_or(rest);
+    (!path.is_empty() && !path.starts_with(":memory:")).then(|| Path::new(path))
+}
+
+/// A URL for the SQLite file at `path`, created if missing.
+pub fn sqlite_url(path: &Path) -> String {
+    format!("sqlite://{}?mode=rwc", path.display())
+}
+
+/// Opens the database at `url`, creating a SQLite file (and its directory) if
+/// needed. `max_connections` bounds the pool.
+pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnection, Error> {
+    let backend = Backend::of(url)?;
+    let mut options = ConnectOptions::new(url.to_owned());
+    options
+        .max_connections(max_connections)
+        .min_connections(1)
+        .connect_timeout(Duration::from_secs(10))
+        .acquire_timeout(Duration::from_secs(30))
+        .sqlx_logging(false);
+    if backend == Backend::Sqlite {
+        if let Some(dir) = sqlite_path(url).and_then(Path::parent).filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| Error::Directory {
+                path: dir.display().to_string(),
+                source,
+            })?;
+        }
+        options.map_sqlx_sqlite_opts(|o| {
+            use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
+            o.create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Full)
+                .busy_timeout(Duration::from_secs(10))
+                .foreign_keys(true)
+        });
+    }
+    let db = Database::connect(options).await.map_err(|source| Error::Connect {
+        url: redact(url),
+        source,
+    })?;
+    tracing::debug!(url = %redact(url), "database open");
+    Ok(db)
+}
+
+/// `url` with any password replaced by `***`, for messages.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let Some((userinfo, host)) = rest.split_once('@') else { return url.to_owned() };
+    match userinfo.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_classified_and_redacted() {
+        assert_eq!(Backend::of("sqlite://x.db").unwrap(), Backend::Sqlite);
+        assert_eq!(Backend::of("postgres://u:p@h/d").unwrap(), Backend::Postgres);
+        assert!(Backend::of("mysql://h").is_err());
+        assert_eq!(redact("postgres://u:secret@h:5432/d"), "postgres://u:***@h:5432/d");
+        assert_eq!(redact("sqlite://data/x.sqlite"), "sqlite://data/x.sqlite");
+        assert_eq!(sqlite_path("sqlite://data/g.sqlite?mode=rwc"), Some(Path::new("data/g.sqlite")));
+        assert_eq!(sqlite_path("sqlite::memory:"), None);
+    }
+
+    #[tokio::test]
+    async fn sqlite_files_and_directories_are_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nested/deeper/test.sqlite");
+        let db = connect(&sqlite_url(&path), 2).await.unwrap();
+        use sea_orm::ConnectionTrait as _;
+        db.execute_unprepared("CREATE TABLE t (x INTEGER)").await.unwrap();
+        assert!(path.exists());
+    }
+}

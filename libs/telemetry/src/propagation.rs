@@ -1,0 +1,195 @@
+//! W3C trace context in gRPC metadata, as tower layers for tonic servers and
+//! channels.
+
+use std::task::{Context, Poll};
+
+use opentelemetry::{
+    global,
+    propagation::{Extractor, Injector},
+};
+use tracing::{Instrument as _, instrument::Instrumented};
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+
+struct HeaderInjector<'a>(&'a mut http::HeaderMap);
+
+impl Injector for HeaderInjector<'_> {
+    fn set(&mut self, key: &str, value: String) {
+        if let (Ok(name), Ok(value)) = (
+            http::header::HeaderName::from_bytes(key.as_bytes()),
+            http::HeaderValue::from_str(&value),
+        ) {
+            self.0.insert(name, value);
+        }
+    }
+}
+
+struct HeaderExtractor<'a>(&'a http::HeaderMap);
+
+impl Extractor for HeaderExtractor<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(|v| v.to_str().ok())
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        self.0.keys().map(http::HeaderName::as_str).collect()
+    }
+}
+
+/// Splits `/pkg.Service/Method` into its service and method.
+fn rpc_parts(path: &str) -> (&str, &str) {
+    let path = path.trim_start_matches('/');
+    path.split_once('/').unwrap_or((path, ""))
+}
+
+/// Probes and reflection are polled constantly and say nothing about a
+/// request's path through the system.
+fn is_infrastructure(service: &str) -> bool {
+    service.starts_with("grpc.health.") || service.starts_with("grpc.reflection.")
+}
+
+/// Layer for a tonic server: each call runs in a `grpc.server` span whose
+/// parent is the caller's span, taken from the `traceparent` header.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ServerTraceLayer;
+
+impl<S> tower::Layer<S> for ServerTraceLayer {
+    type Service = ServerTrace<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        ServerTrace { inner }
+    }
+}
+
+/// The service made by [`ServerTraceLayer`].
+#[derive(Clone, Debug)]
+pub struct ServerTrace<S> {
+    inner: S,
+}
+
+impl<S, B> tower::Service<http::Request<B>> for ServerTrace<S>
+where
+    S: tower::Service<http::Request<B>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = Instrumented<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let (service, method) = rpc_parts(request.uri().path());
+        if is_infrastructure(service) {
+            return self.inner.call(request).instrument(tracing::Span::none());
+        }
+        let span = tracing::info_span!(
+            "grpc.server",
+            otel.name = %format_args!("{service}/{method}"),
+            otel.kind = "server",
+            rpc.system = "grpc",
+            rpc.service = %service,
+            rpc.method = %method,
+        );
+        let parent =
+            global::get_text_map_propagator(|p| p.extract(&HeaderExtractor(request.headers())));
+        // A parent that cannot be attached (no OpenTelemetry layer installed)
+        // only means the span stays local.
+        let _ = span.set_parent(parent);
+        let future = span.in_scope(|| self.inner.call(request));
+        future.instrument(span)
+    }
+}
+
+/// Layer for a tonic channel: each call runs in a `grpc.client` span whose
+/// context is sent in the `traceparent` header.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClientTraceLayer;
+
+impl<S> tower::Layer<S> for ClientTraceLayer {
+    type Service = ClientTrace<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        ClientTrace { inner }
+    }
+}
+
+/// The service made by [`ClientTraceLayer`].
+#[derive(Clone, Debug)]
+pub struct ClientTrace<S> {
+    inner: S,
+}
+
+impl<S, B> tower::Service<http::Request<B>> for ClientTrace<S>
+where
+    S: tower::Service<http::Request<B>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = Instrumented<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
+        let (service, method) = rpc_parts(request.uri().path());
+        let span = tracing::info_span!(
+            "grpc.client",
+            otel.name = %format_args!("{service}/{method}"),
+            otel.kind = "client",
+            rpc.system = "grpc",
+            rpc.service = %service,
+            rpc.method = %method,
+        );
+        let context = span.context();
+        global::get_text_map_propagator(|p| {
+            p.inject_context(&context, &mut HeaderInjector(request.headers_mut()));
+        });
+        let future = span.in_scope(|| self.inner.call(request));
+        future.instrument(span)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rpc_paths_split_into_service_and_method() {
+        assert_eq!(
+            rpc_parts("/chess.game.v1.GameService/MakeMove"),
+            ("chess.game.v1.GameService", "MakeMove")
+        );
+        assert_eq!(rpc_parts("/odd"), ("odd", ""));
+        assert!(is_infrastructure("grpc.health.v1.Health"));
+        assert!(is_infrastructure("grpc.reflection.v1.ServerReflection"));
+        assert!(!is_infrastructure("chess.engine.v1.EngineService"));
+    }
+
+    #[test]
+    fn trace_context_round_trips_through_headers() {
+        use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt as _, TraceFlags, TraceId, TraceState};
+        use opentelemetry_sdk::propagation::TraceContextPropagator;
+        use opentelemetry::propagation::TextMapPropagator as _;
+
+        let propagator = TraceContextPropagator::new();
+        let sent = SpanContext::new(
+            TraceId::from_hex("4bf92f3577b34da6a3ce929d0e0e4736").unwrap(),
+            SpanId::from_hex("00f067aa0ba902b7").unwrap(),
+            TraceFlags::SAMPLED,
+            true,
+            TraceState::default(),
+        );
+        let cx = opentelemetry::Context::new().with_remote_span_context(sent.clone());
+        let mut headers = http::HeaderMap::new();
+        propagator.inject_context(&cx, &mut HeaderInjector(&mut headers));
+        assert_eq!(
+            headers["traceparent"],
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        );
+        let received = propagator.extract(&HeaderExtractor(&headers));
+        assert_eq!(received.span().span_context().trace_id(), sent.trace_id());
+        assert_eq!(received.span().span_context().span_id(), sent.span_id());
+    }
+}
