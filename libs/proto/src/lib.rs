@@ -8,7 +8,8 @@
 #![allow(unreachable_pub, missing_debug_implementations, clippy::all)]
 
 /// The encoded `FileDescriptorSet` of every proto file, for server reflection.
-pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/chess_descriptor.bin"));
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/chess_descriptor.bin"));
 
 /// `chess.common.v1`: types shared by every service and the public API.
 pub mod common {

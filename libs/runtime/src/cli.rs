@@ -8,7 +8,11 @@ use clap::{CommandFactory, FromArgMatches};
 
 /// The environment variable for flag `long` of `service`.
 pub fn env_name(service: &str, long: &str) -> String {
-    format!("CHESS_{}_{}", service.to_uppercase(), long.to_uppercase().replace('-', "_"))
+    format!(
+        "CHESS_{}_{}",
+        service.to_uppercase(),
+        long.to_uppercase().replace('-', "_")
+    )
 }
 
 /// The clap command of `C` with an environment twin on every long flag that
@@ -46,7 +50,10 @@ pub fn parse<C: CommandFactory + FromArgMatches>(service: &str) -> C {
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {
             let rendered = e.to_string();
-            let line = rendered.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
+            let line = rendered
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments");
             eprintln!("chess-{service}: {line}");
             std::process::exit(2)
         }
@@ -73,9 +80,15 @@ mod tests {
     fn env_names_follow_the_flags() {
         assert_eq!(env_name("game", "database-url"), "CHESS_GAME_DATABASE_URL");
         let command = command::<Flags>("engine");
-        let port = command.get_arguments().find(|a| a.get_id() == "some_port").unwrap();
+        let port = command
+            .get_arguments()
+            .find(|a| a.get_id() == "some_port")
+            .unwrap();
         assert_eq!(port.get_env().unwrap(), "CHESS_ENGINE_SOME_PORT");
-        let named = command.get_arguments().find(|a| a.get_id() == "named").unwrap();
+        let named = command
+            .get_arguments()
+            .find(|a| a.get_id() == "named")
+            .unwrap();
         assert_eq!(named.get_env().unwrap(), "EXPLICIT");
     }
 

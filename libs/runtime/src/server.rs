@@ -26,9 +26,15 @@ pub struct ServerArgs {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("cannot resolve listen address {addr:?}: {source}")]
-    Resolve { addr: String, source: std::io::Error },
+    Resolve {
+        addr: String,
+        source: std::io::Error,
+    },
     #[error("cannot listen on {addr}: {source}")]
-    Listen { addr: String, source: std::io::Error },
+    Listen {
+        addr: String,
+        source: std::io::Error,
+    },
     #[error("cannot install signal handlers: {0}")]
     Signals(std::io::Error),
     #[error("invalid descriptor set: {0}")]
@@ -47,12 +53,19 @@ pub struct Health {
 
 impl Health {
     fn new(reporter: HealthReporter, services: &[&'static str]) -> Self {
-        Self { reporter, services: services.into() }
+        Self {
+            reporter,
+            services: services.into(),
+        }
     }
 
     /// Reports every service of this server as SERVING (`true`) or NOT_SERVING.
     pub async fn set_ready(&self, ready: bool) {
-        let status = if ready { ServingStatus::Serving } else { ServingStatus::NotServing };
+        let status = if ready {
+            ServingStatus::Serving
+        } else {
+            ServingStatus::NotServing
+        };
         self.reporter.set_service_status("", status).await;
         for name in self.services.iter() {
             self.reporter.set_service_status(*name, status).await;
@@ -73,9 +86,8 @@ pub struct Server {
     grace: Duration,
     stop_on_stdin_eof: bool,
     health: Health,
-    health_service: tonic_health::pb::health_server::HealthServer<
-        tonic_health::server::HealthService,
-    >,
+    health_service:
+        tonic_health::pb::health_server::HealthServer<tonic_health::server::HealthService>,
     shutdown: CancellationToken,
 }
 
@@ -91,9 +103,10 @@ impl Server {
     ) -> Result<Self, Error> {
         let addr = args.listen.as_deref().unwrap_or(default_addr);
         let listener = bind_listener(addr).await?;
-        let local_addr = listener
-            .local_addr()
-            .map_err(|source| Error::Listen { addr: addr.to_owned(), source })?;
+        let local_addr = listener.local_addr().map_err(|source| Error::Listen {
+            addr: addr.to_owned(),
+            source,
+        })?;
         let reporter = HealthReporter::new();
         let health_service = tonic_health::pb::health_server::HealthServer::new(
             tonic_health::server::HealthService::from_health_reporter(reporter.clone()),
@@ -186,7 +199,10 @@ impl Server {
 pub async fn bind_listener(addr: &str) -> Result<TcpListener, Error> {
     let candidates: Vec<SocketAddr> = tokio::net::lookup_host(addr)
         .await
-        .map_err(|source| Error::Resolve { addr: addr.to_owned(), source })?
+        .map_err(|source| Error::Resolve {
+            addr: addr.to_owned(),
+            source,
+        })?
         .collect();
     let mut last = None;
     for candidate in candidates {

@@ -23,7 +23,10 @@ pub enum Error {
     #[error("unsupported database url {0:?} (expected sqlite:// or postgres://)")]
     Scheme(String),
     #[error("cannot create the directory for {path}: {source}")]
-    Directory { path: String, source: std::io::Error },
+    Directory {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("cannot open database {url}: {source}")]
     Connect { url: String, source: DbErr },
 }
@@ -50,7 +53,9 @@ impl Backend {
 
 /// The file a `sqlite:` URL names, if it names one (not `:memory:`).
 fn sqlite_path(url: &str) -> Option<&Path> {
-    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))?;
     let path = rest.split('?').next().unwrap_or(rest);
     (!path.is_empty() && !path.starts_with(":memory:")).then(|| Path::new(path))
 }
@@ -72,7 +77,10 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnecti
         .acquire_timeout(Duration::from_secs(30))
         .sqlx_logging(false);
     if backend == Backend::Sqlite {
-        if let Some(dir) = sqlite_path(url).and_then(Path::parent).filter(|d| !d.as_os_str().is_empty()) {
+        if let Some(dir) = sqlite_path(url)
+            .and_then(Path::parent)
+            .filter(|d| !d.as_os_str().is_empty())
+        {
             std::fs::create_dir_all(dir).map_err(|source| Error::Directory {
                 path: dir.display().to_string(),
                 source,
@@ -87,18 +95,24 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnecti
                 .foreign_keys(true)
         });
     }
-    let db = Database::connect(options).await.map_err(|source| Error::Connect {
-        url: redact(url),
-        source,
-    })?;
+    let db = Database::connect(options)
+        .await
+        .map_err(|source| Error::Connect {
+            url: redact(url),
+            source,
+        })?;
     tracing::debug!(url = %redact(url), "database open");
     Ok(db)
 }
 
 /// `url` with any password replaced by `***`, for messages.
 pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
-    let Some((userinfo, host)) = rest.split_once('@') else { return url.to_owned() };
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let Some((userinfo, host)) = rest.split_once('@') else {
+        return url.to_owned();
+    };
     match userinfo.split_once(':') {
         Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
         None => url.to_owned(),
@@ -112,11 +126,20 @@ mod tests {
     #[test]
     fn urls_are_classified_and_redacted() {
         assert_eq!(Backend::of("sqlite://x.db").unwrap(), Backend::Sqlite);
-        assert_eq!(Backend::of("postgres://u:p@h/d").unwrap(), Backend::Postgres);
+        assert_eq!(
+            Backend::of("postgres://u:p@h/d").unwrap(),
+            Backend::Postgres
+        );
         assert!(Backend::of("mysql://h").is_err());
-        assert_eq!(redact("postgres://u:secret@h:5432/d"), "postgres://u:***@h:5432/d");
+        assert_eq!(
+            redact("postgres://u:secret@h:5432/d"),
+            "postgres://u:***@h:5432/d"
+        );
         assert_eq!(redact("sqlite://data/x.sqlite"), "sqlite://data/x.sqlite");
-        assert_eq!(sqlite_path("sqlite://data/g.sqlite?mode=rwc"), Some(Path::new("data/g.sqlite")));
+        assert_eq!(
+            sqlite_path("sqlite://data/g.sqlite?mode=rwc"),
+            Some(Path::new("data/g.sqlite"))
+        );
         assert_eq!(sqlite_path("sqlite::memory:"), None);
     }
 
@@ -126,7 +149,9 @@ mod tests {
         let path = dir.path().join("nested/deeper/test.sqlite");
         let db = connect(&sqlite_url(&path), 2).await.unwrap();
         use sea_orm::ConnectionTrait as _;
-        db.execute_unprepared("CREATE TABLE t (x INTEGER)").await.unwrap();
+        db.execute_unprepared("CREATE TABLE t (x INTEGER)")
+            .await
+            .unwrap();
         assert!(path.exists());
     }
 }

@@ -26,6 +26,8 @@ pub async fn fresh_postgres_database() -> String {
         .execute_unprepared(&format!("CREATE DATABASE {name}"))
         .await
         .unwrap_or_else(|e| panic!("cannot create test database: {e}"));
-    let base = server.rsplit_once('/').map_or(server.as_str(), |(base, _)| base);
+    let base = server
+        .rsplit_once('/')
+        .map_or(server.as_str(), |(base, _)| base);
     format!("{base}/{name}")
 }

@@ -20,7 +20,9 @@ use opentelemetry_sdk::{
     Resource, metrics::SdkMeterProvider, propagation::TraceContextPropagator,
     trace::SdkTracerProvider,
 };
-use tracing_subscriber::{EnvFilter, Layer as _, layer::SubscriberExt as _, util::SubscriberInitExt as _};
+use tracing_subscriber::{
+    EnvFilter, Layer as _, layer::SubscriberExt as _, util::SubscriberInitExt as _,
+};
 
 pub use propagation::{ClientTrace, ClientTraceLayer, ServerTrace, ServerTraceLayer};
 
@@ -156,7 +158,10 @@ pub fn init(service: &str, args: &TelemetryArgs) -> Result<TelemetryGuard, Error
         .try_init()
         .map_err(|_| Error::AlreadyInstalled)?;
 
-    Ok(TelemetryGuard { tracer_provider, meter_provider })
+    Ok(TelemetryGuard {
+        tracer_provider,
+        meter_provider,
+    })
 }
 
 /// The meter a service records its metrics with. A no-op unless [`init`] turned

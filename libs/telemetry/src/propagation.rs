@@ -169,9 +169,11 @@ mod tests {
 
     #[test]
     fn trace_context_round_trips_through_headers() {
-        use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt as _, TraceFlags, TraceId, TraceState};
-        use opentelemetry_sdk::propagation::TraceContextPropagator;
         use opentelemetry::propagation::TextMapPropagator as _;
+        use opentelemetry::trace::{
+            SpanContext, SpanId, TraceContextExt as _, TraceFlags, TraceId, TraceState,
+        };
+        use opentelemetry_sdk::propagation::TraceContextPropagator;
 
         let propagator = TraceContextPropagator::new();
         let sent = SpanContext::new(

@@ -2,7 +2,11 @@
 
 /// Flags of `chess-game`; each has an environment twin `CHESS_GAME_<FLAG>`.
 #[derive(Debug, clap::Parser)]
-#[command(name = "chess-game", version, about = "The game service: positions, rules, clocks and durable games")]
+#[command(
+    name = "chess-game",
+    version,
+    about = "The game service: positions, rules, clocks and durable games"
+)]
 pub struct Config {
     #[command(flatten)]
     pub server: chess_runtime::ServerArgs,
@@ -42,6 +46,8 @@ pub async fn run(config: Config) -> Result<(), Error> {
     .await?;
     let _db = chess_storage::connect(&config.database_url, 8).await?;
     server.health().set_ready(true).await;
-    server.serve(tonic::service::Routes::builder().routes()).await?;
+    server
+        .serve(tonic::service::Routes::builder().routes())
+        .await?;
     Ok(())
 }
