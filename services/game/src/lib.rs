@@ -1,5 +1,7 @@
 //! The game service: the single authority for every game.
 
+pub mod model;
+
 /// Flags of `chess-game`; each has an environment twin `CHESS_GAME_<FLAG>`.
 #[derive(Debug, clap::Parser)]
 #[command(

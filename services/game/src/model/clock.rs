@@ -1,0 +1,284 @@
+//! Clocks, enforced from the server's point of view.
+//!
+//! A clock only moves when told what happened and when (`Millis`, wall-clock
+//! milliseconds): it never reads the time itself, so the same code runs live,
+//! replays a stored game after a restart, and runs under test time.
+//!
+//! As on the big sites, no time is charged for the first move of each side:
+//! the clocks start when black has made their first move. Until then a
+//! first-move window applies instead, and a game whose first moves do not
+//! come is aborted.
+
+use chess_domain::TimeControl;
+use shakmaty::{ByColor, Color};
+
+/// Milliseconds since the Unix epoch.
+pub type Millis = i64;
+
+/// How long a player of a real-time game has for their first move.
+pub const FIRST_MOVE_WINDOW_MS: Millis = 60_000;
+
+/// The state of both clocks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Clock {
+    control: TimeControl,
+    /// Time left per side. For daily games: the time left for the current
+    /// turn, which resets to the full turn limit when the side moves.
+    remaining: ByColor<Millis>,
+    /// n/k only: moves each side has made in its current period.
+    period_moves: ByColor<u32>,
+    /// The running side and since when, once the clocks have started.
+    running: Option<(Color, Millis)>,
+}
+
+/// Both clocks at one instant, as reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClockReading {
+    pub remaining: ByColor<Millis>,
+    /// Moves left until the next time control (n/k only).
+    pub moves_to_control: ByColor<u32>,
+    pub running: Option<Color>,
+    pub flag_at: Option<Millis>,
+    pub as_of: Millis,
+}
+
+/// What happened to the mover's clock when a move was charged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Charge {
+    /// The move was in time; the mover's time left after it (timed games).
+    InTime(Option<Millis>),
+    /// The mover's time had run out before the move arrived.
+    Flagged,
+}
+
+impl Clock {
+    /// Fresh clocks for `control`; nothing runs yet.
+    pub fn new(control: TimeControl) -> Self {
+        let full = match control {
+            TimeControl::Untimed => 0,
+            TimeControl::Incremental { initial_secs, .. } => Millis::from(initial_secs) * 1000,
+            TimeControl::MovesInPeriod { period_secs, .. } => Millis::from(period_secs) * 1000,
+            TimeControl::Daily { turn_hours } => Millis::from(turn_hours) * 3_600_000,
+        };
+        Self {
+            control,
+            remaining: ByColor {
+                white: full,
+                black: full,
+            },
+            period_moves: ByColor::default(),
+            running: None,
+        }
+    }
+
+    /// The time control.
+    pub fn control(&self) -> TimeControl {
+        self.control
+    }
+
+    /// Whether the server keeps time at all.
+    pub fn is_timed(&self) -> bool {
+        self.control.is_timed()
+    }
+
+    /// Charges the move `mover` made at `at`, `ply_before` plies into the
+    /// game. Starts the clocks after black's first move.
+    pub fn charge(&mut self, mover: Color, ply_before: u32, at: Millis) -> Charge {
+        if !self.is_timed() {
+            return Charge::InTime(None);
+        }
+        if let Some((side, since)) = self.running {
+            debug_assert_eq!(side, mover, "only the running side moves");
+            let left = self.remaining[mover] - (at - since).max(0);
+            if left <= 0 {
+                self.remaining[mover] = 0;
+                return Charge::Flagged;
+            }
+            self.remaining[mover] = left;
+        }
+        match self.control {
+            TimeControl::Untimed => {}
+            TimeControl::Incremental { increment_secs, .. } => {
+                if self.running.is_some() {
+                    self.remaining[mover] += Millis::from(increment_secs) * 1000;
+                }
+            }
+            TimeControl::MovesInPeriod { moves, period_secs } => {
+                self.period_moves[mover] += 1;
+                if self.period_moves[mover] >= moves {
+                    // Period complete: a new one begins, keeping what was
+                    // left of the old.
+                    self.period_moves[mover] = 0;
+                    self.remaining[mover] += Millis::from(period_secs) * 1000;
+                }
+            }
+            TimeControl::Daily { turn_hours } => {
+                self.remaining[mover] = Millis::from(turn_hours) * 3_600_000;
+            }
+        }
+        let after = self.remaining[mover];
+        // Black's first move (ply 1) starts the clocks; from then on the
+        // opponent's clock runs after every move.
+        if ply_before >= 1 {
+            self.running = Some((!mover, at));
+        }
+        Charge::InTime(Some(after))
+    }
+
+    /// Stops the clocks at `at` (the game ended), charging the running side.
+    pub fn stop(&mut self, at: Millis) {
+        if let Some((side, since)) = self.running.take() {
+            self.remaining[side] = (self.remaining[side] - (at - since).max(0)).max(0);
+        }
+    }
+
+    /// When the running side's time runs out, if a clock runs.
+    pub fn flag_at(&self) -> Option<Millis> {
+        self.running
+            .map(|(side, since)| since + self.remaining[side])
+    }
+
+    /// The side whose clock runs.
+    pub fn running(&self) -> Option<Color> {
+        self.running.map(|(side, _)| side)
+    }
+
+    /// Both clocks as of `now`.
+    pub fn reading(&self, now: Millis) -> ClockReading {
+        let mut remaining = self.remaining;
+        if let Some((side, since)) = self.running {
+            remaining[side] = (remaining[side] - (now - since).max(0)).max(0);
+        }
+        let moves_to_control = match self.control {
+            TimeControl::MovesInPeriod { moves, .. } => ByColor {
+                white: moves - self.period_moves.white,
+                black: moves - self.period_moves.black,
+            },
+            _ => ByColor::default(),
+        };
+        ClockReading {
+            remaining,
+            moves_to_control,
+            running: self.running(),
+            flag_at: self.flag_at(),
+            as_of: now,
+        }
+    }
+
+    /// The first-move window of this time control: a minute for real-time
+    /// games, the turn limit for daily ones.
+    pub fn first_move_window(&self) -> Option<Millis> {
+        match self.control {
+            TimeControl::Untimed => None,
+            TimeControl::Daily { turn_hours } => Some(Millis::from(turn_hours) * 3_600_000),
+            _ => Some(FIRST_MOVE_WINDOW_MS),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const W: Color = Color::White;
+    const B: Color = Color::Black;
+
+    #[test]
+    fn incremental_clock_starts_after_blacks_first_move() {
+        let mut c = Clock::new(TimeControl::Incremental {
+            initial_secs: 60,
+            increment_secs: 2,
+        });
+        assert_eq!(c.charge(W, 0, 1_000), Charge::InTime(Some(60_000)));
+        assert_eq!(c.running(), None);
+        assert_eq!(c.charge(B, 1, 5_000), Charge::InTime(Some(60_000)));
+        assert_eq!(c.running(), Some(W));
+        assert_eq!(c.flag_at(), Some(65_000));
+        // White spends 10 s and gains 2 s.
+        assert_eq!(c.charge(W, 2, 15_000), Charge::InTime(Some(52_000)));
+        assert_eq!(c.running(), Some(B));
+        let r = c.reading(20_000);
+        assert_eq!(r.remaining.white, 52_000);
+        assert_eq!(r.remaining.black, 55_000);
+        assert_eq!(r.flag_at, Some(75_000));
+    }
+
+    #[test]
+    fn a_late_move_is_a_flag() {
+        let mut c = Clock::new(TimeControl::Incremental {
+            initial_secs: 10,
+            increment_secs: 0,
+        });
+        c.charge(W, 0, 0);
+        c.charge(B, 1, 0);
+        assert_eq!(c.charge(W, 2, 10_000), Charge::Flagged);
+        assert_eq!(c.reading(10_000).remaining.white, 0);
+    }
+
+    #[test]
+    fn moves_in_period_carry_time_over() {
+        // 2 moves in 60 s.
+        let mut c = Clock::new(TimeControl::MovesInPeriod {
+            moves: 2,
+            period_secs: 60,
+        });
+        c.charge(W, 0, 0);
+        assert_eq!(c.reading(0).moves_to_control.white, 1);
+        c.charge(B, 1, 0);
+        // White's second move completes the period with 50 s unused.
+        assert_eq!(c.charge(W, 2, 10_000), Charge::InTime(Some(110_000)));
+        assert_eq!(c.reading(10_000).moves_to_control.white, 2);
+        // Black used 30 s of the first period and has 1 move left in it.
+        c.charge(B, 3, 40_000);
+        assert_eq!(c.reading(40_000).remaining.black, 90_000);
+        assert_eq!(c.reading(40_000).moves_to_control.black, 2);
+    }
+
+    #[test]
+    fn moves_in_period_flag_when_the_moves_are_not_made() {
+        let mut c = Clock::new(TimeControl::MovesInPeriod {
+            moves: 40,
+            period_secs: 60,
+        });
+        c.charge(W, 0, 0);
+        c.charge(B, 1, 0);
+        assert_eq!(c.flag_at(), Some(60_000));
+        assert_eq!(c.charge(W, 2, 60_001), Charge::Flagged);
+    }
+
+    #[test]
+    fn daily_turns_reset() {
+        let day = 24 * 3_600_000;
+        let mut c = Clock::new(TimeControl::Daily { turn_hours: 24 });
+        c.charge(W, 0, 0);
+        c.charge(B, 1, 1000);
+        assert_eq!(c.flag_at(), Some(1000 + day));
+        c.charge(W, 2, 1000 + day - 1);
+        assert_eq!(c.flag_at(), Some(1000 + 2 * day - 1));
+        let r = c.reading(1000 + day);
+        assert_eq!(r.remaining.white, day);
+        assert_eq!(r.remaining.black, day - 1);
+    }
+
+    #[test]
+    fn untimed_never_runs() {
+        let mut c = Clock::new(TimeControl::Untimed);
+        assert_eq!(c.charge(W, 0, 5), Charge::InTime(None));
+        assert_eq!(c.charge(B, 1, 5), Charge::InTime(None));
+        assert_eq!(c.flag_at(), None);
+        assert_eq!(c.first_move_window(), None);
+    }
+
+    #[test]
+    fn stopping_charges_the_running_side() {
+        let mut c = Clock::new(TimeControl::Incremental {
+            initial_secs: 60,
+            increment_secs: 0,
+        });
+        c.charge(W, 0, 0);
+        c.charge(B, 1, 0);
+        c.stop(20_000);
+        assert_eq!(c.running(), None);
+        assert_eq!(c.reading(99_000).remaining.white, 40_000);
+    }
+}

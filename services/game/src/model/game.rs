@@ -1,0 +1,1246 @@
+//! One game: the position, the moves, the clocks and how it ended.
+//!
+//! [`Game`] is pure: every operation takes the acting side and the time, and
+//! returns the events it caused or the reason it was refused, leaving the
+//! game unchanged on refusal. The actor around it persists and publishes.
+
+use chess_domain::{RuleSet, TimeControl};
+use shakmaty::{
+    CastlingMode, Chess, Color, EnPassantMode, Move, Position as _,
+    fen::Fen,
+    san::{San, SanPlus},
+    uci::UciMove,
+    zobrist::Zobrist64,
+};
+
+use super::clock::{Charge, Clock, ClockReading, Millis};
+
+/// Who plays a side.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Participant {
+    /// A player with an account.
+    Registered { id: String, username: String },
+    /// An anonymous player.
+    Guest { id: String, name: String },
+    /// Stockfish; level 0 is full strength (the uqchess search), 1–8 graded.
+    Engine { level: u8 },
+}
+
+impl Participant {
+    /// The id a human acts with; none for the engine.
+    pub fn actor_id(&self) -> Option<&str> {
+        match self {
+            Self::Registered { id, .. } | Self::Guest { id, .. } => Some(id),
+            Self::Engine { .. } => None,
+        }
+    }
+
+    /// A name to show.
+    pub fn display_name(&self) -> String {
+        match self {
+            Self::Registered { username, .. } => username.clone(),
+            Self::Guest { name, .. } if !name.is_empty() => name.clone(),
+            Self::Guest { .. } => "Guest".to_owned(),
+            Self::Engine { level: 0 } => "Stockfish".to_owned(),
+            Self::Engine { level } => format!("Stockfish level {level}"),
+        }
+    }
+
+    /// Whether this is the engine.
+    pub fn is_engine(&self) -> bool {
+        matches!(self, Self::Engine { .. })
+    }
+
+    /// Whether this is a registered player.
+    pub fn is_registered(&self) -> bool {
+        matches!(self, Self::Registered { .. })
+    }
+}
+
+/// The result of a finished game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GameResult {
+    WhiteWins,
+    BlackWins,
+    Draw,
+}
+
+impl GameResult {
+    /// The result where `color` wins.
+    pub fn win_for(color: Color) -> Self {
+        match color {
+            Color::White => Self::WhiteWins,
+            Color::Black => Self::BlackWins,
+        }
+    }
+
+    /// The winner, if any.
+    pub fn winner(self) -> Option<Color> {
+        match self {
+            Self::WhiteWins => Some(Color::White),
+            Self::BlackWins => Some(Color::Black),
+            Self::Draw => None,
+        }
+    }
+
+    /// As PGN writes it.
+    pub fn pgn(self) -> &'static str {
+        match self {
+            Self::WhiteWins => "1-0",
+            Self::BlackWins => "0-1",
+            Self::Draw => "1/2-1/2",
+        }
+    }
+}
+
+/// Why a game ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Termination {
+    Checkmate,
+    Stalemate,
+    Resignation,
+    Timeout,
+    TimeoutVsInsufficientMaterial,
+    DrawAgreement,
+    ThreefoldRepetition,
+    FiftyMoveRule,
+    InsufficientMaterial,
+    Aborted,
+}
+
+impl Termination {
+    /// Every termination, for storage round trips.
+    pub const ALL: [Self; 10] = [
+        Self::Checkmate,
+        Self::Stalemate,
+        Self::Resignation,
+        Self::Timeout,
+        Self::TimeoutVsInsufficientMaterial,
+        Self::DrawAgreement,
+        Self::ThreefoldRepetition,
+        Self::FiftyMoveRule,
+        Self::InsufficientMaterial,
+        Self::Aborted,
+    ];
+
+    /// Stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Checkmate => "checkmate",
+            Self::Stalemate => "stalemate",
+            Self::Resignation => "resignation",
+            Self::Timeout => "timeout",
+            Self::TimeoutVsInsufficientMaterial => "timeout_vs_insufficient_material",
+            Self::DrawAgreement => "draw_agreement",
+            Self::ThreefoldRepetition => "threefold_repetition",
+            Self::FiftyMoveRule => "fifty_move_rule",
+            Self::InsufficientMaterial => "insufficient_material",
+            Self::Aborted => "aborted",
+        }
+    }
+
+    /// The termination stored as `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+}
+
+/// How and when a game ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ending {
+    /// None for an aborted game.
+    pub result: Option<GameResult>,
+    pub termination: Termination,
+    pub at: Millis,
+}
+
+/// A move as played and stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlayedMove {
+    /// UCI, lower-case promotion.
+    pub uci: String,
+    /// SAN with check/mate suffix.
+    pub san: String,
+    /// Exactly what the player sent.
+    pub submitted: String,
+    pub at: Millis,
+    /// The mover's time left after the move (timed games).
+    pub clock_after: Option<Millis>,
+}
+
+/// Something a game operation caused, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A move was played; `ply` is its number (1 for white's first).
+    MoveMade {
+        ply: u32,
+        color: Color,
+        mv: PlayedMove,
+        fen: String,
+        check: bool,
+    },
+    DrawOffered {
+        by: Color,
+    },
+    DrawDeclined {
+        by: Color,
+    },
+    /// `moves_remaining` full moves remain before the fifty-move rule.
+    FiftyMoveWarning {
+        moves_remaining: u32,
+    },
+    GameEnded(Ending),
+}
+
+/// Why an operation was refused. The game is unchanged.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GameError {
+    #[error("you are not a player in this game")]
+    NotAPlayer,
+    #[error("it is not your turn")]
+    NotYourTurn,
+    #[error("the game is over")]
+    GameOver,
+    #[error("{0:?} is not a move in UCI or SAN notation")]
+    Malformed(String),
+    #[error("{0:?} is not a move in UCI notation (this game takes UCI moves only)")]
+    UciOnly(String),
+    #[error("illegal move {input}: {reason}")]
+    Illegal { input: String, reason: String },
+    #[error("draws cannot be offered or claimed under the uqchess rules")]
+    NoDrawsInRuleSet,
+    #[error("games cannot be aborted under the uqchess rules")]
+    NoAbortInRuleSet,
+    #[error("there is no draw offer from your opponent")]
+    NoDrawOffer,
+    #[error("no position has occurred three times")]
+    NoRepetition,
+    #[error("too late to abort: both sides have moved")]
+    TooLateToAbort,
+}
+
+/// What a new game is made of.
+#[derive(Clone, Debug)]
+pub struct GameSetup {
+    pub white: Participant,
+    pub black: Participant,
+    pub time_control: TimeControl,
+    pub rules: RuleSet,
+    pub rated: bool,
+    /// None for the standard start.
+    pub initial_fen: Option<String>,
+}
+
+/// Why a game cannot be made.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SetupError {
+    #[error("invalid FEN: {0}")]
+    Fen(String),
+    #[error("the starting position has no legal moves")]
+    NoMoves,
+    #[error("a player cannot play both sides")]
+    SamePlayer,
+    #[error("the engine cannot play itself")]
+    EngineVsEngine,
+    #[error("only games between two registered players can be rated")]
+    RatedNeedsRegistered,
+    #[error("engine levels are 1 to 8 (0 for full strength)")]
+    EngineLevel,
+    #[error("uqchess games are untimed and unrated")]
+    UqchessTimed,
+    #[error("stored move {ply} ({uci}) does not replay: {reason}")]
+    Replay {
+        ply: u32,
+        uci: String,
+        reason: String,
+    },
+}
+
+/// The standard starting position in FEN.
+pub const STARTING_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+/// Half-moves without capture or pawn move that draw the game.
+const FIFTY_MOVES: u32 = 100;
+/// Half-moves without capture or pawn move at which players are warned.
+const FIFTY_MOVE_WARNING: u32 = FIFTY_MOVES - 20;
+
+/// A game in progress or finished.
+#[derive(Clone, Debug)]
+pub struct Game {
+    id: String,
+    white: Participant,
+    black: Participant,
+    rules: RuleSet,
+    rated: bool,
+    created_at: Millis,
+    initial_fen: String,
+    position: Chess,
+    moves: Vec<PlayedMove>,
+    /// Hash of every position since the start, the start included.
+    history: Vec<Zobrist64>,
+    clock: Clock,
+    draw_offer: Option<Color>,
+    ending: Option<Ending>,
+}
+
+fn parse_fen(fen: &str) -> Result<Chess, SetupError> {
+    let parsed = Fen::from_ascii(fen.as_bytes()).map_err(|e| SetupError::Fen(e.to_string()))?;
+    parsed
+        .into_position(CastlingMode::Standard)
+        .map_err(|e| SetupError::Fen(e.to_string()))
+}
+
+fn fen_of(position: &Chess) -> String {
+    Fen::from_position(position, EnPassantMode::Legal).to_string()
+}
+
+fn hash_of(position: &Chess) -> Zobrist64 {
+    position.zobrist_hash(EnPassantMode::Legal)
+}
+
+/// Whether `input` has the shape of a UCI move (`e2e4`, `e7e8q`, any case
+/// for the promotion letter).
+fn looks_like_uci(input: &str) -> bool {
+    let b = input.as_bytes();
+    (b.len() == 4 || b.len() == 5)
+        && (b'a'..=b'h').contains(&b[0])
+        && (b'1'..=b'8').contains(&b[1])
+        && (b'a'..=b'h').contains(&b[2])
+        && (b'1'..=b'8').contains(&b[3])
+}
+
+impl Game {
+    /// A new game created at `now`.
+    pub fn new(id: String, setup: GameSetup, now: Millis) -> Result<Self, SetupError> {
+        match (&setup.white, &setup.black) {
+            (Participant::Engine { .. }, Participant::Engine { .. }) => {
+                return Err(SetupError::EngineVsEngine);
+            }
+            (a, b) if a.actor_id().is_some() && a.actor_id() == b.actor_id() => {
+                return Err(SetupError::SamePlayer);
+            }
+            _ => {}
+        }
+        for p in [&setup.white, &setup.black] {
+            if let Participant::Engine { level } = p {
+                if *level > 8 {
+                    return Err(SetupError::EngineLevel);
+                }
+            }
+        }
+        if setup.rated && !(setup.white.is_registered() && setup.black.is_registered()) {
+            return Err(SetupError::RatedNeedsRegistered);
+        }
+        if setup.rules == RuleSet::Uqchess && (setup.rated || setup.time_control.is_timed()) {
+            return Err(SetupError::UqchessTimed);
+        }
+        let initial_fen = match setup.initial_fen.as_deref().map(str::trim) {
+            None | Some("") => STARTING_FEN.to_owned(),
+            Some(fen) => fen_of(&parse_fen(fen)?),
+        };
+        let position = parse_fen(&initial_fen)?;
+        if position.legal_moves().is_empty() {
+            return Err(SetupError::NoMoves);
+        }
+        Ok(Self {
+            id,
+            white: setup.white,
+            black: setup.black,
+            rules: setup.rules,
+            rated: setup.rated,
+            created_at: now,
+            history: vec![hash_of(&position)],
+            initial_fen,
+            position,
+            moves: Vec::new(),
+            clock: Clock::new(setup.time_control),
+            draw_offer: None,
+            ending: None,
+        })
+    }
+
+    /// Rebuilds a stored game by replaying its moves with their times, so
+    /// clocks and deadlines come out exactly as they were.
+    pub fn restore(
+        id: String,
+        setup: GameSetup,
+        created_at: Millis,
+        moves: Vec<PlayedMove>,
+        draw_offer: Option<Color>,
+        ending: Option<Ending>,
+    ) -> Result<Self, SetupError> {
+        let mut game = Self::new(id, setup, created_at)?;
+        for (index, stored) in moves.into_iter().enumerate() {
+            let ply = index as u32 + 1;
+            let replay_error = |reason: String| SetupError::Replay {
+                ply,
+                uci: stored.uci.clone(),
+                reason,
+            };
+            let uci = UciMove::from_ascii(stored.uci.as_bytes())
+                .map_err(|e| replay_error(e.to_string()))?;
+            let m = uci
+                .to_move(&game.position)
+                .map_err(|e| replay_error(e.to_string()))?;
+            let mover = game.position.turn();
+            game.clock.charge(mover, game.ply(), stored.at);
+            game.apply(m, stored.submitted, stored.at);
+        }
+        game.draw_offer = draw_offer;
+        if let Some(ending) = ending {
+            game.clock.stop(ending.at);
+            game.ending = Some(ending);
+        }
+        Ok(game)
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn white(&self) -> &Participant {
+        &self.white
+    }
+
+    pub fn black(&self) -> &Participant {
+        &self.black
+    }
+
+    /// The participant playing `color`.
+    pub fn player(&self, color: Color) -> &Participant {
+        match color {
+            Color::White => &self.white,
+            Color::Black => &self.black,
+        }
+    }
+
+    pub fn rules(&self) -> RuleSet {
+        self.rules
+    }
+
+    pub fn rated(&self) -> bool {
+        self.rated
+    }
+
+    pub fn time_control(&self) -> TimeControl {
+        self.clock.control()
+    }
+
+    pub fn created_at(&self) -> Millis {
+        self.created_at
+    }
+
+    pub fn initial_fen(&self) -> &str {
+        &self.initial_fen
+    }
+
+    pub fn position(&self) -> &Chess {
+        &self.position
+    }
+
+    /// The current position in FEN.
+    pub fn fen(&self) -> String {
+        fen_of(&self.position)
+    }
+
+    pub fn moves(&self) -> &[PlayedMove] {
+        &self.moves
+    }
+
+    /// Half-moves played.
+    pub fn ply(&self) -> u32 {
+        self.moves.len() as u32
+    }
+
+    pub fn turn(&self) -> Color {
+        self.position.turn()
+    }
+
+    pub fn draw_offer(&self) -> Option<Color> {
+        self.draw_offer
+    }
+
+    pub fn ending(&self) -> Option<Ending> {
+        self.ending
+    }
+
+    pub fn is_active(&self) -> bool {
+        self.ending.is_none()
+    }
+
+    /// Both clocks as of `now`.
+    pub fn clock(&self, now: Millis) -> ClockReading {
+        self.clock.reading(now)
+    }
+
+    /// The side `actor_id` plays, if any.
+    pub fn side_of(&self, actor_id: &str) -> Option<Color> {
+        if self.white.actor_id() == Some(actor_id) {
+            Some(Color::White)
+        } else if self.black.actor_id() == Some(actor_id) {
+            Some(Color::Black)
+        } else {
+            None
+        }
+    }
+
+    /// The engine's level if the engine is to move in an active game.
+    pub fn engine_to_move(&self) -> Option<u8> {
+        match (self.is_active(), self.player(self.turn())) {
+            (true, Participant::Engine { level }) => Some(*level),
+            _ => None,
+        }
+    }
+
+    /// When the game must be looked at again with nobody acting: the running
+    /// side's flag, or the end of a first-move window.
+    pub fn next_deadline(&self) -> Option<Millis> {
+        if !self.is_active() || self.rules == RuleSet::Uqchess {
+            return None;
+        }
+        if let Some(flag) = self.clock.flag_at() {
+            return Some(flag);
+        }
+        let window = self.clock.first_move_window()?;
+        match self.ply() {
+            0 => Some(self.created_at + window),
+            1 => Some(self.moves[0].at + window),
+            _ => None,
+        }
+    }
+
+    /// Ends the game if a deadline has passed at `now`.
+    pub fn check_deadline(&mut self, now: Millis) -> Vec<Event> {
+        match self.next_deadline() {
+            Some(deadline) if now >= deadline => {}
+            _ => return Vec::new(),
+        }
+        if self.clock.running().is_some() {
+            self.clock.stop(now);
+            vec![self.flag(self.turn(), now)]
+        } else {
+            vec![self.finish(None, Termination::Aborted, now)]
+        }
+    }
+
+    fn flag(&mut self, loser: Color, now: Millis) -> Event {
+        if self.position.has_insufficient_material(!loser) {
+            self.finish(
+                Some(GameResult::Draw),
+                Termination::TimeoutVsInsufficientMaterial,
+                now,
+            )
+        } else {
+            self.finish(Some(GameResult::win_for(!loser)), Termination::Timeout, now)
+        }
+    }
+
+    fn finish(
+        &mut self,
+        result: Option<GameResult>,
+        termination: Termination,
+        at: Millis,
+    ) -> Event {
+        self.clock.stop(at);
+        self.draw_offer = None;
+        let ending = Ending {
+            result,
+            termination,
+            at,
+        };
+        self.ending = Some(ending);
+        Event::GameEnded(ending)
+    }
+
+    fn ensure_active(&self) -> Result<(), GameError> {
+        if self.is_active() {
+            Ok(())
+        } else {
+            Err(GameError::GameOver)
+        }
+    }
+
+    /// Parses `input` (UCI or SAN; UCI only under the uqchess rules) into a
+    /// legal move in the current position.
+    pub fn parse_move(&self, input: &str) -> Result<Move, GameError> {
+        if looks_like_uci(input) {
+            let lowered = input.to_ascii_lowercase();
+            let uci = UciMove::from_ascii(lowered.as_bytes())
+                .map_err(|_| GameError::Malformed(input.to_owned()))?;
+            return uci.to_move(&self.position).map_err(|_| GameError::Illegal {
+                input: input.to_owned(),
+                reason: "not a legal move in this position".to_owned(),
+            });
+        }
+        if self.rules == RuleSet::Uqchess {
+            return Err(GameError::UciOnly(input.to_owned()));
+        }
+        let san = SanPlus::from_ascii(input.as_bytes())
+            .map(|s| s.san)
+            .or_else(|_| San::from_ascii(input.as_bytes()))
+            .map_err(|_| GameError::Malformed(input.to_owned()))?;
+        san.to_move(&self.position).map_err(|e| GameError::Illegal {
+            input: input.to_owned(),
+            reason: e.to_string(),
+        })
+    }
+
+    /// Plays `input` for `side` at `now`.
+    pub fn play(&mut self, side: Color, input: &str, now: Millis) -> Result<Vec<Event>, GameError> {
+        self.ensure_active()?;
+        if side != self.turn() {
+            return Err(GameError::NotYourTurn);
+        }
+        let m = self.parse_move(input)?;
+        let mut events = Vec::new();
+        if self.clock.charge(side, self.ply(), now) == Charge::Flagged {
+            // The move came too late; the flag fell first.
+            events.push(self.flag(side, now));
+            return Ok(events);
+        }
+        if let Some(offerer) = self.draw_offer {
+            if offerer != side {
+                // Moving instead of accepting declines the opponent's offer.
+                self.draw_offer = None;
+                events.push(Event::DrawDeclined { by: side });
+            }
+        }
+        events.push(self.apply(m, input.to_owned(), now));
+        events.extend(self.after_move(side, now));
+        Ok(events)
+    }
+
+    /// Applies a legal move, recording it; no rules about endings yet.
+    fn apply(&mut self, m: Move, submitted: String, at: Millis) -> Event {
+        let color = self.turn();
+        let uci = m.to_uci(CastlingMode::Standard).to_string();
+        let san = SanPlus::from_move_and_play_unchecked(&mut self.position, m).to_string();
+        self.history.push(hash_of(&self.position));
+        let clock_after = self
+            .clock
+            .is_timed()
+            .then(|| self.clock.reading(at).remaining[color]);
+        let mv = PlayedMove {
+            uci,
+            san,
+            submitted,
+            at,
+            clock_after,
+        };
+        self.moves.push(mv.clone());
+        let check = self.position.is_check() && !self.position.is_checkmate();
+        Event::MoveMade {
+            ply: self.ply(),
+            color,
+            mv,
+            fen: self.fen(),
+            check,
+        }
+    }
+
+    /// The endings and warnings that follow a move by `mover`.
+    fn after_move(&mut self, mover: Color, now: Millis) -> Vec<Event> {
+        if self.position.is_checkmate() {
+            return vec![self.finish(
+                Some(GameResult::win_for(mover)),
+                Termination::Checkmate,
+                now,
+            )];
+        }
+        if self.position.is_stalemate() {
+            return vec![self.finish(Some(GameResult::Draw), Termination::Stalemate, now)];
+        }
+        if self.rules == RuleSet::Uqchess {
+            return Vec::new();
+        }
+        if self.position.is_insufficient_material() {
+            return vec![self.finish(
+                Some(GameResult::Draw),
+                Termination::InsufficientMaterial,
+                now,
+            )];
+        }
+        match self.position.halfmoves() {
+            h if h >= FIFTY_MOVES => {
+                vec![self.finish(Some(GameResult::Draw), Termination::FiftyMoveRule, now)]
+            }
+            FIFTY_MOVE_WARNING => {
+                vec![Event::FiftyMoveWarning {
+                    moves_remaining: (FIFTY_MOVES - FIFTY_MOVE_WARNING) / 2,
+                }]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// `side` resigns.
+    pub fn resign(&mut self, side: Color, now: Millis) -> Result<Vec<Event>, GameError> {
+        self.ensure_active()?;
+        Ok(vec![self.finish(
+            Some(GameResult::win_for(!side)),
+            Termination::Resignation,
+            now,
+        )])
+    }
+
+    /// `side` offers a draw; if the opponent had offered one, the game is
+    /// drawn.
+    pub fn offer_draw(&mut self, side: Color, now: Millis) -> Result<Vec<Event>, GameError> {
+        self.ensure_active()?;
+        if self.rules == RuleSet::Uqchess {
+            return Err(GameError::NoDrawsInRuleSet);
+        }
+        match self.draw_offer {
+            Some(offerer) if offerer != side => Ok(vec![self.finish(
+                Some(GameResult::Draw),
+                Termination::DrawAgreement,
+                now,
+            )]),
+            Some(_) => Ok(Vec::new()),
+            None => {
+                self.draw_offer = Some(side);
+                Ok(vec![Event::DrawOffered { by: side }])
+            }
+        }
+    }
+
+    /// `side` accepts the opponent's draw offer.
+    pub fn accept_draw(&mut self, side: Color, now: Millis) -> Result<Vec<Event>, GameError> {
+        self.ensure_active()?;
+        if self.rules == RuleSet::Uqchess {
+            return Err(GameError::NoDrawsInRuleSet);
+        }
+        if self.draw_offer != Some(!side) {
+            return Err(GameError::NoDrawOffer);
+        }
+        Ok(vec![self.finish(
+            Some(GameResult::Draw),
+            Termination::DrawAgreement,
+            now,
+        )])
+    }
+
+    /// `side` declines the opponent's draw offer.
+    pub fn decline_draw(&mut self, side: Color) -> Result<Vec<Event>, GameError> {
+        self.ensure_active()?;
+        if self.draw_offer != Some(!side) {
+            return Err(GameError::NoDrawOffer);
+        }
+        self.draw_offer = None;
+        Ok(vec![Event::DrawDeclined { by: side }])
+    }
+
+    /// How often the current position has occurred.
+    pub fn repetitions(&self) -> usize {
+        let current = hash_of(&self.position);
+        self.history.iter().filter(|h| **h == current).count()
+    }
+
+    /// `side` claims a draw by threefold repetition.
+    pub fn claim_draw(&mut self, _side: Color, now: Millis) -> Result<Vec<Event>, GameError> {
+        self.ensure_active()?;
+        if self.rules == RuleSet::Uqchess {
+            return Err(GameError::NoDrawsInRuleSet);
+        }
+        if self.repetitions() < 3 {
+            return Err(GameError::NoRepetition);
+        }
+        Ok(vec![self.finish(
+            Some(GameResult::Draw),
+            Termination::ThreefoldRepetition,
+            now,
+        )])
+    }
+
+    /// `side` aborts the game before both sides have moved.
+    pub fn abort(&mut self, _side: Color, now: Millis) -> Result<Vec<Event>, GameError> {
+        self.ensure_active()?;
+        if self.rules == RuleSet::Uqchess {
+            return Err(GameError::NoAbortInRuleSet);
+        }
+        if self.ply() >= 2 {
+            return Err(GameError::TooLateToAbort);
+        }
+        Ok(vec![self.finish(None, Termination::Aborted, now)])
+    }
+
+    /// Every legal move now, as (UCI, SAN).
+    pub fn legal_moves(&self) -> Vec<(String, String)> {
+        if !self.is_active() {
+            return Vec::new();
+        }
+        self.position
+            .legal_moves()
+            .into_iter()
+            .map(|m| {
+                let uci = m.to_uci(CastlingMode::Standard).to_string();
+                let san = SanPlus::from_move(self.position.clone(), m).to_string();
+                (uci, san)
+            })
+            .collect()
+    }
+
+    /// The UCI moves of the game, for the engine.
+    pub fn uci_moves(&self) -> Vec<String> {
+        self.moves.iter().map(|m| m.uci.clone()).collect()
+    }
+
+    /// Whether the side to move is in check.
+    pub fn in_check(&self) -> bool {
+        self.position.is_check()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guest(id: &str) -> Participant {
+        Participant::Guest {
+            id: id.to_owned(),
+            name: id.to_owned(),
+        }
+    }
+
+    fn game_with(rules: RuleSet, tc: TimeControl, fen: Option<&str>) -> Game {
+        Game::new(
+            "g1".to_owned(),
+            GameSetup {
+                white: guest("w"),
+                black: guest("b"),
+                time_control: tc,
+                rules,
+                rated: false,
+                initial_fen: fen.map(str::to_owned),
+            },
+            0,
+        )
+        .unwrap()
+    }
+
+    fn standard() -> Game {
+        game_with(RuleSet::Standard, TimeControl::Untimed, None)
+    }
+
+    fn play_all(g: &mut Game, moves: &[&str]) -> Vec<Event> {
+        let mut all = Vec::new();
+        for (i, m) in moves.iter().enumerate() {
+            let side = g.turn();
+            all.extend(
+                g.play(side, m, i as Millis)
+                    .unwrap_or_else(|e| panic!("{m}: {e}")),
+            );
+        }
+        all
+    }
+
+    fn ending(g: &Game) -> (Option<GameResult>, Termination) {
+        let e = g.ending().expect("game over");
+        (e.result, e.termination)
+    }
+
+    #[test]
+    fn fools_mate() {
+        let mut g = standard();
+        let events = play_all(&mut g, &["f2f3", "e7e5", "g2g4", "d8h4"]);
+        assert_eq!(
+            ending(&g),
+            (Some(GameResult::BlackWins), Termination::Checkmate)
+        );
+        assert!(matches!(events.last(), Some(Event::GameEnded(_))));
+        assert_eq!(g.moves()[3].san, "Qh4#");
+        assert_eq!(g.play(Color::White, "e2e4", 9), Err(GameError::GameOver));
+    }
+
+    #[test]
+    fn stalemate() {
+        // White to move and stalemate black: Qc7? No: the classic K+Q.
+        let mut g = game_with(
+            RuleSet::Standard,
+            TimeControl::Untimed,
+            Some("k7/8/1K6/8/8/8/8/2Q5 w - - 0 1"),
+        );
+        g.play(Color::White, "c1c7", 1).unwrap();
+        assert_eq!(ending(&g), (Some(GameResult::Draw), Termination::Stalemate));
+    }
+
+    #[test]
+    fn check_is_reported_but_mate_is_not_check() {
+        let mut g = standard();
+        let events = play_all(&mut g, &["e2e4", "f7f6", "d1h5"]);
+        assert!(matches!(
+            events.last(),
+            Some(Event::MoveMade { check: true, .. })
+        ));
+        assert_eq!(g.moves()[2].san, "Qh5+");
+    }
+
+    #[test]
+    fn turn_and_membership_are_enforced() {
+        let mut g = standard();
+        assert_eq!(g.play(Color::Black, "e7e5", 0), Err(GameError::NotYourTurn));
+        assert_eq!(g.side_of("w"), Some(Color::White));
+        assert_eq!(g.side_of("nobody"), None);
+        assert_eq!(g.ply(), 0);
+    }
+
+    #[test]
+    fn moves_in_uci_and_san() {
+        let mut g = standard();
+        play_all(&mut g, &["e4", "e7e5", "Nf3", "Nc6", "Bb5", "a6", "O-O"]);
+        assert_eq!(g.moves()[6].uci, "e1g1");
+        assert_eq!(g.moves()[6].san, "O-O");
+        assert!(matches!(
+            g.play(Color::Black, "Zz9", 9),
+            Err(GameError::Malformed(_))
+        ));
+        assert!(matches!(
+            g.play(Color::Black, "e5e4", 9),
+            Err(GameError::Illegal { .. })
+        ));
+        assert!(matches!(
+            g.play(Color::Black, "Qd4", 9),
+            Err(GameError::Illegal { .. })
+        ));
+        assert_eq!(g.ply(), 7);
+    }
+
+    #[test]
+    fn uqchess_takes_uci_only_with_either_case_promotion() {
+        let mut g = game_with(
+            RuleSet::Uqchess,
+            TimeControl::Untimed,
+            Some("8/1P6/8/8/8/8/6k1/K7 w - - 0 1"),
+        );
+        assert!(matches!(
+            g.play(Color::White, "b8=Q", 1),
+            Err(GameError::UciOnly(_))
+        ));
+        let events = g.play(Color::White, "b7b8N", 1).unwrap();
+        match &events[0] {
+            Event::MoveMade { mv, .. } => {
+                assert_eq!(mv.uci, "b7b8n");
+                assert_eq!(mv.submitted, "b7b8N");
+                assert_eq!(mv.san, "b8=N");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn castling_through_check_is_illegal() {
+        // The black bishop on c4 covers f1.
+        let mut g = game_with(
+            RuleSet::Standard,
+            TimeControl::Untimed,
+            Some("4k3/8/8/8/2b5/8/8/4K2R w K - 0 1"),
+        );
+        assert!(matches!(
+            g.play(Color::White, "e1g1", 1),
+            Err(GameError::Illegal { .. })
+        ));
+        assert!(matches!(
+            g.play(Color::White, "O-O", 1),
+            Err(GameError::Illegal { .. })
+        ));
+    }
+
+    #[test]
+    fn en_passant_and_under_promotion() {
+        let mut g = game_with(
+            RuleSet::Standard,
+            TimeControl::Untimed,
+            Some("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1"),
+        );
+        g.play(Color::White, "e5d6", 1).unwrap();
+        assert_eq!(g.moves()[0].san, "exd6");
+        let mut g = game_with(
+            RuleSet::Standard,
+            TimeControl::Untimed,
+            Some("8/2P1k3/8/8/8/8/8/4K3 w - - 0 1"),
+        );
+        g.play(Color::White, "c8=R", 1).unwrap();
+        assert_eq!(g.moves()[0].uci, "c7c8r");
+    }
+
+    #[test]
+    fn san_ambiguity_needs_disambiguation() {
+        // Knights on b1 and f1 both reach d2.
+        let mut g = game_with(
+            RuleSet::Standard,
+            TimeControl::Untimed,
+            Some("4k3/8/8/8/8/8/8/1N2KN2 w - - 0 1"),
+        );
+        assert!(matches!(
+            g.play(Color::White, "Nd2", 1),
+            Err(GameError::Illegal { .. })
+        ));
+        g.play(Color::White, "Nbd2", 1).unwrap();
+        assert_eq!(g.moves()[0].san, "Nbd2");
+    }
+
+    #[test]
+    fn insufficient_material_draws() {
+        let mut g = game_with(
+            RuleSet::Standard,
+            TimeControl::Untimed,
+            Some("4k3/8/8/8/8/8/4n3/4K3 w - - 0 1"),
+        );
+        g.play(Color::White, "Kxe2", 1).unwrap();
+        assert_eq!(
+            ending(&g),
+            (Some(GameResult::Draw), Termination::InsufficientMaterial)
+        );
+    }
+
+    #[test]
+    fn fifty_move_rule_warns_then_draws() {
+        let mut g = game_with(
+            RuleSet::Standard,
+            TimeControl::Untimed,
+            Some("4k3/8/8/8/8/8/R7/4K3 w - - 78 60"),
+        );
+        let events = play_all(&mut g, &["a2a3", "e8d8"]);
+        assert!(events.iter().any(|e| matches!(
+            e,
+            Event::FiftyMoveWarning {
+                moves_remaining: 10
+            }
+        )));
+        let mut shuffle = Vec::new();
+        for _ in 0..5 {
+            shuffle.extend(["a3a4", "d8e8", "a4a3", "e8d8"]);
+        }
+        // 80 half-moves so far; 20 more reach 100.
+        let shuffle = &shuffle[..20];
+        let events = play_all(&mut g, shuffle);
+        assert_eq!(
+            ending(&g),
+            (Some(GameResult::Draw), Termination::FiftyMoveRule)
+        );
+        assert_eq!(
+            events
+                .iter()
+                .filter(|e| matches!(e, Event::FiftyMoveWarning { .. }))
+                .count(),
+            0
+        );
+    }
+
+    #[test]
+    fn uqchess_ignores_the_fifty_move_rule_and_material() {
+        let mut g = game_with(
+            RuleSet::Uqchess,
+            TimeControl::Untimed,
+            Some("4k3/8/8/8/8/8/4n3/4K3 w - - 99 60"),
+        );
+        g.play(Color::White, "e1e2", 1).unwrap();
+        assert!(g.is_active());
+        assert_eq!(
+            g.offer_draw(Color::Black, 2),
+            Err(GameError::NoDrawsInRuleSet)
+        );
+    }
+
+    #[test]
+    fn threefold_repetition_is_claimed() {
+        let mut g = standard();
+        assert_eq!(g.claim_draw(Color::White, 0), Err(GameError::NoRepetition));
+        play_all(&mut g, &["Nf3", "Nf6", "Ng1", "Ng8", "Nf3", "Nf6", "Ng1"]);
+        assert_eq!(g.claim_draw(Color::Black, 9), Err(GameError::NoRepetition));
+        play_all(&mut g, &["Ng8"]);
+        assert_eq!(g.repetitions(), 3);
+        g.claim_draw(Color::White, 10).unwrap();
+        assert_eq!(
+            ending(&g),
+            (Some(GameResult::Draw), Termination::ThreefoldRepetition)
+        );
+    }
+
+    #[test]
+    fn draw_offers() {
+        let mut g = standard();
+        assert_eq!(g.accept_draw(Color::Black, 0), Err(GameError::NoDrawOffer));
+        assert_eq!(
+            g.offer_draw(Color::White, 0).unwrap(),
+            vec![Event::DrawOffered { by: Color::White }]
+        );
+        g.decline_draw(Color::Black).unwrap();
+        assert_eq!(g.draw_offer(), None);
+        g.offer_draw(Color::White, 0).unwrap();
+        // White moves; white's own offer stands.
+        g.play(Color::White, "e4", 1).unwrap();
+        assert_eq!(g.draw_offer(), Some(Color::White));
+        // Black moves instead of accepting: declined.
+        let events = g.play(Color::Black, "e5", 2).unwrap();
+        assert_eq!(events[0], Event::DrawDeclined { by: Color::Black });
+        g.offer_draw(Color::White, 3).unwrap();
+        g.accept_draw(Color::Black, 4).unwrap();
+        assert_eq!(
+            ending(&g),
+            (Some(GameResult::Draw), Termination::DrawAgreement)
+        );
+    }
+
+    #[test]
+    fn abort_only_before_both_moved() {
+        let mut g = standard();
+        play_all(&mut g, &["e4"]);
+        g.abort(Color::Black, 1).unwrap();
+        assert_eq!(ending(&g), (None, Termination::Aborted));
+        let mut g = standard();
+        play_all(&mut g, &["e4", "e5"]);
+        assert_eq!(g.abort(Color::White, 3), Err(GameError::TooLateToAbort));
+    }
+
+    #[test]
+    fn flag_falls_by_deadline_and_insufficient_material_draws() {
+        let tc = TimeControl::Incremental {
+            initial_secs: 60,
+            increment_secs: 0,
+        };
+        let mut g = game_with(RuleSet::Standard, tc, None);
+        assert_eq!(g.next_deadline(), Some(60_000)); // first-move window
+        g.play(Color::White, "e4", 1_000).unwrap();
+        g.play(Color::Black, "e5", 2_000).unwrap();
+        assert_eq!(g.next_deadline(), Some(62_000));
+        assert!(g.check_deadline(61_999).is_empty());
+        let events = g.check_deadline(62_000);
+        assert_eq!(
+            events,
+            vec![Event::GameEnded(Ending {
+                result: Some(GameResult::BlackWins),
+                termination: Termination::Timeout,
+                at: 62_000
+            })]
+        );
+        // Black has only a king: white's flag is a draw.
+        let mut g = game_with(
+            RuleSet::Standard,
+            tc,
+            Some("4k3/8/8/8/8/8/PPPP4/4K3 w - - 0 1"),
+        );
+        g.play(Color::White, "a3", 0).unwrap();
+        g.play(Color::Black, "Kd7", 0).unwrap();
+        g.check_deadline(60_000);
+        assert_eq!(
+            ending(&g),
+            (
+                Some(GameResult::Draw),
+                Termination::TimeoutVsInsufficientMaterial
+            )
+        );
+    }
+
+    #[test]
+    fn missing_first_move_aborts() {
+        let mut g = game_with(
+            RuleSet::Standard,
+            TimeControl::Daily { turn_hours: 24 },
+            None,
+        );
+        assert_eq!(g.next_deadline(), Some(24 * 3_600_000));
+        g.check_deadline(24 * 3_600_000);
+        assert_eq!(ending(&g), (None, Termination::Aborted));
+    }
+
+    #[test]
+    fn a_move_after_the_flag_loses() {
+        let tc = TimeControl::Incremental {
+            initial_secs: 10,
+            increment_secs: 0,
+        };
+        let mut g = game_with(RuleSet::Standard, tc, None);
+        play_all(&mut g, &["e4", "e5"]);
+        let events = g.play(Color::White, "Nf3", 20_000).unwrap();
+        assert!(matches!(
+            events[..],
+            [Event::GameEnded(Ending {
+                termination: Termination::Timeout,
+                ..
+            })]
+        ));
+        assert_eq!(g.ply(), 2);
+    }
+
+    #[test]
+    fn restore_replays_moves_and_clocks() {
+        let tc = TimeControl::Incremental {
+            initial_secs: 60,
+            increment_secs: 1,
+        };
+        let mut g = game_with(RuleSet::Standard, tc, None);
+        g.play(Color::White, "e4", 100).unwrap();
+        g.play(Color::Black, "e5", 2_000).unwrap();
+        g.play(Color::White, "Nf3", 7_000).unwrap();
+        g.offer_draw(Color::White, 7_500).unwrap();
+        let restored = Game::restore(
+            g.id().to_owned(),
+            GameSetup {
+                white: guest("w"),
+                black: guest("b"),
+                time_control: tc,
+                rules: RuleSet::Standard,
+                rated: false,
+                initial_fen: None,
+            },
+            g.created_at(),
+            g.moves().to_vec(),
+            g.draw_offer(),
+            g.ending(),
+        )
+        .unwrap();
+        assert_eq!(restored.fen(), g.fen());
+        assert_eq!(restored.clock(9_000), g.clock(9_000));
+        assert_eq!(restored.next_deadline(), g.next_deadline());
+        assert_eq!(restored.moves(), g.moves());
+        assert_eq!(restored.draw_offer(), Some(Color::White));
+    }
+
+    #[test]
+    fn setups_are_checked() {
+        let setup = |white, black, rated, fen: Option<&str>| GameSetup {
+            white,
+            black,
+            time_control: TimeControl::Untimed,
+            rules: RuleSet::Standard,
+            rated,
+            initial_fen: fen.map(str::to_owned),
+        };
+        let e = Participant::Engine { level: 3 };
+        assert_eq!(
+            Game::new("x".into(), setup(e.clone(), e.clone(), false, None), 0).unwrap_err(),
+            SetupError::EngineVsEngine
+        );
+        assert_eq!(
+            Game::new("x".into(), setup(guest("a"), guest("a"), false, None), 0).unwrap_err(),
+            SetupError::SamePlayer
+        );
+        assert_eq!(
+            Game::new("x".into(), setup(guest("a"), guest("b"), true, None), 0).unwrap_err(),
+            SetupError::RatedNeedsRegistered
+        );
+        assert!(matches!(
+            Game::new(
+                "x".into(),
+                setup(guest("a"), guest("b"), false, Some("nonsense")),
+                0
+            ),
+            Err(SetupError::Fen(_))
+        ));
+        // Two white kings.
+        assert!(matches!(
+            Game::new(
+                "x".into(),
+                setup(
+                    guest("a"),
+                    guest("b"),
+                    false,
+                    Some("K6K/8/8/8/8/8/8/k7 w - - 0 1")
+                ),
+                0
+            ),
+            Err(SetupError::Fen(_))
+        ));
+    }
+}
