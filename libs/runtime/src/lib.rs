@@ -6,12 +6,15 @@
 //!   health service, reflection (v1 and v1alpha), trace propagation and
 //!   graceful shutdown on SIGTERM, SIGINT or end of standard input.
 //! - [`client`]: lazily connected, traced channels to other services.
+//! - [`reason`]: machine-readable reasons attached to gRPC errors.
 
 pub mod cli;
 pub mod client;
+pub mod reason;
 pub mod server;
 
 pub use client::{Channel, channel};
+pub use reason::Reason;
 pub use server::{Health, Server, ServerArgs, Shutdown};
 
 use std::process::ExitCode;
