@@ -1,6 +1,29 @@
 //! The game service: the single authority for every game.
+//!
+//! - [`model`]: the rules, free of I/O — moves, clocks, endings, the board
+//!   drawing and PGN.
+//! - [`store`]: the tables, migrations and the group-committing writer.
+//! - [`actor`]: one task per live game, serialising its moves, running its
+//!   timers and the engine's moves, persisting before it answers or publishes.
+//! - [`api`]: the gRPC service; [`convert`] turns domain values into wire
+//!   types; [`error`] maps failures to statuses.
+//! - [`engine`] and [`results`]: the calls out to the engine and rating
+//!   services; [`hub`]: live events per player; [`time`]: the clock source.
 
+pub mod actor;
+pub mod api;
+pub mod convert;
+pub mod engine;
+pub mod error;
+pub mod hub;
 pub mod model;
+pub mod results;
+pub mod store;
+pub mod time;
+
+use std::sync::Arc;
+
+use chess_proto::game::v1::game_service_server::{GameServiceServer, SERVICE_NAME};
 
 /// Flags of `chess-game`; each has an environment twin `CHESS_GAME_<FLAG>`.
 #[derive(Debug, clap::Parser)]
@@ -23,6 +46,9 @@ pub struct Config {
     /// The rating service, `host:port`.
     #[arg(long, default_value = "127.0.0.1:50054")]
     pub rating_addr: String,
+    /// The server's name in the `Site` tag of exported PGN.
+    #[arg(long, default_value = "Rookery")]
+    pub site: String,
 }
 
 /// Default gRPC address.
@@ -33,23 +59,42 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:50053";
 pub enum Error {
     #[error(transparent)]
     Server(#[from] chess_runtime::server::Error),
-    #[error(transparent)]
-    Storage(#[from] chess_storage::Error),
+    #[error("cannot open the game database: {0}")]
+    Store(#[from] store::StoreError),
+    #[error("invalid service address: {0}")]
+    Address(#[from] tonic::transport::Error),
 }
 
 /// Runs the service until shutdown.
 pub async fn run(config: Config) -> Result<(), Error> {
-    let server = chess_runtime::Server::bind(
-        "game",
-        &config.server,
-        DEFAULT_LISTEN,
-        &[chess_proto::game::v1::game_service_server::SERVICE_NAME],
-    )
-    .await?;
-    let _db = chess_storage::connect(&config.database_url, 8).await?;
+    let server =
+        chess_runtime::Server::bind("game", &config.server, DEFAULT_LISTEN, &[SERVICE_NAME])
+            .await?;
+    let store = store::Store::open(&config.database_url).await?;
+    let shutdown = server.shutdown();
+    let reporter = results::Reporter::spawn(
+        store.clone(),
+        chess_runtime::channel(&config.rating_addr)?,
+        shutdown.clone(),
+    );
+    let ctx = Arc::new(actor::Context {
+        store: store.clone(),
+        hub: hub::PlayerHub::default(),
+        engine: engine::Engine::new(chess_runtime::channel(&config.engine_addr)?),
+        reporter,
+        time: time::TimeSource::system(),
+        shutdown,
+    });
+    let registry = actor::Registry::new(ctx);
+    let active = store.load_active().await?;
+    tracing::info!(games = active.len(), "resuming active games");
+    for game in active {
+        registry.start(game);
+    }
     server.health().set_ready(true).await;
+    let api = api::GameApi::new(registry, config.site);
     server
-        .serve(tonic::service::Routes::builder().routes())
+        .serve(tonic::service::Routes::new(GameServiceServer::new(api)))
         .await?;
     Ok(())
 }

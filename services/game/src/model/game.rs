@@ -322,10 +322,10 @@ impl Game {
             _ => {}
         }
         for p in [&setup.white, &setup.black] {
-            if let Participant::Engine { level } = p {
-                if *level > 8 {
-                    return Err(SetupError::EngineLevel);
-                }
+            if let Participant::Engine { level } = p
+                && *level > 8
+            {
+                return Err(SetupError::EngineLevel);
             }
         }
         if setup.rated && !(setup.white.is_registered() && setup.black.is_registered()) {
@@ -598,12 +598,10 @@ impl Game {
             events.push(self.flag(side, now));
             return Ok(events);
         }
-        if let Some(offerer) = self.draw_offer {
-            if offerer != side {
-                // Moving instead of accepting declines the opponent's offer.
-                self.draw_offer = None;
-                events.push(Event::DrawDeclined { by: side });
-            }
+        if self.draw_offer.is_some_and(|offerer| offerer != side) {
+            // Moving instead of accepting declines the opponent's offer.
+            self.draw_offer = None;
+            events.push(Event::DrawDeclined { by: side });
         }
         events.push(self.apply(m, input.to_owned(), now));
         events.extend(self.after_move(side, now));
@@ -788,6 +786,37 @@ impl Game {
     /// Whether the side to move is in check.
     pub fn in_check(&self) -> bool {
         self.position.is_check()
+    }
+
+    /// The move events of every ply after `from_ply`, as they were published,
+    /// for a watcher catching up.
+    pub fn moves_after(&self, from_ply: u32) -> Vec<Event> {
+        let Ok(mut position) = parse_fen(&self.initial_fen) else {
+            return Vec::new();
+        };
+        let mut events = Vec::new();
+        for (index, mv) in self.moves.iter().enumerate() {
+            let ply = index as u32 + 1;
+            let color = position.turn();
+            let Ok(m) = UciMove::from_ascii(mv.uci.as_bytes())
+                .map_err(|_| ())
+                .and_then(|u| u.to_move(&position).map_err(|_| ()))
+            else {
+                break;
+            };
+            position.play_unchecked(m);
+            if ply > from_ply {
+                let check = position.is_check() && !position.is_checkmate();
+                events.push(Event::MoveMade {
+                    ply,
+                    color,
+                    mv: mv.clone(),
+                    fen: fen_of(&position),
+                    check,
+                });
+            }
+        }
+        events
     }
 }
 
@@ -1195,6 +1224,19 @@ mod tests {
         assert_eq!(restored.next_deadline(), g.next_deadline());
         assert_eq!(restored.moves(), g.moves());
         assert_eq!(restored.draw_offer(), Some(Color::White));
+    }
+
+    #[test]
+    fn moves_after_replays_what_was_published() {
+        let mut g = standard();
+        let published = play_all(&mut g, &["e4", "f6", "Qh5+", "g6"]);
+        let moves: Vec<Event> = published
+            .into_iter()
+            .filter(|e| matches!(e, Event::MoveMade { .. }))
+            .collect();
+        assert_eq!(g.moves_after(0), moves);
+        assert_eq!(g.moves_after(2), moves[2..].to_vec());
+        assert!(g.moves_after(4).is_empty());
     }
 
     #[test]

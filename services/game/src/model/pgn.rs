@@ -110,7 +110,7 @@ pub fn export(game: &Game, site: &str) -> String {
     for (i, mv) in game.moves().iter().enumerate() {
         let half = i as u32 + u32::from(black_first);
         let number = start_fullmove + half / 2;
-        let white_to_move = half % 2 == 0;
+        let white_to_move = half.is_multiple_of(2);
         if white_to_move {
             tokens.push(format!("{number}."));
         } else if after_comment {
@@ -118,11 +118,9 @@ pub fn export(game: &Game, site: &str) -> String {
         }
         tokens.push(mv.san.clone());
         after_comment = false;
-        if clocks {
-            if let Some(clock) = mv.clock_after {
-                tokens.push(format!("{{ [%clk {}] }}", clock_text(clock)));
-                after_comment = true;
-            }
+        if clocks && let Some(clock) = mv.clock_after {
+            tokens.push(format!("{{ [%clk {}] }}", clock_text(clock)));
+            after_comment = true;
         }
     }
     tokens.push(result.to_owned());

@@ -1,0 +1,487 @@
+//! The gRPC face of the service: requests are checked and converted here,
+//! then handed to the game actors.
+
+use std::{pin::Pin, sync::Arc};
+
+use chess_domain::{RuleSet, TimeControl};
+use chess_proto::{
+    common::v1 as common,
+    game::v1::{self as pb, game_service_server::GameService},
+};
+use rand::Rng as _;
+use tokio::sync::{broadcast, mpsc};
+use tokio_stream::{Stream, wrappers::ReceiverStream};
+use tonic::{Request, Response, Status};
+use tracing::instrument;
+
+use crate::{
+    actor::{Acted, Action, Registry},
+    convert,
+    error::Error,
+    model::{Event, Game, GameSetup, pgn},
+    store::{self, ListFilter, WriteOp},
+};
+
+type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+
+/// Implements `chess.game.v1.GameService`.
+#[derive(Debug)]
+pub struct GameApi {
+    registry: Arc<Registry>,
+    /// Shown in PGN `Site` tags.
+    site: String,
+}
+
+impl GameApi {
+    pub fn new(registry: Arc<Registry>, site: String) -> Self {
+        Self { registry, site }
+    }
+
+    fn now(&self) -> i64 {
+        self.registry.context().time.now()
+    }
+
+    async fn act(&self, game_id: &str, player_id: &str, action: Action) -> Result<Acted, Status> {
+        require("game_id", game_id)?;
+        require("player_id", player_id)?;
+        Ok(self.registry.act(game_id, player_id, action).await?)
+    }
+
+    /// Creates and starts a game, or returns the one made earlier with the
+    /// same idempotency key.
+    async fn create(&self, request: pb::CreateGameRequest) -> Result<Game, Error> {
+        let setup = GameSetup {
+            white: convert::participant(request.white.as_ref())?,
+            black: convert::participant(request.black.as_ref())?,
+            time_control: TimeControl::try_from(request.time_control.as_ref())?,
+            rules: RuleSet::try_from(request.rules)?,
+            rated: request.rated,
+            initial_fen: Some(request.initial_fen).filter(|f| !f.is_empty()),
+        };
+        let key = Some(request.idempotency_key).filter(|k| !k.is_empty());
+        let ctx = self.registry.context();
+        if let Some(key) = &key
+            && let Some(id) = ctx.store.game_for_key(key).await?
+        {
+            return self.registry.view(&id).await;
+        }
+        let game = Game::new(new_game_id(), setup, ctx.time.now())?;
+        let row = store::new_game_row(&game, key.clone());
+        if let Err(e) = ctx
+            .store
+            .write(vec![WriteOp::InsertGame(Box::new(row))])
+            .await
+        {
+            // A concurrent create with the same key won the race.
+            if let Some(key) = &key
+                && let Some(id) = ctx.store.game_for_key(key).await?
+            {
+                return self.registry.view(&id).await;
+            }
+            return Err(e.into());
+        }
+        self.registry.start(game.clone());
+        let started = Arc::new(convert::notice(
+            &game,
+            game.created_at(),
+            common::game_event::Kind::GameStarted(common::GameStarted {
+                game: Some(convert::game_state(&game, game.created_at(), true)),
+            }),
+        ));
+        for player in [game.white(), game.black()] {
+            if let Some(id) = player.actor_id() {
+                ctx.hub.publish(id, &started);
+            }
+        }
+        tracing::info!(game_id = game.id(), white = %game.white().display_name(), black = %game.black().display_name(), "game created");
+        Ok(game)
+    }
+}
+
+fn require(field: &str, value: &str) -> Result<(), Status> {
+    if value.is_empty() {
+        return Err(Status::invalid_argument(format!("{field} must be given")));
+    }
+    Ok(())
+}
+
+/// A new game id: 12 letters and digits.
+fn new_game_id() -> String {
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    let mut rng = rand::rng();
+    (0..12)
+        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+        .collect()
+}
+
+/// The ending among `events`, as sent.
+fn ended(events: &[Event]) -> Option<common::GameEnded> {
+    events.iter().find_map(|e| match e {
+        Event::GameEnded(ending) => Some(convert::ended(ending)),
+        _ => None,
+    })
+}
+
+/// Forwards live events into a response stream until the game ends, the
+/// caller goes away, the service shuts down, or the watcher falls behind.
+fn forward<T: Send + 'static>(
+    first: Vec<T>,
+    mut events: Option<broadcast::Receiver<Arc<common::GameEvent>>>,
+    shutdown: chess_runtime::Shutdown,
+    wrap: fn(common::GameEvent) -> T,
+    stop_at_end: bool,
+) -> EventStream<T> {
+    let (tx, rx) = mpsc::channel(64);
+    tokio::spawn(async move {
+        for item in first {
+            if tx.send(Ok(item)).await.is_err() {
+                return;
+            }
+        }
+        let Some(events) = events.as_mut() else {
+            return;
+        };
+        loop {
+            tokio::select! {
+                received = events.recv() => match received {
+                    Ok(event) => {
+                        let last = stop_at_end
+                            && matches!(event.kind, Some(common::game_event::Kind::GameEnded(_)));
+                        if tx.send(Ok(wrap((*event).clone()))).await.is_err() || last {
+                            return;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                        let status = Status::aborted(format!(
+                            "the watcher fell {missed} events behind; watch again from the last ply seen"
+                        ));
+                        // Closing right after is the point; a send failure
+                        // means the caller is gone anyway.
+                        let _ = tx.send(Err(status)).await;
+                        return;
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+                () = tx.closed() => return,
+                () = shutdown.cancelled() => return,
+            }
+        }
+    });
+    Box::pin(ReceiverStream::new(rx))
+}
+
+#[tonic::async_trait]
+impl GameService for GameApi {
+    #[instrument(skip_all)]
+    async fn create_game(
+        &self,
+        request: Request<pb::CreateGameRequest>,
+    ) -> Result<Response<pb::CreateGameResponse>, Status> {
+        let game = self.create(request.into_inner()).await?;
+        Ok(Response::new(pb::CreateGameResponse {
+            game: Some(convert::game_state(&game, self.now(), true)),
+        }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn get_game(
+        &self,
+        request: Request<pb::GetGameRequest>,
+    ) -> Result<Response<pb::GetGameResponse>, Status> {
+        let id = request.into_inner().game_id;
+        require("game_id", &id)?;
+        let game = self.registry.view(&id).await?;
+        Ok(Response::new(pb::GetGameResponse {
+            game: Some(convert::game_state(&game, self.now(), true)),
+        }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn make_move(
+        &self,
+        request: Request<pb::MakeMoveRequest>,
+    ) -> Result<Response<pb::MakeMoveResponse>, Status> {
+        let pb::MakeMoveRequest {
+            game_id,
+            player_id,
+            r#move,
+        } = request.into_inner();
+        if r#move.is_empty() || r#move.len() > 16 {
+            return Err(Error::Invalid("move must be 1 to 16 characters".to_owned()).into());
+        }
+        let acted = self.act(&game_id, &player_id, Action::Move(r#move)).await?;
+        let move_made = acted.events.iter().find_map(|e| match e {
+            Event::MoveMade {
+                ply,
+                color,
+                mv,
+                fen,
+                check,
+            } => Some(convert::move_made(*ply, *color, mv, fen, *check)),
+            _ => None,
+        });
+        Ok(Response::new(pb::MakeMoveResponse {
+            move_made,
+            game_ended: ended(&acted.events),
+            clock: Some(convert::clock(
+                &acted.clock,
+                acted.game.time_control().is_timed(),
+            )),
+            ply: acted.game.ply(),
+        }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn resign(
+        &self,
+        request: Request<pb::ResignRequest>,
+    ) -> Result<Response<pb::ResignResponse>, Status> {
+        let r = request.into_inner();
+        let acted = self.act(&r.game_id, &r.player_id, Action::Resign).await?;
+        Ok(Response::new(pb::ResignResponse {
+            game_ended: ended(&acted.events),
+        }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn offer_draw(
+        &self,
+        request: Request<pb::OfferDrawRequest>,
+    ) -> Result<Response<pb::OfferDrawResponse>, Status> {
+        let r = request.into_inner();
+        let acted = self
+            .act(&r.game_id, &r.player_id, Action::OfferDraw)
+            .await?;
+        Ok(Response::new(pb::OfferDrawResponse {
+            game_ended: ended(&acted.events),
+        }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn accept_draw(
+        &self,
+        request: Request<pb::AcceptDrawRequest>,
+    ) -> Result<Response<pb::AcceptDrawResponse>, Status> {
+        let r = request.into_inner();
+        let acted = self
+            .act(&r.game_id, &r.player_id, Action::AcceptDraw)
+            .await?;
+        Ok(Response::new(pb::AcceptDrawResponse {
+            game_ended: ended(&acted.events),
+        }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn decline_draw(
+        &self,
+        request: Request<pb::DeclineDrawRequest>,
+    ) -> Result<Response<pb::DeclineDrawResponse>, Status> {
+        let r = request.into_inner();
+        let acted = self
+            .act(&r.game_id, &r.player_id, Action::DeclineDraw)
+            .await?;
+        let offered_by = acted
+            .game
+            .side_of(&r.player_id)
+            .map_or(common::Color::Unspecified, |side| {
+                chess_domain::color_to_pb(!side)
+            });
+        Ok(Response::new(pb::DeclineDrawResponse {
+            offered_by: offered_by as i32,
+        }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn claim_draw(
+        &self,
+        request: Request<pb::ClaimDrawRequest>,
+    ) -> Result<Response<pb::ClaimDrawResponse>, Status> {
+        let r = request.into_inner();
+        let acted = self
+            .act(&r.game_id, &r.player_id, Action::ClaimDraw)
+            .await?;
+        Ok(Response::new(pb::ClaimDrawResponse {
+            game_ended: ended(&acted.events),
+        }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn abort(
+        &self,
+        request: Request<pb::AbortRequest>,
+    ) -> Result<Response<pb::AbortResponse>, Status> {
+        let r = request.into_inner();
+        let acted = self.act(&r.game_id, &r.player_id, Action::Abort).await?;
+        Ok(Response::new(pb::AbortResponse {
+            game_ended: ended(&acted.events),
+        }))
+    }
+
+    #[instrument(skip_all, fields(player_id = %request.get_ref().player_id))]
+    async fn list_games(
+        &self,
+        request: Request<pb::ListGamesRequest>,
+    ) -> Result<Response<pb::ListGamesResponse>, Status> {
+        let r = request.into_inner();
+        require("player_id", &r.player_id)?;
+        let filter = match pb::GameFilter::try_from(r.filter) {
+            Ok(pb::GameFilter::Active) => ListFilter::Active,
+            Ok(pb::GameFilter::Finished) => ListFilter::Finished,
+            _ => ListFilter::All,
+        };
+        let page_size = match r.page_size {
+            0 => 20,
+            n => u64::from(n.min(100)),
+        };
+        let ctx = self.registry.context();
+        let (rows, next_page_token) = ctx
+            .store
+            .list(&r.player_id, filter, page_size, &r.page_token)
+            .await
+            .map_err(Error::from)?;
+        let now = self.now();
+        let mut games = Vec::with_capacity(rows.len());
+        for row in rows {
+            // Live games come from their actors, so clocks and draw offers
+            // are current.
+            let state = if row.status == "active" {
+                match self.registry.view(&row.id).await {
+                    Ok(game) => convert::game_state(&game, now, false),
+                    Err(_) => convert::row_state(&row).map_err(Error::from)?,
+                }
+            } else {
+                convert::row_state(&row).map_err(Error::from)?
+            };
+            games.push(state);
+        }
+        Ok(Response::new(pb::ListGamesResponse {
+            games,
+            next_page_token,
+        }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn board(
+        &self,
+        request: Request<pb::BoardRequest>,
+    ) -> Result<Response<pb::BoardResponse>, Status> {
+        let id = request.into_inner().game_id;
+        require("game_id", &id)?;
+        let game = self.registry.view(&id).await?;
+        Ok(Response::new(pb::BoardResponse {
+            board: crate::model::board::draw(shakmaty::Position::board(game.position())),
+        }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn legal_moves(
+        &self,
+        request: Request<pb::LegalMovesRequest>,
+    ) -> Result<Response<pb::LegalMovesResponse>, Status> {
+        let id = request.into_inner().game_id;
+        require("game_id", &id)?;
+        let game = self.registry.view(&id).await?;
+        let moves = game
+            .legal_moves()
+            .into_iter()
+            .map(|(uci, san)| pb::LegalMove { uci, san })
+            .collect();
+        Ok(Response::new(pb::LegalMovesResponse { moves }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn hint(
+        &self,
+        request: Request<pb::HintRequest>,
+    ) -> Result<Response<pb::HintResponse>, Status> {
+        let r = request.into_inner();
+        require("game_id", &r.game_id)?;
+        require("player_id", &r.player_id)?;
+        let kind = pb::HintKind::try_from(r.kind).unwrap_or(pb::HintKind::Unspecified);
+        if kind == pb::HintKind::Unspecified {
+            return Err(Status::invalid_argument("hint kind must be best or all"));
+        }
+        let position = self
+            .registry
+            .hint_position(&r.game_id, &r.player_id)
+            .await?;
+        let engine = &self.registry.context().engine;
+        let moves = if kind == pb::HintKind::Best {
+            vec![
+                engine
+                    .best_move(&r.game_id, &position.initial_fen, position.moves, 0)
+                    .await
+                    .map_err(Error::from)?,
+            ]
+        } else {
+            engine
+                .list_moves(&position.initial_fen, position.moves)
+                .await
+                .map_err(Error::from)?
+        };
+        Ok(Response::new(pb::HintResponse { moves }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn export_pgn(
+        &self,
+        request: Request<pb::ExportPgnRequest>,
+    ) -> Result<Response<pb::ExportPgnResponse>, Status> {
+        let id = request.into_inner().game_id;
+        require("game_id", &id)?;
+        let game = self.registry.view(&id).await?;
+        Ok(Response::new(pb::ExportPgnResponse {
+            pgn: pgn::export(&game, &self.site),
+        }))
+    }
+
+    type WatchGameStream = EventStream<pb::WatchGameResponse>;
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn watch_game(
+        &self,
+        request: Request<pb::WatchGameRequest>,
+    ) -> Result<Response<Self::WatchGameStream>, Status> {
+        let r = request.into_inner();
+        require("game_id", &r.game_id)?;
+        let (game, events) = self.registry.watch(&r.game_id).await?;
+        let now = self.now();
+        let wrap = |event| pb::WatchGameResponse { event: Some(event) };
+        let mut first = vec![wrap(convert::notice(
+            &game,
+            now,
+            common::game_event::Kind::Snapshot(convert::game_state(&game, now, true)),
+        ))];
+        if let Some(from) = r.from_ply {
+            first.extend(
+                game.moves_after(from)
+                    .iter()
+                    .map(|e| wrap(convert::event(&game, e, now))),
+            );
+        }
+        let live = game.is_active().then_some(events);
+        let shutdown = self.registry.context().shutdown.clone();
+        Ok(Response::new(forward(first, live, shutdown, wrap, true)))
+    }
+
+    type WatchPlayerStream = EventStream<pb::WatchPlayerResponse>;
+
+    #[instrument(skip_all, fields(player_id = %request.get_ref().player_id))]
+    async fn watch_player(
+        &self,
+        request: Request<pb::WatchPlayerRequest>,
+    ) -> Result<Response<Self::WatchPlayerStream>, Status> {
+        let player_id = request.into_inner().player_id;
+        require("player_id", &player_id)?;
+        let ctx = self.registry.context();
+        let events = ctx.hub.subscribe(&player_id);
+        let wrap = |event| pb::WatchPlayerResponse { event: Some(event) };
+        Ok(Response::new(forward(
+            Vec::new(),
+            Some(events),
+            ctx.shutdown.clone(),
+            wrap,
+            false,
+        )))
+    }
+}

@@ -1,0 +1,283 @@
+//! Wire types: game state and events to `chess.common.v1`, players from it.
+
+use chess_domain::{InvalidInput, color_to_pb};
+use chess_proto::common::v1 as pb;
+use shakmaty::Color;
+
+use crate::{
+    model::{
+        ClockReading, Ending, Event, Game, GameResult, Millis, Participant, PlayedMove, Termination,
+    },
+    store::{self, games},
+    time::timestamp,
+};
+
+/// A player as sent.
+pub fn player(p: &Participant) -> pb::Player {
+    use pb::player::Kind;
+    let kind = match p {
+        Participant::Registered { id, username } => Kind::Registered(pb::RegisteredPlayer {
+            player_id: id.clone(),
+            username: username.clone(),
+        }),
+        Participant::Guest { id, name } => Kind::Guest(pb::GuestPlayer {
+            guest_id: id.clone(),
+            display_name: name.clone(),
+        }),
+        Participant::Engine { level } => Kind::Engine(pb::EnginePlayer {
+            level: u32::from(*level),
+        }),
+    };
+    pb::Player { kind: Some(kind) }
+}
+
+/// A player as received.
+pub fn participant(p: Option<&pb::Player>) -> Result<Participant, InvalidInput> {
+    use pb::player::Kind;
+    match p.and_then(|p| p.kind.as_ref()) {
+        None => Err(InvalidInput("both players must be given".to_owned())),
+        Some(Kind::Registered(r)) => {
+            if r.player_id.is_empty() {
+                return Err(InvalidInput("a registered player needs an id".to_owned()));
+            }
+            Ok(Participant::Registered {
+                id: r.player_id.clone(),
+                username: r.username.clone(),
+            })
+        }
+        Some(Kind::Guest(g)) => {
+            if g.guest_id.is_empty() {
+                return Err(InvalidInput("a guest needs an id".to_owned()));
+            }
+            Ok(Participant::Guest {
+                id: g.guest_id.clone(),
+                name: g.display_name.clone(),
+            })
+        }
+        Some(Kind::Engine(e)) => match u8::try_from(e.level) {
+            Ok(level) if level <= 8 => Ok(Participant::Engine { level }),
+            _ => Err(InvalidInput(
+                "engine levels are 1 to 8 (0 for full strength)".to_owned(),
+            )),
+        },
+    }
+}
+
+/// Both clocks as sent.
+pub fn clock(reading: &ClockReading, timed: bool) -> pb::ClockState {
+    if !timed {
+        return pb::ClockState {
+            as_of: Some(timestamp(reading.as_of)),
+            ..Default::default()
+        };
+    }
+    pb::ClockState {
+        timed: true,
+        white: Some(pb::SideClock {
+            remaining_ms: reading.remaining.white,
+            moves_to_control: reading.moves_to_control.white,
+        }),
+        black: Some(pb::SideClock {
+            remaining_ms: reading.remaining.black,
+            moves_to_control: reading.moves_to_control.black,
+        }),
+        running: reading.running.map_or(pb::Color::Unspecified, color_to_pb) as i32,
+        flag_at: reading.flag_at.map(timestamp),
+        as_of: Some(timestamp(reading.as_of)),
+    }
+}
+
+pub fn result(r: Option<GameResult>) -> pb::GameResult {
+    match r {
+        None => pb::GameResult::Unspecified,
+        Some(GameResult::WhiteWins) => pb::GameResult::WhiteWins,
+        Some(GameResult::BlackWins) => pb::GameResult::BlackWins,
+        Some(GameResult::Draw) => pb::GameResult::Draw,
+    }
+}
+
+pub fn termination(t: Termination) -> pb::Termination {
+    match t {
+        Termination::Checkmate => pb::Termination::Checkmate,
+        Termination::Stalemate => pb::Termination::Stalemate,
+        Termination::Resignation => pb::Termination::Resignation,
+        Termination::Timeout => pb::Termination::Timeout,
+        Termination::TimeoutVsInsufficientMaterial => {
+            pb::Termination::TimeoutVsInsufficientMaterial
+        }
+        Termination::DrawAgreement => pb::Termination::DrawAgreement,
+        Termination::ThreefoldRepetition => pb::Termination::ThreefoldRepetition,
+        Termination::FiftyMoveRule => pb::Termination::FiftyMoveRule,
+        Termination::InsufficientMaterial => pb::Termination::InsufficientMaterial,
+        Termination::Aborted => pb::Termination::Aborted,
+    }
+}
+
+/// How a game ended, as sent.
+pub fn ended(e: &Ending) -> pb::GameEnded {
+    pb::GameEnded {
+        result: result(e.result) as i32,
+        termination: termination(e.termination) as i32,
+        winner: e
+            .result
+            .and_then(GameResult::winner)
+            .map_or(pb::Color::Unspecified, color_to_pb) as i32,
+    }
+}
+
+fn played(ply: u32, m: &PlayedMove) -> pb::PlayedMove {
+    pb::PlayedMove {
+        ply,
+        uci: m.uci.clone(),
+        san: m.san.clone(),
+        clock_after_ms: m.clock_after.unwrap_or(0),
+        played_at: Some(timestamp(m.at)),
+    }
+}
+
+/// A move event as sent.
+pub fn move_made(ply: u32, color: Color, m: &PlayedMove, fen: &str, check: bool) -> pb::MoveMade {
+    pb::MoveMade {
+        r#move: Some(played(ply, m)),
+        color: color_to_pb(color) as i32,
+        submitted: m.submitted.clone(),
+        fen: fen.to_owned(),
+        check,
+    }
+}
+
+/// The full state of `game` at `now`, with or without its move list.
+pub fn game_state(game: &Game, now: Millis, with_moves: bool) -> pb::GameState {
+    let ending = game.ending();
+    let moves = if with_moves {
+        game.moves()
+            .iter()
+            .enumerate()
+            .map(|(i, m)| played(i as u32 + 1, m))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    pb::GameState {
+        game_id: game.id().to_owned(),
+        white: Some(player(game.white())),
+        black: Some(player(game.black())),
+        time_control: Some(game.time_control().into()),
+        speed: pb::SpeedCategory::from(game.time_control().speed()) as i32,
+        rules: pb::RuleSet::from(game.rules()) as i32,
+        rated: game.rated(),
+        initial_fen: game.initial_fen().to_owned(),
+        fen: game.fen(),
+        moves,
+        turn: color_to_pb(game.turn()) as i32,
+        ply: game.ply(),
+        check: game.in_check(),
+        clock: Some(clock(&game.clock(now), game.time_control().is_timed())),
+        status: if ending.is_some() {
+            pb::GameStatus::Finished
+        } else {
+            pb::GameStatus::Active
+        } as i32,
+        result: result(ending.and_then(|e| e.result)) as i32,
+        termination: ending.map_or(pb::Termination::Unspecified, |e| termination(e.termination))
+            as i32,
+        draw_offer: game
+            .draw_offer()
+            .map_or(pb::Color::Unspecified, color_to_pb) as i32,
+        halfmove_clock: shakmaty::Position::halfmoves(game.position()),
+        engine_failed: false,
+        created_at: Some(timestamp(game.created_at())),
+        finished_at: ending.map(|e| timestamp(e.at)),
+    }
+}
+
+/// The listing entry of a stored game (no moves, clocks as stored).
+pub fn row_state(row: &games::Model) -> Result<pb::GameState, store::StoreError> {
+    let (setup, ending) = store::row_setup(row)?;
+    let turn = if row.fen.split_whitespace().nth(1) == Some("b") {
+        Color::Black
+    } else {
+        Color::White
+    };
+    Ok(pb::GameState {
+        game_id: row.id.clone(),
+        white: Some(player(&setup.white)),
+        black: Some(player(&setup.black)),
+        time_control: Some(setup.time_control.into()),
+        speed: pb::SpeedCategory::from(setup.time_control.speed()) as i32,
+        rules: pb::RuleSet::from(setup.rules) as i32,
+        rated: row.rated,
+        initial_fen: row.initial_fen.clone(),
+        fen: row.fen.clone(),
+        moves: Vec::new(),
+        turn: color_to_pb(turn) as i32,
+        ply: row.ply as u32,
+        check: false,
+        clock: None,
+        status: if ending.is_some() {
+            pb::GameStatus::Finished
+        } else {
+            pb::GameStatus::Active
+        } as i32,
+        result: result(ending.and_then(|e| e.result)) as i32,
+        termination: ending.map_or(pb::Termination::Unspecified, |e| termination(e.termination))
+            as i32,
+        draw_offer: pb::Color::Unspecified as i32,
+        halfmove_clock: 0,
+        engine_failed: false,
+        created_at: Some(timestamp(row.created_at)),
+        finished_at: ending.map(|e| timestamp(e.at)),
+    })
+}
+
+/// An event of `game` (already applied) as sent.
+pub fn event(game: &Game, event: &Event, now: Millis) -> pb::GameEvent {
+    use pb::game_event::Kind;
+    let (ply, kind) = match event {
+        Event::MoveMade {
+            ply,
+            color,
+            mv,
+            fen,
+            check,
+        } => (
+            *ply,
+            Kind::MoveMade(move_made(*ply, *color, mv, fen, *check)),
+        ),
+        Event::DrawOffered { by } => (
+            game.ply(),
+            Kind::DrawOffered(pb::DrawOffered {
+                by: color_to_pb(*by) as i32,
+            }),
+        ),
+        Event::DrawDeclined { by } => (
+            game.ply(),
+            Kind::DrawDeclined(pb::DrawDeclined {
+                by: color_to_pb(*by) as i32,
+            }),
+        ),
+        Event::FiftyMoveWarning { moves_remaining } => (
+            game.ply(),
+            Kind::FiftyMoveWarning(pb::FiftyMoveWarning {
+                moves_remaining: *moves_remaining,
+            }),
+        ),
+        Event::GameEnded(ending) => (game.ply(), Kind::GameEnded(ended(ending))),
+    };
+    pb::GameEvent {
+        game_id: game.id().to_owned(),
+        ply,
+        clock: Some(clock(&game.clock(now), game.time_control().is_timed())),
+        kind: Some(kind),
+    }
+}
+
+/// An event that carries no game change.
+pub fn notice(game: &Game, now: Millis, kind: pb::game_event::Kind) -> pb::GameEvent {
+    pb::GameEvent {
+        game_id: game.id().to_owned(),
+        ply: game.ply(),
+        clock: Some(clock(&game.clock(now), game.time_control().is_timed())),
+        kind: Some(kind),
+    }
+}

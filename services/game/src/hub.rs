@@ -1,0 +1,100 @@
+//! Live events per player, for WatchPlayer: every event of every game a
+//! player takes part in, including games created after they subscribed.
+//!
+//! The map is split into shards so that games publishing at once rarely
+//! contend for the same lock.
+
+use std::{
+    collections::HashMap,
+    hash::{BuildHasher as _, RandomState},
+    sync::{Arc, RwLock},
+};
+
+use chess_proto::common::v1::GameEvent;
+use tokio::sync::broadcast;
+
+const SHARDS: usize = 16;
+/// Events a slow subscriber may fall behind before it is cut off.
+const CAPACITY: usize = 256;
+
+/// Fan-out of game events to the players they concern.
+#[derive(Debug)]
+pub struct PlayerHub {
+    hasher: RandomState,
+    shards: Vec<RwLock<HashMap<String, broadcast::Sender<Arc<GameEvent>>>>>,
+}
+
+impl Default for PlayerHub {
+    fn default() -> Self {
+        Self {
+            hasher: RandomState::new(),
+            shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
+        }
+    }
+}
+
+impl PlayerHub {
+    fn shard(
+        &self,
+        player_id: &str,
+    ) -> &RwLock<HashMap<String, broadcast::Sender<Arc<GameEvent>>>> {
+        &self.shards[self.hasher.hash_one(player_id) as usize % SHARDS]
+    }
+
+    /// Starts receiving `player_id`'s events.
+    pub fn subscribe(&self, player_id: &str) -> broadcast::Receiver<Arc<GameEvent>> {
+        let mut map = self
+            .shard(player_id)
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        map.entry(player_id.to_owned())
+            .or_insert_with(|| broadcast::channel(CAPACITY).0)
+            .subscribe()
+    }
+
+    /// Sends `event` to `player_id`'s subscribers, if there are any.
+    pub fn publish(&self, player_id: &str, event: &Arc<GameEvent>) {
+        let shard = self.shard(player_id);
+        let unheard = {
+            let map = shard
+                .read()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            match map.get(player_id) {
+                Some(sender) => sender.send(Arc::clone(event)).is_err(),
+                None => false,
+            }
+        };
+        if unheard {
+            // Everyone unsubscribed: drop the channel unless someone has
+            // subscribed again meanwhile.
+            let mut map = shard
+                .write()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if map.get(player_id).is_some_and(|s| s.receiver_count() == 0) {
+                map.remove(player_id);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn events_reach_subscribers_only() {
+        let hub = PlayerHub::default();
+        let event = Arc::new(GameEvent {
+            game_id: "g".into(),
+            ..Default::default()
+        });
+        hub.publish("nobody", &event);
+        let mut rx = hub.subscribe("alice");
+        hub.publish("alice", &event);
+        hub.publish("bob", &event);
+        assert_eq!(rx.recv().await.unwrap().game_id, "g");
+        drop(rx);
+        hub.publish("alice", &event);
+        assert!(hub.shard("alice").read().unwrap().get("alice").is_none());
+    }
+}

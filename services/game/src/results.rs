@@ -1,0 +1,120 @@
+//! Delivers finished games to the rating service.
+//!
+//! A finished game between registered players is written to the results
+//! outbox in the same transaction that ends it, so it cannot be lost. This
+//! task sends every outbox entry with `RecordResult` and deletes it once the
+//! rating service acknowledged it; failures are retried with backoff. The
+//! rating service applies each game id once, so a repeat after a crash
+//! between acknowledgement and deletion changes nothing.
+
+use std::{sync::Arc, time::Duration};
+
+use chess_proto::{
+    common::v1 as common,
+    rating::v1::{RecordResultRequest, rating_service_client::RatingServiceClient},
+};
+use chess_runtime::{Channel, Shutdown};
+use tokio::sync::Notify;
+
+use crate::{
+    model::GameResult,
+    store::{PendingResult, Store, WriteOp},
+    time::timestamp,
+};
+
+/// Wakes the reporter when a new result is in the outbox.
+#[derive(Clone, Debug, Default)]
+pub struct Reporter {
+    wake: Arc<Notify>,
+}
+
+impl Reporter {
+    /// Asks the reporter to look at the outbox now.
+    pub fn notify(&self) {
+        self.wake.notify_one();
+    }
+
+    /// Starts delivering the outbox of `store` to the rating service.
+    pub fn spawn(store: Store, rating: Channel, shutdown: Shutdown) -> Self {
+        let reporter = Self::default();
+        let wake = Arc::clone(&reporter.wake);
+        tokio::spawn(async move {
+            let mut client = RatingServiceClient::new(rating);
+            let mut backoff = Duration::from_millis(500);
+            loop {
+                let delivered_all = deliver(&store, &mut client).await;
+                let wait = if delivered_all {
+                    backoff = Duration::from_millis(500);
+                    Duration::from_secs(60)
+                } else {
+                    backoff = (backoff * 2).min(Duration::from_secs(30));
+                    backoff
+                };
+                tokio::select! {
+                    () = wake.notified() => {}
+                    () = tokio::time::sleep(wait) => {}
+                    () = shutdown.cancelled() => break,
+                }
+            }
+        });
+        reporter
+    }
+}
+
+fn result_pb(result: GameResult) -> common::GameResult {
+    match result {
+        GameResult::WhiteWins => common::GameResult::WhiteWins,
+        GameResult::BlackWins => common::GameResult::BlackWins,
+        GameResult::Draw => common::GameResult::Draw,
+    }
+}
+
+/// Sends every pending result; true if all were acknowledged.
+async fn deliver(store: &Store, client: &mut RatingServiceClient<Channel>) -> bool {
+    let pending = match store.pending_results().await {
+        Ok(pending) => pending,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the results outbox");
+            return false;
+        }
+    };
+    let mut all = true;
+    for PendingResult {
+        game_id,
+        white_id,
+        black_id,
+        result,
+        speed,
+        rated,
+        finished_at,
+    } in pending
+    {
+        let request = RecordResultRequest {
+            game_id: game_id.clone(),
+            white_id,
+            black_id,
+            result: result_pb(result) as i32,
+            category: common::SpeedCategory::from(speed) as i32,
+            rated,
+            finished_at: Some(timestamp(finished_at)),
+        };
+        match client.record_result(request).await {
+            Ok(_) => {
+                if let Err(e) = store
+                    .write(vec![WriteOp::DeleteResult(game_id.clone())])
+                    .await
+                {
+                    tracing::warn!(%game_id, error = %e, "result delivered but not cleared; it will be sent again");
+                    all = false;
+                }
+                tracing::info!(%game_id, "result recorded by the rating service");
+            }
+            Err(status) => {
+                tracing::warn!(%game_id, error = %status, "rating service did not take the result; retrying later");
+                all = false;
+                break;
+            }
+        }
+    }
+    all
+}

@@ -1,0 +1,100 @@
+//! Table rows.
+
+pub mod games {
+    use sea_orm::entity::prelude::*;
+
+    /// One game; the moves are in `moves`.
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "games")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        /// `registered`, `guest` or `engine`.
+        pub white_kind: String,
+        /// Player or guest id; empty for the engine.
+        pub white_id: String,
+        pub white_name: String,
+        /// Engine level (engine only).
+        pub white_level: i32,
+        pub black_kind: String,
+        pub black_id: String,
+        pub black_name: String,
+        pub black_level: i32,
+        /// Encoded by `super::super::encode_time_control`.
+        pub time_control: String,
+        pub speed: String,
+        /// `standard` or `uqchess`.
+        pub rules: String,
+        pub rated: bool,
+        pub initial_fen: String,
+        /// Position after the last move, for listings.
+        pub fen: String,
+        pub ply: i32,
+        /// `active` or `finished`.
+        pub status: String,
+        /// `white`, `black` or `draw`; none while active or when aborted.
+        pub result: Option<String>,
+        pub termination: Option<String>,
+        /// `white` or `black` while a draw offer stands.
+        pub draw_offer: Option<String>,
+        pub created_at: i64,
+        pub updated_at: i64,
+        pub finished_at: Option<i64>,
+        #[sea_orm(unique)]
+        pub idempotency_key: Option<String>,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+pub mod moves {
+    use sea_orm::entity::prelude::*;
+
+    /// One move of one game.
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "moves")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub game_id: String,
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub ply: i32,
+        pub uci: String,
+        pub san: String,
+        pub submitted: String,
+        pub played_at: i64,
+        pub clock_after_ms: Option<i64>,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+pub mod results_outbox {
+    use sea_orm::entity::prelude::*;
+
+    /// A finished game between registered players not yet acknowledged by the
+    /// rating service.
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "results_outbox")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub game_id: String,
+        pub white_id: String,
+        pub black_id: String,
+        /// `white`, `black` or `draw`.
+        pub result: String,
+        pub speed: String,
+        pub rated: bool,
+        pub finished_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}

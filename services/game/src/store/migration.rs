@@ -1,0 +1,128 @@
+//! Schema migrations, applied at start-up. The same migrations run on SQLite
+//! and PostgreSQL.
+
+use sea_orm_migration::{prelude::*, schema::*};
+
+/// Every migration, oldest first.
+#[derive(Debug)]
+pub struct Migrator;
+
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![Box::new(CreateGames)]
+    }
+}
+
+#[derive(DeriveMigrationName)]
+struct CreateGames;
+
+#[async_trait::async_trait]
+impl MigrationTrait for CreateGames {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager
+            .create_table(
+                Table::create()
+                    .table("games")
+                    .if_not_exists()
+                    .col(string("id").primary_key())
+                    .col(string("white_kind"))
+                    .col(string("white_id"))
+                    .col(string("white_name"))
+                    .col(integer("white_level"))
+                    .col(string("black_kind"))
+                    .col(string("black_id"))
+                    .col(string("black_name"))
+                    .col(integer("black_level"))
+                    .col(string("time_control"))
+                    .col(string("speed"))
+                    .col(string("rules"))
+                    .col(boolean("rated"))
+                    .col(text("initial_fen"))
+                    .col(text("fen"))
+                    .col(integer("ply"))
+                    .col(string("status"))
+                    .col(string_null("result"))
+                    .col(string_null("termination"))
+                    .col(string_null("draw_offer"))
+                    .col(big_integer("created_at"))
+                    .col(big_integer("updated_at"))
+                    .col(big_integer_null("finished_at"))
+                    .col(string_null("idempotency_key").unique_key())
+                    .to_owned(),
+            )
+            .await?;
+        for (name, column) in [
+            ("games_white_idx", "white_id"),
+            ("games_black_idx", "black_id"),
+        ] {
+            manager
+                .create_index(
+                    Index::create()
+                        .if_not_exists()
+                        .name(name)
+                        .table("games")
+                        .col(column)
+                        .col("created_at")
+                        .to_owned(),
+                )
+                .await?;
+        }
+        manager
+            .create_index(
+                Index::create()
+                    .if_not_exists()
+                    .name("games_status_idx")
+                    .table("games")
+                    .col("status")
+                    .to_owned(),
+            )
+            .await?;
+        manager
+            .create_table(
+                Table::create()
+                    .table("moves")
+                    .if_not_exists()
+                    .col(string("game_id"))
+                    .col(integer("ply"))
+                    .col(string("uci"))
+                    .col(string("san"))
+                    .col(string("submitted"))
+                    .col(big_integer("played_at"))
+                    .col(big_integer_null("clock_after_ms"))
+                    .primary_key(Index::create().col("game_id").col("ply"))
+                    .foreign_key(
+                        ForeignKey::create()
+                            .from("moves", "game_id")
+                            .to("games", "id")
+                            .on_delete(ForeignKeyAction::Cascade),
+                    )
+                    .to_owned(),
+            )
+            .await?;
+        manager
+            .create_table(
+                Table::create()
+                    .table("results_outbox")
+                    .if_not_exists()
+                    .col(string("game_id").primary_key())
+                    .col(string("white_id"))
+                    .col(string("black_id"))
+                    .col(string("result"))
+                    .col(string("speed"))
+                    .col(boolean("rated"))
+                    .col(big_integer("finished_at"))
+                    .to_owned(),
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        for table in ["results_outbox", "moves", "games"] {
+            manager
+                .drop_table(Table::drop().table(table).if_exists().to_owned())
+                .await?;
+        }
+        Ok(())
+    }
+}
