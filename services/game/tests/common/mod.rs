@@ -1,0 +1,194 @@
+//! Starting the real `chess-game` binary for tests.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::{
+    net::TcpListener,
+    process::Stdio,
+    time::{Duration, Instant},
+};
+
+use chess_proto::{
+    common::v1 as common,
+    game::v1::{self as pb, game_service_client::GameServiceClient},
+};
+use tokio::process::{Child, Command};
+use tonic::transport::Channel;
+use tonic_health::pb::{
+    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
+};
+
+pub type Client = GameServiceClient<Channel>;
+
+/// A port nobody listens on right now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A running `chess-game`.
+pub struct GameService {
+    pub child: Child,
+    pub addr: String,
+    pub database_url: String,
+}
+
+impl GameService {
+    /// Starts the service on `database_url` and waits until it is SERVING.
+    /// The engine and rating services are unreachable unless given.
+    pub async fn start(database_url: &str) -> Self {
+        Self::start_with(database_url, "127.0.0.1:9", "127.0.0.1:9").await
+    }
+
+    pub async fn start_with(database_url: &str, engine_addr: &str, rating_addr: &str) -> Self {
+        let addr = format!("127.0.0.1:{}", free_port());
+        let child = Command::new(env!("CARGO_BIN_EXE_chess-game"))
+            .args(["--listen", &addr, "--database-url", database_url])
+            .args(["--engine-addr", engine_addr, "--rating-addr", rating_addr])
+            .args(["--log-filter", "warn", "--stop-on-stdin-eof"])
+            .stdin(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start chess-game");
+        let service = Self {
+            child,
+            addr,
+            database_url: database_url.to_owned(),
+        };
+        service.wait_serving().await;
+        service
+    }
+
+    async fn wait_serving(&self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(channel) = Channel::from_shared(format!("http://{}", self.addr))
+                .unwrap()
+                .connect()
+                .await
+            {
+                let status = HealthClient::new(channel)
+                    .check(HealthCheckRequest {
+                        service: String::new(),
+                    })
+                    .await
+                    .map(|r| r.into_inner().status);
+                if status.ok() == Some(ServingStatus::Serving as i32) {
+                    return;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "chess-game did not become SERVING"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub async fn client(&self) -> Client {
+        GameServiceClient::connect(format!("http://{}", self.addr))
+            .await
+            .expect("connect")
+    }
+
+    /// Kills the process with SIGKILL, as a crash would.
+    pub async fn crash(mut self) {
+        self.child.start_kill().expect("kill");
+        self.child.wait().await.expect("reap");
+    }
+}
+
+pub fn guest(id: &str) -> common::Player {
+    common::Player {
+        kind: Some(common::player::Kind::Guest(common::GuestPlayer {
+            guest_id: id.to_owned(),
+            display_name: id.to_owned(),
+        })),
+    }
+}
+
+pub fn registered(id: &str, name: &str) -> common::Player {
+    common::Player {
+        kind: Some(common::player::Kind::Registered(common::RegisteredPlayer {
+            player_id: id.to_owned(),
+            username: name.to_owned(),
+        })),
+    }
+}
+
+pub fn untimed() -> common::TimeControl {
+    common::TimeControl {
+        kind: Some(common::time_control::Kind::Untimed(common::Untimed {})),
+    }
+}
+
+pub fn incremental(initial_seconds: u32, increment_seconds: u32) -> common::TimeControl {
+    common::TimeControl {
+        kind: Some(common::time_control::Kind::Incremental(
+            common::Incremental {
+                initial_seconds,
+                increment_seconds,
+            },
+        )),
+    }
+}
+
+/// Creates a game between guests `white` and `black`.
+pub async fn create(
+    client: &mut Client,
+    white: &str,
+    black: &str,
+    tc: common::TimeControl,
+) -> common::GameState {
+    client
+        .create_game(pb::CreateGameRequest {
+            white: Some(guest(white)),
+            black: Some(guest(black)),
+            time_control: Some(tc),
+            rules: common::RuleSet::Standard as i32,
+            ..Default::default()
+        })
+        .await
+        .expect("create game")
+        .into_inner()
+        .game
+        .expect("state")
+}
+
+pub async fn play(
+    client: &mut Client,
+    game_id: &str,
+    player: &str,
+    mv: &str,
+) -> Result<pb::MakeMoveResponse, tonic::Status> {
+    client
+        .make_move(pb::MakeMoveRequest {
+            game_id: game_id.to_owned(),
+            player_id: player.to_owned(),
+            r#move: mv.to_owned(),
+        })
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+pub async fn get(client: &mut Client, game_id: &str) -> common::GameState {
+    client
+        .get_game(pb::GetGameRequest {
+            game_id: game_id.to_owned(),
+        })
+        .await
+        .expect("get game")
+        .into_inner()
+        .game
+        .expect("state")
+}
+
+/// A fresh SQLite database file (kept alive by the returned directory).
+pub fn sqlite() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = chess_storage::sqlite_url(&dir.path().join("game.sqlite"));
+    (dir, url)
+}

@@ -1,0 +1,151 @@
+//! Games survive `kill -9`: moves, clocks with their deadlines, draw offers,
+//! and timeouts that fell while the service was down — on SQLite and on
+//! PostgreSQL.
+
+mod common;
+
+use std::time::Duration;
+
+use chess_proto::{common::v1 as c, game::v1 as pb};
+use common::*;
+
+async fn survives_a_crash(url: String) {
+    let service = GameService::start(&url).await;
+    let mut client = service.client().await;
+
+    let long = create(&mut client, "w", "b", incremental(600, 5))
+        .await
+        .game_id;
+    for (p, m) in [("w", "e4"), ("b", "e5"), ("w", "Nf3")] {
+        play(&mut client, &long, p, m).await.unwrap();
+    }
+    let short = create(&mut client, "w", "b", incremental(2, 0))
+        .await
+        .game_id;
+    play(&mut client, &short, "w", "d4").await.unwrap();
+    play(&mut client, &short, "b", "d5").await.unwrap();
+    let offered = create(&mut client, "w", "b", untimed()).await.game_id;
+    play(&mut client, &offered, "w", "c4").await.unwrap();
+    client
+        .offer_draw(pb::OfferDrawRequest {
+            game_id: offered.clone(),
+            player_id: "w".into(),
+        })
+        .await
+        .unwrap();
+
+    let before = get(&mut client, &long).await;
+    service.crash().await;
+    // White's two seconds in `short` run out while nothing is running.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+
+    let service = GameService::start(&url).await;
+    let mut client = service.client().await;
+    let after = get(&mut client, &long).await;
+    assert_eq!(after.moves, before.moves);
+    assert_eq!(after.fen, before.fen);
+    assert_eq!(after.status, c::GameStatus::Active as i32);
+    let (clock_before, clock_after) = (before.clock.unwrap(), after.clock.unwrap());
+    assert_eq!(clock_after.running, c::Color::Black as i32);
+    assert_eq!(
+        clock_after.flag_at, clock_before.flag_at,
+        "the deadline is recomputed exactly"
+    );
+    assert_eq!(clock_after.white, clock_before.white);
+    let black_before = clock_before.black.unwrap().remaining_ms;
+    let black_after = clock_after.black.unwrap().remaining_ms;
+    assert!(
+        black_after <= black_before - 2500,
+        "time ran while the service was down"
+    );
+
+    let timed_out = get(&mut client, &short).await;
+    assert_eq!(timed_out.status, c::GameStatus::Finished as i32);
+    assert_eq!(timed_out.termination, c::Termination::Timeout as i32);
+    assert_eq!(timed_out.result, c::GameResult::BlackWins as i32);
+
+    let still_offered = get(&mut client, &offered).await;
+    assert_eq!(still_offered.draw_offer, c::Color::White as i32);
+
+    // Play goes on where it stopped.
+    let r = play(&mut client, &long, "b", "Nc6").await.unwrap();
+    assert_eq!(r.ply, 4);
+    service.crash().await;
+    let service = GameService::start(&url).await;
+    let mut client = service.client().await;
+    assert_eq!(get(&mut client, &long).await.moves.len(), 4);
+}
+
+#[tokio::test]
+async fn survives_a_crash_on_sqlite() {
+    let (_dir, url) = sqlite();
+    survives_a_crash(url).await;
+}
+
+#[tokio::test]
+async fn survives_a_crash_on_postgres() {
+    survives_a_crash(chess_storage::testing::fresh_postgres_database().await).await;
+}
+
+/// Every acknowledged move is stored: the service is killed while twenty
+/// games are moving, and afterwards each game holds every move that was
+/// acknowledged (and at most the one that was in flight).
+async fn acknowledged_moves_are_durable(url: String) {
+    let service = GameService::start(&url).await;
+    let mut client = service.client().await;
+    let mut games = Vec::new();
+    for i in 0..20 {
+        games.push(
+            create(&mut client, &format!("w{i}"), &format!("b{i}"), untimed())
+                .await
+                .game_id,
+        );
+    }
+    let mut tasks = Vec::new();
+    for (i, id) in games.iter().enumerate() {
+        let mut client = client.clone();
+        let id = id.clone();
+        tasks.push(tokio::spawn(async move {
+            let cycle = [("w", "Nf3"), ("b", "Nf6"), ("w", "Ng1"), ("b", "Ng8")];
+            let mut acknowledged = 0;
+            // Fewer than 100 half-moves, so the fifty-move rule never ends it.
+            for (side, mv) in cycle.iter().cycle().take(96) {
+                match play(&mut client, &id, &format!("{side}{i}"), mv).await {
+                    Ok(_) => acknowledged += 1,
+                    Err(_) => break,
+                }
+            }
+            acknowledged
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    service.crash().await;
+    let mut acknowledged = Vec::new();
+    for task in tasks {
+        acknowledged.push(task.await.unwrap());
+    }
+    assert!(
+        acknowledged.iter().any(|&n| n > 0),
+        "some moves were made before the crash"
+    );
+    let service = GameService::start(&url).await;
+    let mut client = service.client().await;
+    for (id, acked) in games.iter().zip(acknowledged) {
+        let stored = get(&mut client, id).await.moves.len();
+        assert!(
+            stored == acked || stored == acked + 1,
+            "game {id}: {acked} acknowledged, {stored} stored"
+        );
+    }
+}
+
+#[tokio::test]
+async fn acknowledged_moves_are_durable_on_sqlite() {
+    let (_dir, url) = sqlite();
+    acknowledged_moves_are_durable(url).await;
+}
+
+#[tokio::test]
+async fn acknowledged_moves_are_durable_on_postgres() {
+    acknowledged_moves_are_durable(chess_storage::testing::fresh_postgres_database().await).await;
+}

@@ -1,0 +1,482 @@
+//! The game service over gRPC: playing, endings, errors, watching, listing.
+
+mod common;
+
+use chess_proto::{common::v1 as c, game::v1 as pb};
+use chess_runtime::Reason;
+use common::*;
+use tokio_stream::StreamExt as _;
+use tonic::Code;
+
+fn reason(status: &tonic::Status) -> Option<Reason> {
+    Reason::of(status)
+}
+
+#[tokio::test]
+async fn fools_mate_with_watchers_board_and_pgn() {
+    let (_dir, url) = sqlite();
+    let service = GameService::start(&url).await;
+    let mut client = service.client().await;
+    let game = create(&mut client, "w", "b", untimed()).await;
+    assert_eq!(game.status, c::GameStatus::Active as i32);
+    assert_eq!(game.turn, c::Color::White as i32);
+
+    let mut watch = client
+        .watch_game(pb::WatchGameRequest {
+            game_id: game.game_id.clone(),
+            from_ply: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let first = watch.next().await.unwrap().unwrap().event.unwrap();
+    assert!(matches!(first.kind, Some(c::game_event::Kind::Snapshot(_))));
+
+    let r = play(&mut client, &game.game_id, "w", "f2f3").await.unwrap();
+    assert_eq!(r.ply, 1);
+    assert_eq!(
+        r.move_made.as_ref().unwrap().r#move.as_ref().unwrap().san,
+        "f3"
+    );
+    play(&mut client, &game.game_id, "b", "e5").await.unwrap();
+    play(&mut client, &game.game_id, "w", "g4").await.unwrap();
+    let mate = play(&mut client, &game.game_id, "b", "d8h4").await.unwrap();
+    let ended = mate.game_ended.expect("mate ends the game");
+    assert_eq!(ended.termination, c::Termination::Checkmate as i32);
+    assert_eq!(ended.winner, c::Color::Black as i32);
+    assert_eq!(mate.move_made.unwrap().r#move.unwrap().san, "Qh4#");
+
+    let mut plies = Vec::new();
+    while let Some(event) = watch.next().await {
+        let event = event.unwrap().event.unwrap();
+        match event.kind {
+            Some(c::game_event::Kind::MoveMade(m)) => {
+                plies.push((event.ply, m.r#move.unwrap().uci))
+            }
+            Some(c::game_event::Kind::GameEnded(e)) => {
+                assert_eq!(e.result, c::GameResult::BlackWins as i32);
+                break;
+            }
+            other => panic!("unexpected event {other:?}"),
+        }
+    }
+    assert_eq!(
+        plies,
+        vec![
+            (1, "f2f3".into()),
+            (2, "e7e5".into()),
+            (3, "g2g4".into()),
+            (4, "d8h4".into())
+        ]
+    );
+    assert!(
+        watch.next().await.is_none(),
+        "the stream ends with the game"
+    );
+
+    let state = get(&mut client, &game.game_id).await;
+    assert_eq!(state.status, c::GameStatus::Finished as i32);
+    assert_eq!(
+        state
+            .moves
+            .iter()
+            .map(|m| m.san.as_str())
+            .collect::<Vec<_>>(),
+        ["f3", "e5", "g4", "Qh4#"]
+    );
+    assert_eq!(
+        state.fen,
+        "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"
+    );
+
+    let board = client
+        .board(pb::BoardRequest {
+            game_id: game.game_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .board;
+    assert!(board.starts_with("\n +---+"));
+    assert!(
+        board.contains(" |   |   |   |   |   |   | P | q | 4\n"),
+        "{board}"
+    );
+    let pgn = client
+        .export_pgn(pb::ExportPgnRequest {
+            game_id: game.game_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .pgn;
+    assert!(pgn.contains("[Result \"0-1\"]"), "{pgn}");
+    assert!(pgn.trim_end().ends_with("1. f3 e5 2. g4 Qh4# 0-1"), "{pgn}");
+}
+
+#[tokio::test]
+async fn bad_input_is_refused_and_changes_nothing() {
+    let (_dir, url) = sqlite();
+    let service = GameService::start(&url).await;
+    let mut client = service.client().await;
+    let game = create(&mut client, "w", "b", untimed()).await;
+    let id = game.game_id.as_str();
+
+    let e = play(&mut client, id, "b", "e7e5").await.unwrap_err();
+    assert_eq!(
+        (e.code(), reason(&e)),
+        (Code::FailedPrecondition, Some(Reason::NotYourTurn))
+    );
+    let e = play(&mut client, id, "mallory", "e2e4").await.unwrap_err();
+    assert_eq!(
+        (e.code(), reason(&e)),
+        (Code::PermissionDenied, Some(Reason::NotAPlayer))
+    );
+    let e = play(&mut client, id, "w", "e2e5").await.unwrap_err();
+    assert_eq!(
+        (e.code(), reason(&e)),
+        (Code::FailedPrecondition, Some(Reason::IllegalMove))
+    );
+    assert!(e.message().contains("e2e5"), "{}", e.message());
+    let e = play(&mut client, id, "w", "hello").await.unwrap_err();
+    assert_eq!(
+        (e.code(), reason(&e)),
+        (Code::InvalidArgument, Some(Reason::MalformedMove))
+    );
+    let e = play(&mut client, id, "w", "").await.unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    let e = play(&mut client, "no-such-game", "w", "e2e4")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (e.code(), reason(&e)),
+        (Code::NotFound, Some(Reason::NotFound))
+    );
+    let e = client
+        .create_game(pb::CreateGameRequest {
+            white: Some(guest("x")),
+            black: Some(guest("y")),
+            time_control: Some(untimed()),
+            initial_fen: "not a fen".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    let e = client
+        .create_game(pb::CreateGameRequest {
+            white: Some(guest("x")),
+            black: Some(guest("y")),
+            time_control: Some(untimed()),
+            rated: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+
+    let state = get(&mut client, id).await;
+    assert_eq!(state.ply, 0);
+    assert!(state.moves.is_empty());
+    assert_eq!(state.status, c::GameStatus::Active as i32);
+
+    client
+        .resign(pb::ResignRequest {
+            game_id: id.into(),
+            player_id: "b".into(),
+        })
+        .await
+        .unwrap();
+    let e = play(&mut client, id, "w", "e2e4").await.unwrap_err();
+    assert_eq!(
+        (e.code(), reason(&e)),
+        (Code::FailedPrecondition, Some(Reason::GameOver))
+    );
+}
+
+#[tokio::test]
+async fn draws_claims_and_aborts() {
+    let (_dir, url) = sqlite();
+    let service = GameService::start(&url).await;
+    let mut client = service.client().await;
+
+    // Agreement.
+    let g = create(&mut client, "w", "b", untimed()).await.game_id;
+    let r = client
+        .offer_draw(pb::OfferDrawRequest {
+            game_id: g.clone(),
+            player_id: "w".into(),
+        })
+        .await
+        .unwrap();
+    assert!(r.into_inner().game_ended.is_none());
+    assert_eq!(
+        get(&mut client, &g).await.draw_offer,
+        c::Color::White as i32
+    );
+    let e = client
+        .accept_draw(pb::AcceptDrawRequest {
+            game_id: g.clone(),
+            player_id: "w".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition);
+    let r = client
+        .decline_draw(pb::DeclineDrawRequest {
+            game_id: g.clone(),
+            player_id: "b".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(r.into_inner().offered_by, c::Color::White as i32);
+    client
+        .offer_draw(pb::OfferDrawRequest {
+            game_id: g.clone(),
+            player_id: "b".into(),
+        })
+        .await
+        .unwrap();
+    let r = client
+        .accept_draw(pb::AcceptDrawRequest {
+            game_id: g.clone(),
+            player_id: "w".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        r.into_inner().game_ended.unwrap().termination,
+        c::Termination::DrawAgreement as i32
+    );
+
+    // Threefold repetition, claimed.
+    let g = create(&mut client, "w", "b", untimed()).await.game_id;
+    let e = client
+        .claim_draw(pb::ClaimDrawRequest {
+            game_id: g.clone(),
+            player_id: "w".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition);
+    for (player, mv) in [
+        ("w", "Nf3"),
+        ("b", "Nf6"),
+        ("w", "Ng1"),
+        ("b", "Ng8"),
+        ("w", "Nf3"),
+        ("b", "Nf6"),
+        ("w", "Ng1"),
+        ("b", "Ng8"),
+    ] {
+        play(&mut client, &g, player, mv).await.unwrap();
+    }
+    let r = client
+        .claim_draw(pb::ClaimDrawRequest {
+            game_id: g.clone(),
+            player_id: "w".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        r.into_inner().game_ended.unwrap().termination,
+        c::Termination::ThreefoldRepetition as i32
+    );
+
+    // Abort before both sides moved, not after.
+    let g = create(&mut client, "w", "b", untimed()).await.game_id;
+    play(&mut client, &g, "w", "e4").await.unwrap();
+    let r = client
+        .abort(pb::AbortRequest {
+            game_id: g.clone(),
+            player_id: "b".into(),
+        })
+        .await
+        .unwrap();
+    let ended = r.into_inner().game_ended.unwrap();
+    assert_eq!(ended.termination, c::Termination::Aborted as i32);
+    assert_eq!(ended.result, c::GameResult::Unspecified as i32);
+    let g = create(&mut client, "w", "b", untimed()).await.game_id;
+    play(&mut client, &g, "w", "e4").await.unwrap();
+    play(&mut client, &g, "b", "e5").await.unwrap();
+    let e = client
+        .abort(pb::AbortRequest {
+            game_id: g.clone(),
+            player_id: "w".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition);
+}
+
+#[tokio::test]
+async fn the_flag_falls_with_nobody_connected() {
+    let (_dir, url) = sqlite();
+    let service = GameService::start(&url).await;
+    let mut client = service.client().await;
+    let g = create(&mut client, "w", "b", incremental(1, 0))
+        .await
+        .game_id;
+    play(&mut client, &g, "w", "e4").await.unwrap();
+    play(&mut client, &g, "b", "e5").await.unwrap();
+    let state = get(&mut client, &g).await;
+    let clock = state.clock.unwrap();
+    assert!(clock.timed);
+    assert_eq!(clock.running, c::Color::White as i32);
+    assert!(clock.flag_at.is_some());
+    // Nobody acts; the server ends the game when white's second runs out.
+    tokio::time::sleep(std::time::Duration::from_millis(1600)).await;
+    let state = get(&mut client, &g).await;
+    assert_eq!(state.status, c::GameStatus::Finished as i32);
+    assert_eq!(state.termination, c::Termination::Timeout as i32);
+    assert_eq!(state.result, c::GameResult::BlackWins as i32);
+    assert_eq!(state.clock.unwrap().white.unwrap().remaining_ms, 0);
+}
+
+#[tokio::test]
+async fn watching_resumes_from_a_ply() {
+    let (_dir, url) = sqlite();
+    let service = GameService::start(&url).await;
+    let mut client = service.client().await;
+    let g = create(&mut client, "w", "b", untimed()).await.game_id;
+    for (p, m) in [("w", "e4"), ("b", "e5"), ("w", "Nf3"), ("b", "Nc6")] {
+        play(&mut client, &g, p, m).await.unwrap();
+    }
+    let mut watch = client
+        .watch_game(pb::WatchGameRequest {
+            game_id: g.clone(),
+            from_ply: Some(2),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let snapshot = watch.next().await.unwrap().unwrap().event.unwrap();
+    match snapshot.kind {
+        Some(c::game_event::Kind::Snapshot(s)) => assert_eq!(s.ply, 4),
+        other => panic!("{other:?}"),
+    }
+    for expected in [(3, "g1f3"), (4, "b8c6")] {
+        let event = watch.next().await.unwrap().unwrap().event.unwrap();
+        match event.kind {
+            Some(c::game_event::Kind::MoveMade(m)) => {
+                assert_eq!((event.ply, m.r#move.unwrap().uci.as_str()), expected);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    play(&mut client, &g, "w", "Bb5").await.unwrap();
+    let live = watch.next().await.unwrap().unwrap().event.unwrap();
+    assert_eq!(live.ply, 5);
+}
+
+#[tokio::test]
+async fn player_streams_see_new_games_and_their_moves() {
+    let (_dir, url) = sqlite();
+    let service = GameService::start(&url).await;
+    let mut client = service.client().await;
+    let mut events = client
+        .watch_player(pb::WatchPlayerRequest {
+            player_id: "p1".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let g = create(&mut client, "p1", "p2", untimed()).await.game_id;
+    let started = events.next().await.unwrap().unwrap().event.unwrap();
+    assert!(
+        matches!(started.kind, Some(c::game_event::Kind::GameStarted(_))),
+        "{started:?}"
+    );
+    assert_eq!(started.game_id, g);
+    // A game p1 is not in is not seen.
+    let other = create(&mut client, "p3", "p4", untimed()).await.game_id;
+    play(&mut client, &other, "p3", "d4").await.unwrap();
+    play(&mut client, &g, "p1", "e4").await.unwrap();
+    let moved = events.next().await.unwrap().unwrap().event.unwrap();
+    assert_eq!(moved.game_id, g);
+    assert!(matches!(moved.kind, Some(c::game_event::Kind::MoveMade(_))));
+}
+
+#[tokio::test]
+async fn listing_pages_and_idempotent_creation() {
+    let (_dir, url) = sqlite();
+    let service = GameService::start(&url).await;
+    let mut client = service.client().await;
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        let opponent = format!("o{i}");
+        ids.push(
+            create(&mut client, "me", &opponent, untimed())
+                .await
+                .game_id,
+        );
+    }
+    client
+        .resign(pb::ResignRequest {
+            game_id: ids[0].clone(),
+            player_id: "me".into(),
+        })
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = client
+            .list_games(pb::ListGamesRequest {
+                player_id: "me".into(),
+                filter: 0,
+                page_size: 2,
+                page_token: token,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(page.games.len() <= 2);
+        seen.extend(page.games.into_iter().map(|g| g.game_id));
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        token = page.next_page_token;
+    }
+    assert_eq!(seen.len(), 5);
+    ids.reverse();
+    assert_eq!(seen, ids, "newest first");
+    let finished = client
+        .list_games(pb::ListGamesRequest {
+            player_id: "me".into(),
+            filter: pb::GameFilter::Finished as i32,
+            page_size: 10,
+            page_token: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(finished.games.len(), 1);
+    assert_eq!(
+        finished.games[0].termination,
+        c::Termination::Resignation as i32
+    );
+
+    let request = pb::CreateGameRequest {
+        white: Some(guest("a")),
+        black: Some(guest("b")),
+        time_control: Some(untimed()),
+        idempotency_key: "pairing-42".into(),
+        ..Default::default()
+    };
+    let first = client
+        .create_game(request.clone())
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    let again = client
+        .create_game(request)
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert_eq!(first.game_id, again.game_id);
+}
