@@ -1,0 +1,126 @@
+//! Every way a request or the service can fail, and its gRPC status.
+
+use std::path::PathBuf;
+
+use chess_runtime::Reason;
+use tonic::{Code, Status};
+
+use crate::limits::{MAX_DEPTH, MAX_MOVETIME_MS, MAX_MULTIPV};
+use crate::position::MAX_MOVES;
+
+/// Why a request (or the service) failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("invalid FEN: {0}")]
+    InvalidFen(String),
+    #[error("move {index} ({text:?}) is not a UCI move")]
+    MalformedMove { index: usize, text: String },
+    #[error("move {index} ({text:?}) is illegal in its position")]
+    IllegalMove { index: usize, text: String },
+    #[error("too many moves: {0} (at most {MAX_MOVES})")]
+    TooManyMoves(usize),
+    #[error(
+        "search limits need a movetime (at most {MAX_MOVETIME_MS} ms) or a depth (at most {MAX_DEPTH}), or both"
+    )]
+    MissingLimits,
+    #[error("movetime {0} ms is above the maximum of {MAX_MOVETIME_MS} ms")]
+    MovetimeTooLong(u32),
+    #[error("depth {0} is above the maximum of {MAX_DEPTH}")]
+    DepthTooDeep(u32),
+    #[error("level {0} is not between 1 and 8")]
+    InvalidLevel(u32),
+    #[error("multipv {0} is not between 1 and {MAX_MULTIPV}")]
+    InvalidMultipv(u32),
+    #[error("the position has no legal move")]
+    NoLegalMoves,
+    #[error("too many requests are waiting for the engine ({0})")]
+    QueueFull(usize),
+    #[error("no Stockfish process is running")]
+    NoEngine,
+    #[error("the Stockfish process failed: {0}")]
+    EngineFailed(String),
+    #[error("the engine service is shutting down")]
+    ShuttingDown,
+    #[error("cannot start Stockfish ({}): {reason}", .path.display())]
+    CannotStart {
+        path: PathBuf,
+        reason: chess_uci::Error,
+    },
+    #[error(transparent)]
+    Server(#[from] chess_runtime::server::Error),
+}
+
+impl From<Error> for Status {
+    fn from(error: Error) -> Self {
+        let message = error.to_string();
+        let (code, reason) = match error {
+            Error::MalformedMove { .. } => (Code::InvalidArgument, Reason::MalformedMove),
+            Error::IllegalMove { .. } => (Code::InvalidArgument, Reason::IllegalMove),
+            Error::InvalidFen(_)
+            | Error::TooManyMoves(_)
+            | Error::MissingLimits
+            | Error::MovetimeTooLong(_)
+            | Error::DepthTooDeep(_)
+            | Error::InvalidLevel(_)
+            | Error::InvalidMultipv(_) => (Code::InvalidArgument, Reason::InvalidRequest),
+            Error::NoLegalMoves => (Code::FailedPrecondition, Reason::GameOver),
+            Error::QueueFull(_) => (Code::ResourceExhausted, Reason::EngineUnavailable),
+            Error::NoEngine | Error::EngineFailed(_) | Error::ShuttingDown => {
+                (Code::Unavailable, Reason::EngineUnavailable)
+            }
+            Error::CannotStart { .. } | Error::Server(_) => {
+                (Code::Internal, Reason::EngineUnavailable)
+            }
+        };
+        reason.status(code, message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_input_and_faults_map_to_their_codes() {
+        let cases = [
+            (Error::InvalidFen("x".into()), Code::InvalidArgument),
+            (
+                Error::IllegalMove {
+                    index: 0,
+                    text: "e2e5".into(),
+                },
+                Code::InvalidArgument,
+            ),
+            (Error::MissingLimits, Code::InvalidArgument),
+            (Error::InvalidLevel(9), Code::InvalidArgument),
+            (Error::NoLegalMoves, Code::FailedPrecondition),
+            (Error::QueueFull(3), Code::ResourceExhausted),
+            (Error::NoEngine, Code::Unavailable),
+            (Error::EngineFailed("gone".into()), Code::Unavailable),
+        ];
+        for (error, code) in cases {
+            let status = Status::from(error);
+            assert_eq!(status.code(), code, "{status:?}");
+            assert!(Reason::of(&status).is_some());
+        }
+        let status = Status::from(Error::IllegalMove {
+            index: 2,
+            text: "e2e5".into(),
+        });
+        assert_eq!(Reason::of(&status), Some(Reason::IllegalMove));
+    }
+
+    #[test]
+    fn the_start_up_failure_is_one_line() {
+        let error = Error::CannotStart {
+            path: "/nowhere/stockfish".into(),
+            reason: chess_uci::Error::Spawn(std::io::Error::from(std::io::ErrorKind::NotFound)),
+        };
+        let text = error.to_string();
+        assert!(
+            text.starts_with("cannot start Stockfish (/nowhere/stockfish): "),
+            "{text}"
+        );
+        assert!(!text.contains('\n'));
+    }
+}

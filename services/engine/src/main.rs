@@ -1,0 +1,19 @@
+//! `chess-engine`: serves the engine service until shut down.
+//!
+//! Exits with status 3 and one line on standard error when no Stockfish
+//! process can be started (launchers map that status to their own message).
+
+use std::process::ExitCode;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let config: chess_engine::Config = chess_runtime::cli::parse("engine");
+    let _telemetry = chess_runtime::init_telemetry("engine", &config.telemetry);
+    match chess_engine::run(config).await {
+        Err(e @ chess_engine::Error::CannotStart { .. }) => {
+            eprintln!("chess-engine: {e}");
+            ExitCode::from(chess_engine::EXIT_ENGINE_UNAVAILABLE)
+        }
+        result => chess_runtime::exit_code("engine", result),
+    }
+}
