@@ -1,0 +1,592 @@
+//! One uqchess connection: a guest player.
+//!
+//! The session answers requests strictly in order, and interleaves the
+//! events of its game (the opponent's or the engine's moves, the end of the
+//! game) between the answers, in ply order. Against the computer, a move is
+//! answered by `ok` and then the engine's `moved`, before the next request is
+//! taken, as the protocol's reference server does. Turn and game state are
+//! tracked from what this client has been told, so answers are always
+//! consistent with the lines it has seen.
+
+use std::time::Duration;
+
+use chess_domain::{Color, color_from_pb};
+use chess_proto::{
+    common::v1 as common,
+    game::v1::{self as game_pb, HintKind},
+    matchmaking::v1::{self as mm_pb, join_pairing_queue_response::Update},
+};
+use chess_runtime::Reason;
+use tokio::{
+    io::{AsyncRead, AsyncWrite, AsyncWriteExt as _},
+    time::sleep,
+};
+use tokio_util::sync::CancellationToken;
+use tonic::Streaming;
+
+use super::{
+    lines::{Line, LineReader},
+    protocol::{self, Colour, Request, Versus},
+};
+use crate::backends::Backends;
+
+/// Pause before following a game again after its event stream broke.
+const RESUBSCRIBE_DELAY: Duration = Duration::from_millis(200);
+
+/// What the connection is doing.
+enum State {
+    /// No game was ever started.
+    Idle,
+    /// Waiting in the pairing queue.
+    Waiting {
+        queue: Streaming<mm_pb::JoinPairingQueueResponse>,
+        colour: Colour,
+    },
+    /// In a game, or just after one (its board stays available).
+    Game(Play),
+}
+
+struct Play {
+    game_id: String,
+    colour: Color,
+    versus_computer: bool,
+    /// Moves this client has been told about (its own `ok`s and the
+    /// opponent's `moved`s).
+    told_ply: u32,
+    in_progress: bool,
+    /// After a move against the computer: its reply is part of the answer.
+    awaiting_engine: bool,
+    events: Option<Streaming<game_pb::WatchGameResponse>>,
+    /// How the game ended, learnt from a snapshot while catching up: told
+    /// once the replayed moves have been.
+    ended: Option<common::GameEnded>,
+}
+
+impl Play {
+    fn my_turn(&self) -> bool {
+        // Games of this protocol start from the initial position.
+        let white_to_move = self.told_ply.is_multiple_of(2);
+        white_to_move == (self.colour == Color::White)
+    }
+}
+
+fn colour_name(colour: Color) -> &'static str {
+    match colour {
+        Color::White => "white",
+        Color::Black => "black",
+    }
+}
+
+/// The `gameover` line for an ending, if it is one this protocol knows.
+fn gameover_line(ended: &common::GameEnded) -> String {
+    let winner = color_from_pb(ended.winner).map(colour_name);
+    match (common::Termination::try_from(ended.termination), winner) {
+        (Ok(common::Termination::Checkmate), Some(w)) => format!("gameover checkmate {w}\n"),
+        (Ok(common::Termination::Resignation), Some(w)) => format!("gameover resignation {w}\n"),
+        (Ok(common::Termination::Stalemate), _) => "gameover stalemate\n".to_owned(),
+        // Uqchess games end no other way; say something true regardless.
+        (_, Some(w)) => format!("gameover resignation {w}\n"),
+        (_, None) => "gameover stalemate\n".to_owned(),
+    }
+}
+
+/// A connected client.
+pub struct Session<R, W> {
+    guest_id: String,
+    connected_at: prost_types::Timestamp,
+    backends: Backends,
+    reader: LineReader<R>,
+    writer: W,
+    out: Vec<u8>,
+    state: State,
+}
+
+impl<R, W> std::fmt::Debug for Session<R, W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("guest_id", &self.guest_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What woke the session up.
+enum Wake {
+    Line(std::io::Result<Option<Line>>),
+    Queue(Result<Option<mm_pb::JoinPairingQueueResponse>, tonic::Status>),
+    Event(Box<Result<Option<game_pb::WatchGameResponse>, tonic::Status>>),
+    Shutdown,
+}
+
+impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
+    pub fn new(
+        guest_id: String,
+        connected_at: prost_types::Timestamp,
+        backends: Backends,
+        reader: R,
+        writer: W,
+    ) -> Self {
+        Self {
+            guest_id,
+            connected_at,
+            backends,
+            reader: LineReader::new(reader),
+            writer,
+            out: Vec::new(),
+            state: State::Idle,
+        }
+    }
+
+    fn say(&mut self, line: &str) {
+        self.out.extend_from_slice(line.as_bytes());
+    }
+
+    async fn flush(&mut self) -> std::io::Result<()> {
+        if !self.out.is_empty() {
+            self.writer.write_all(&self.out).await?;
+            self.out.clear();
+            if self.out.capacity() > 4096 {
+                self.out = Vec::new();
+            }
+        }
+        Ok(())
+    }
+
+    /// Serves the client until it disconnects or the gateway shuts down; a
+    /// game in progress is then resigned.
+    pub async fn run(mut self, shutdown: CancellationToken) {
+        loop {
+            if self.flush().await.is_err() {
+                break;
+            }
+            self.reader.shrink();
+            let taking_requests = !matches!(&self.state, State::Game(p) if p.awaiting_engine);
+            let wake = tokio::select! {
+                biased;
+                () = shutdown.cancelled() => Wake::Shutdown,
+                // Events first: a request is answered in the light of every
+                // event that had already arrived.
+                event = next_event(&mut self.state) => event,
+                line = self.reader.next_line(), if taking_requests => Wake::Line(line),
+            };
+            match wake {
+                Wake::Shutdown => break,
+                Wake::Line(Ok(Some(line))) => self.request(line).await,
+                Wake::Line(Ok(None) | Err(_)) => break,
+                Wake::Queue(update) => self.queue_update(update).await,
+                Wake::Event(event) => self.game_event(*event).await,
+            }
+        }
+        self.disconnect().await;
+    }
+
+    async fn request(&mut self, line: Line) {
+        let request = match line {
+            Line::Complete(bytes) => protocol::parse(&bytes),
+            Line::TooLong => None,
+        };
+        match request {
+            None => self.say("error command\n"),
+            Some(Request::Start { versus, colour }) => self.start(versus, colour).await,
+            Some(Request::Board) => self.board().await,
+            Some(Request::Hint { all }) => self.hint(all).await,
+            Some(Request::Move(m)) => self.play(m).await,
+            Some(Request::Resign) => self.resign().await,
+        }
+    }
+
+    /// The game in progress, if any.
+    fn playing(&mut self) -> Option<&mut Play> {
+        match &mut self.state {
+            State::Game(play) if play.in_progress => Some(play),
+            _ => None,
+        }
+    }
+
+    async fn start(&mut self, versus: Versus, colour: Colour) {
+        // Starting again ends the game in progress as a resignation would.
+        if self.playing().is_some() {
+            self.resign().await;
+        }
+        self.state = State::Idle;
+        match versus {
+            Versus::Computer => self.start_computer(colour).await,
+            Versus::Human => self.join_queue(colour).await,
+        }
+    }
+
+    async fn start_computer(&mut self, colour: Colour) {
+        let mine = if colour == Colour::Black {
+            Color::Black
+        } else {
+            Color::White
+        };
+        let me = common::Player {
+            kind: Some(common::player::Kind::Guest(common::GuestPlayer {
+                guest_id: self.guest_id.clone(),
+                display_name: String::new(),
+            })),
+        };
+        let engine = common::Player {
+            kind: Some(common::player::Kind::Engine(common::EnginePlayer {
+                level: 0,
+            })),
+        };
+        let (white, black) = if mine == Color::White {
+            (me, engine)
+        } else {
+            (engine, me)
+        };
+        let request = game_pb::CreateGameRequest {
+            white: Some(white),
+            black: Some(black),
+            time_control: Some(chess_domain::TimeControl::Untimed.into()),
+            rules: common::RuleSet::Uqchess as i32,
+            ..Default::default()
+        };
+        let game_id = match self.backends.game.create_game(request).await {
+            Ok(response) => response
+                .into_inner()
+                .game
+                .map(|g| g.game_id)
+                .unwrap_or_default(),
+            Err(status) => {
+                tracing::warn!(error = %status, "cannot create a game against the computer");
+                self.say("error engine\n");
+                return;
+            }
+        };
+        self.begin(game_id, mine, true).await;
+    }
+
+    /// Starts following a game that has just begun.
+    async fn begin(&mut self, game_id: String, colour: Color, versus_computer: bool) {
+        self.say(&format!("started {}\n", colour_name(colour)));
+        let mut play = Play {
+            game_id,
+            colour,
+            versus_computer,
+            told_ply: 0,
+            in_progress: true,
+            // The engine moves first when it has white.
+            awaiting_engine: versus_computer && colour == Color::Black,
+            events: None,
+            ended: None,
+        };
+        play.events = self.subscribe(&play.game_id, 0).await;
+        self.state = State::Game(play);
+    }
+
+    async fn subscribe(
+        &mut self,
+        game_id: &str,
+        from_ply: u32,
+    ) -> Option<Streaming<game_pb::WatchGameResponse>> {
+        let request = game_pb::WatchGameRequest {
+            game_id: game_id.to_owned(),
+            from_ply: Some(from_ply),
+        };
+        match self.backends.game.watch_game(request).await {
+            Ok(response) => Some(response.into_inner()),
+            Err(status) => {
+                tracing::warn!(game_id, error = %status, "cannot follow the game; retrying");
+                None
+            }
+        }
+    }
+
+    async fn join_queue(&mut self, colour: Colour) {
+        let color = match colour {
+            Colour::Either => common::ColorChoice::Either,
+            Colour::White => common::ColorChoice::White,
+            Colour::Black => common::ColorChoice::Black,
+        };
+        let request = mm_pb::JoinPairingQueueRequest {
+            guest_id: self.guest_id.clone(),
+            display_name: String::new(),
+            color: color as i32,
+            connected_at: Some(self.connected_at),
+        };
+        match self.backends.matchmaking.join_pairing_queue(request).await {
+            Ok(response) => {
+                self.state = State::Waiting {
+                    queue: response.into_inner(),
+                    colour,
+                }
+            }
+            Err(status) => {
+                tracing::warn!(error = %status, "cannot join the pairing queue");
+                // Still waiting, as far as the client knows: try again.
+                sleep(RESUBSCRIBE_DELAY).await;
+                Box::pin(self.join_queue(colour)).await;
+            }
+        }
+    }
+
+    async fn queue_update(
+        &mut self,
+        update: Result<Option<mm_pb::JoinPairingQueueResponse>, tonic::Status>,
+    ) {
+        let State::Waiting { colour, .. } = &self.state else {
+            return;
+        };
+        let colour = *colour;
+        match update {
+            Ok(Some(mm_pb::JoinPairingQueueResponse {
+                update: Some(Update::Paired(paired)),
+            })) => {
+                let mine = color_from_pb(paired.color).unwrap_or(Color::White);
+                self.begin(paired.game_id, mine, false).await;
+            }
+            Ok(Some(_)) => {}
+            Ok(None) | Err(_) => {
+                // The queue went away (matchmaking restarted): queue again,
+                // keeping the connection time that orders waiters.
+                sleep(RESUBSCRIBE_DELAY).await;
+                self.join_queue(colour).await;
+            }
+        }
+    }
+
+    async fn game_event(
+        &mut self,
+        event: Result<Option<game_pb::WatchGameResponse>, tonic::Status>,
+    ) {
+        let State::Game(play) = &mut self.state else {
+            return;
+        };
+        let event = match event {
+            Ok(Some(response)) => response.event,
+            Ok(None) | Err(_) => {
+                play.events = None;
+                if play.in_progress
+                    && let Some(ended) = play.ended.take()
+                {
+                    play.in_progress = false;
+                    play.awaiting_engine = false;
+                    let line = gameover_line(&ended);
+                    self.say(&line);
+                    return;
+                }
+                if play.in_progress {
+                    // Follow again from what the client has been told.
+                    let (game_id, from) = (play.game_id.clone(), play.told_ply);
+                    sleep(RESUBSCRIBE_DELAY).await;
+                    let events = self.subscribe(&game_id, from).await;
+                    if let State::Game(play) = &mut self.state {
+                        play.events = events;
+                    }
+                }
+                return;
+            }
+        };
+        let Some(event) = event else { return };
+        let mut lines = String::new();
+        match event.kind {
+            Some(common::game_event::Kind::MoveMade(made)) if event.ply > play.told_ply => {
+                play.told_ply = event.ply;
+                if color_from_pb(made.color) != Some(play.colour) {
+                    play.awaiting_engine = false;
+                    lines.push_str(&format!("moved {}\n", made.submitted));
+                    if made.check {
+                        lines.push_str("check\n");
+                    }
+                }
+            }
+            Some(common::game_event::Kind::GameEnded(ended)) if play.in_progress => {
+                play.in_progress = false;
+                play.awaiting_engine = false;
+                lines.push_str(&gameover_line(&ended));
+            }
+            Some(common::game_event::Kind::Snapshot(state))
+                if state.status == common::GameStatus::Finished as i32 =>
+            {
+                // The game ended while this session was not following it;
+                // the moves it missed come first.
+                play.ended = Some(common::GameEnded {
+                    result: state.result,
+                    termination: state.termination,
+                    winner: match common::GameResult::try_from(state.result) {
+                        Ok(common::GameResult::WhiteWins) => common::Color::White as i32,
+                        Ok(common::GameResult::BlackWins) => common::Color::Black as i32,
+                        _ => common::Color::Unspecified as i32,
+                    },
+                });
+            }
+            Some(common::game_event::Kind::EngineFailed(_)) if play.awaiting_engine => {
+                play.awaiting_engine = false;
+                lines.push_str("error engine\n");
+            }
+            _ => {}
+        }
+        self.say(&lines);
+    }
+
+    async fn board(&mut self) {
+        let State::Game(play) = &self.state else {
+            self.say("error game\n");
+            return;
+        };
+        let request = game_pb::BoardRequest {
+            game_id: play.game_id.clone(),
+        };
+        match self.backends.game.board(request).await {
+            Ok(response) => {
+                let board = response.into_inner().board;
+                self.say("startboard\n");
+                self.say(&board);
+                self.say("endboard\n");
+            }
+            Err(status) => {
+                tracing::warn!(error = %status, "cannot draw the board");
+                self.say("error engine\n");
+            }
+        }
+    }
+
+    async fn hint(&mut self, all: bool) {
+        let Some(play) = self.playing() else {
+            self.say("error game\n");
+            return;
+        };
+        if !play.my_turn() {
+            self.say("error turn\n");
+            return;
+        }
+        let request = game_pb::HintRequest {
+            game_id: play.game_id.clone(),
+            player_id: self.guest_id.clone(),
+            kind: if all { HintKind::All } else { HintKind::Best } as i32,
+        };
+        match self.backends.game.hint(request).await {
+            Ok(response) => {
+                let moves = response.into_inner().moves;
+                self.say(&format!("moves {}\n", moves.join(" ")));
+            }
+            Err(status) => self.refused(&status),
+        }
+    }
+
+    /// The `error` line for a refused request.
+    fn refused(&mut self, status: &tonic::Status) {
+        let line = match Reason::of(status) {
+            Some(Reason::IllegalMove | Reason::MalformedMove) => "error move\n",
+            Some(Reason::NotYourTurn) => "error turn\n",
+            Some(Reason::GameOver | Reason::NotAPlayer | Reason::NotFound) => "error game\n",
+            _ => {
+                tracing::warn!(error = %status, "request failed");
+                "error engine\n"
+            }
+        };
+        self.say(line);
+    }
+
+    async fn play(&mut self, m: String) {
+        let guest_id = self.guest_id.clone();
+        let Some(play) = self.playing() else {
+            self.say("error game\n");
+            return;
+        };
+        if !play.my_turn() {
+            self.say("error turn\n");
+            return;
+        }
+        let request = game_pb::MakeMoveRequest {
+            game_id: play.game_id.clone(),
+            player_id: guest_id,
+            r#move: m,
+        };
+        let response = match self.backends.game.make_move(request).await {
+            Ok(response) => response.into_inner(),
+            Err(status) => {
+                self.refused(&status);
+                return;
+            }
+        };
+        let Some(play) = self.playing() else { return };
+        play.told_ply = response.ply;
+        let mut lines = String::from("ok\n");
+        if response.move_made.as_ref().is_some_and(|m| m.check) {
+            lines.push_str("check\n");
+        }
+        if let Some(ended) = &response.game_ended {
+            play.in_progress = false;
+            lines.push_str(&gameover_line(ended));
+        } else if play.versus_computer {
+            play.awaiting_engine = true;
+        }
+        self.say(&lines);
+    }
+
+    async fn resign(&mut self) {
+        let guest_id = self.guest_id.clone();
+        let Some(play) = self.playing() else {
+            self.say("error game\n");
+            return;
+        };
+        let request = game_pb::ResignRequest {
+            game_id: play.game_id.clone(),
+            player_id: guest_id,
+        };
+        match self.backends.game.resign(request).await {
+            Ok(response) => {
+                let Some(play) = self.playing() else { return };
+                play.in_progress = false;
+                play.awaiting_engine = false;
+                let line = match response.into_inner().game_ended {
+                    Some(ended) => gameover_line(&ended),
+                    None => format!("gameover resignation {}\n", colour_name(!play.colour)),
+                };
+                self.say(&line);
+            }
+            Err(status) => self.refused(&status),
+        }
+    }
+
+    /// The client left: a game in progress is resigned, a place in the queue
+    /// given up (by dropping the queue stream).
+    async fn disconnect(&mut self) {
+        if let Some(play) = self.playing() {
+            let request = game_pb::ResignRequest {
+                game_id: play.game_id.clone(),
+                player_id: self.guest_id.clone(),
+            };
+            let mut game = self.backends.game.clone();
+            // The resignation must happen even though nobody waits for it.
+            tokio::spawn(async move {
+                for attempt in 0..5u32 {
+                    match game.resign(request.clone()).await {
+                        Ok(_) => return,
+                        Err(status) if Reason::of(&status).is_some() => return,
+                        Err(status) => {
+                            tracing::warn!(error = %status, attempt, "cannot resign for a departed client");
+                            sleep(Duration::from_millis(200 << attempt)).await;
+                        }
+                    }
+                }
+            });
+        }
+        self.state = State::Idle;
+    }
+}
+
+/// The next message of the queue or game stream the session follows; never
+/// completes when it follows none.
+async fn next_event(state: &mut State) -> Wake {
+    match state {
+        State::Waiting { queue, .. } => Wake::Queue(queue.message().await),
+        State::Game(Play {
+            events: Some(events),
+            ..
+        }) => Wake::Event(Box::new(events.message().await)),
+        State::Game(Play {
+            events: None,
+            in_progress: true,
+            ..
+        }) => {
+            // The stream broke and could not be reopened yet.
+            sleep(RESUBSCRIBE_DELAY).await;
+            Wake::Event(Box::new(Ok(None)))
+        }
+        _ => std::future::pending().await,
+    }
+}

@@ -1,0 +1,76 @@
+//! The matchmaking service: turns the uqchess pairing queue, seeks, requests
+//! to play and challenges into games, created through the game service.
+//!
+//! - [`pairing`]: the uqchess `start human` queue (one actor).
+//! - [`lobby`]: seeks and correspondence tables, requests, challenges and the
+//!   players' lobby event streams.
+//! - [`api`]: the gRPC service.
+
+pub mod api;
+pub mod lobby;
+pub mod pairing;
+
+use chess_proto::matchmaking::v1::matchmaking_service_server::{
+    MatchmakingServiceServer, SERVICE_NAME,
+};
+
+/// Flags of `chess-matchmaking`; each has an environment twin
+/// `CHESS_MATCHMAKING_<FLAG>`.
+#[derive(Debug, clap::Parser)]
+#[command(
+    name = "chess-matchmaking",
+    version,
+    about = "The matchmaking service: pairing, seeks, tables and challenges"
+)]
+pub struct Config {
+    #[command(flatten)]
+    pub server: chess_runtime::ServerArgs,
+    #[command(flatten)]
+    pub telemetry: chess_telemetry::TelemetryArgs,
+    /// Where seeks and challenges are stored: `sqlite://path?mode=rwc` or
+    /// `postgres://…`.
+    #[arg(long, default_value = "sqlite://data/matchmaking.sqlite?mode=rwc")]
+    pub database_url: String,
+    /// The game service, `host:port`.
+    #[arg(long, default_value = "127.0.0.1:50053")]
+    pub game_addr: String,
+    /// The rating service, `host:port`.
+    #[arg(long, default_value = "127.0.0.1:50054")]
+    pub rating_addr: String,
+}
+
+/// Default gRPC address.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:50052";
+
+/// Why the service could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Server(#[from] chess_runtime::server::Error),
+    #[error(transparent)]
+    Storage(#[from] chess_storage::Error),
+    #[error("invalid service address: {0}")]
+    Address(#[from] tonic::transport::Error),
+}
+
+/// Runs the service until shutdown.
+pub async fn run(config: Config) -> Result<(), Error> {
+    let server = chess_runtime::Server::bind(
+        "matchmaking",
+        &config.server,
+        DEFAULT_LISTEN,
+        &[SERVICE_NAME],
+    )
+    .await?;
+    let game = chess_runtime::channel(&config.game_addr)?;
+    let pairing = pairing::Pairing::spawn(game);
+    let lobby = lobby::Lobby::default();
+    server.health().set_ready(true).await;
+    let api = api::MatchmakingApi { pairing, lobby };
+    server
+        .serve(tonic::service::Routes::new(MatchmakingServiceServer::new(
+            api,
+        )))
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,10 @@
+//! `chess-matchmaking`: serves the matchmaking service until shut down.
+
+use std::process::ExitCode;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let config: chess_matchmaking::Config = chess_runtime::cli::parse("matchmaking");
+    let _telemetry = chess_runtime::init_telemetry("matchmaking", &config.telemetry);
+    chess_runtime::exit_code("matchmaking", chess_matchmaking::run(config).await)
+}
