@@ -1,0 +1,387 @@
+//! The gRPC face of the service: requests are checked and converted here,
+//! then handed to the store and the password hasher.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use chess_domain::SpeedCategory;
+use chess_proto::rating::v1::{self as pb, get_player_request::Key, rating_service_server};
+use opentelemetry::{
+    KeyValue,
+    metrics::{Counter, Histogram},
+};
+use tonic::{Request, Response, Status};
+use tracing::instrument;
+
+use crate::{
+    accounts::{Email, Hasher, Password, Username},
+    convert,
+    error::Error,
+    store::{Field, GameReport, LeaderboardCursor, Player, Store, StoreError},
+};
+
+/// Most player ids one `GetRatings` may ask for.
+const MAX_RATINGS_PER_CALL: usize = 1000;
+
+/// The service's metrics.
+#[derive(Clone, Debug)]
+struct Metrics {
+    results: Counter<u64>,
+    registrations: Counter<u64>,
+    logins: Counter<u64>,
+    record_seconds: Histogram<f64>,
+}
+
+impl Metrics {
+    fn new() -> Self {
+        let meter = chess_telemetry::meter("chess-rating");
+        Self {
+            results: meter
+                .u64_counter("chess.rating.results")
+                .with_description("Game results received, by whether they were new")
+                .build(),
+            registrations: meter
+                .u64_counter("chess.rating.registrations")
+                .with_description("Accounts created")
+                .build(),
+            logins: meter
+                .u64_counter("chess.rating.logins")
+                .with_description("Authentication attempts, by outcome")
+                .build(),
+            record_seconds: meter
+                .f64_histogram("chess.rating.record_result.duration")
+                .with_unit("s")
+                .with_description("Time to apply a game result, retries included")
+                .build(),
+        }
+    }
+}
+
+/// Implements `chess.rating.v1.RatingService`.
+#[derive(Debug)]
+pub struct RatingApi {
+    store: Store,
+    hasher: Hasher,
+    metrics: Metrics,
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+impl RatingApi {
+    pub fn new(store: Store, hasher: Hasher) -> Self {
+        Self {
+            store,
+            hasher,
+            metrics: Metrics::new(),
+        }
+    }
+
+    async fn register(&self, request: pb::RegisterRequest) -> Result<pb::RegisterResponse, Error> {
+        let username = Username::parse(&request.username)?;
+        let email = Email::parse(&request.email)?;
+        let password = Password::parse(&request.password)?;
+        // Spares the hashing for the common duplicate; the unique indexes
+        // decide races.
+        if self.store.player_named(username.as_str()).await?.is_some() {
+            return Err(Error::Taken(Field::Username));
+        }
+        if let Some((existing, _)) = self.store.account_for_login(email.as_str()).await? {
+            tracing::debug!(player_id = %existing.id, "email already registered");
+            return Err(Error::Taken(Field::Email));
+        }
+        let hash = self.hasher.hash(&password).await?;
+        let now = now_ms();
+        let player = self.store.register(&username, &email, &hash, now).await?;
+        self.metrics.registrations.add(1, &[]);
+        tracing::info!(player_id = %player.id, "registered");
+        let ratings = self.store.ratings_of(&player.id).await?;
+        Ok(pb::RegisterResponse {
+            profile: Some(convert::profile_pb(
+                self.store.system(),
+                &player,
+                &ratings,
+                now,
+            )),
+            email: player.email,
+        })
+    }
+
+    async fn authenticate(
+        &self,
+        request: pb::AuthenticateRequest,
+    ) -> Result<pb::AuthenticateResponse, Error> {
+        let account = if request.login.is_empty() {
+            None
+        } else {
+            self.store.account_for_login(&request.login).await?
+        };
+        let (player, stored) = match account {
+            Some((player, hash)) => (Some(player), Some(hash)),
+            None => (None, None),
+        };
+        let matches = self.hasher.verify(&request.password, stored).await?;
+        let outcome = if matches { "ok" } else { "refused" };
+        self.metrics
+            .logins
+            .add(1, &[KeyValue::new("outcome", outcome)]);
+        match player {
+            Some(player) if matches => Ok(pb::AuthenticateResponse {
+                player_id: player.id,
+                username: player.username,
+            }),
+            _ => Err(Error::Unauthenticated),
+        }
+    }
+
+    async fn get_player(
+        &self,
+        request: pb::GetPlayerRequest,
+    ) -> Result<pb::GetPlayerResponse, Error> {
+        let player = match request.key {
+            Some(Key::PlayerId(id)) => self.store.player(&id).await?.ok_or(Error::NotFound(id))?,
+            Some(Key::Username(name)) => self
+                .store
+                .player_named(&name)
+                .await?
+                .ok_or(Error::NotFound(name))?,
+            None => {
+                return Err(Error::Invalid(
+                    "a player id or username must be given".into(),
+                ));
+            }
+        };
+        self.player_response(player).await
+    }
+
+    async fn player_response(&self, player: Player) -> Result<pb::GetPlayerResponse, Error> {
+        let ratings = self.store.ratings_of(&player.id).await?;
+        Ok(pb::GetPlayerResponse {
+            profile: Some(convert::profile_pb(
+                self.store.system(),
+                &player,
+                &ratings,
+                now_ms(),
+            )),
+            email: player.email,
+        })
+    }
+
+    async fn get_ratings(
+        &self,
+        request: pb::GetRatingsRequest,
+    ) -> Result<pb::GetRatingsResponse, Error> {
+        let category = SpeedCategory::try_from(request.category)?;
+        if request.player_ids.len() > MAX_RATINGS_PER_CALL {
+            return Err(Error::Invalid(format!(
+                "at most {MAX_RATINGS_PER_CALL} players per call"
+            )));
+        }
+        let found = self.store.ratings_in(category, &request.player_ids).await?;
+        let now = now_ms();
+        Ok(pb::GetRatingsResponse {
+            ratings: request
+                .player_ids
+                .iter()
+                .filter_map(|id| {
+                    found.get(id).map(|rating| pb::PlayerRating {
+                        player_id: id.clone(),
+                        rating: Some(convert::rating_pb(self.store.system(), rating, now)),
+                    })
+                })
+                .collect(),
+        })
+    }
+
+    async fn record_result(
+        &self,
+        request: pb::RecordResultRequest,
+    ) -> Result<pb::RecordResultResponse, Error> {
+        let report = GameReport::try_from(request)?;
+        let started = std::time::Instant::now();
+        let recorded = self.store.record(&report, now_ms()).await?;
+        self.metrics
+            .record_seconds
+            .record(started.elapsed().as_secs_f64(), &[]);
+        self.metrics
+            .results
+            .add(1, &[KeyValue::new("first_time", recorded.first_time)]);
+        if recorded.first_time {
+            tracing::info!(applied = recorded.white.is_some(), "result recorded");
+        } else {
+            tracing::info!("result was recorded before");
+        }
+        Ok(pb::RecordResultResponse {
+            first_time: recorded.first_time,
+            white: recorded.white.map(convert::change_pb),
+            black: recorded.black.map(convert::change_pb),
+        })
+    }
+
+    async fn get_rating_history(
+        &self,
+        request: pb::GetRatingHistoryRequest,
+    ) -> Result<pb::GetRatingHistoryResponse, Error> {
+        let category = convert::optional_category(request.category)?;
+        let before = convert::history_cursor(&request.page_token)?;
+        let size = convert::page_size(request.page_size);
+        if self.store.player(&request.player_id).await?.is_none() {
+            return Err(Error::NotFound(request.player_id));
+        }
+        let mut rows = self
+            .store
+            .history(&request.player_id, category, before, u64::from(size) + 1)
+            .await?;
+        let next_page_token = if rows.len() > size as usize {
+            rows.truncate(size as usize);
+            rows.last()
+                .map(|last| convert::history_token(last.id))
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
+        Ok(pb::GetRatingHistoryResponse {
+            entries: rows.into_iter().map(convert::history_pb).collect(),
+            next_page_token,
+        })
+    }
+
+    async fn leaderboard(
+        &self,
+        request: pb::LeaderboardRequest,
+    ) -> Result<pb::LeaderboardResponse, Error> {
+        let category = SpeedCategory::try_from(request.category)?;
+        let after = convert::leaderboard_cursor(&request.page_token)?;
+        let size = convert::page_size(request.page_size);
+        let mut rows = self
+            .store
+            .leaderboard(category, after.as_ref(), u64::from(size) + 1)
+            .await?;
+        let next_page_token = if rows.len() > size as usize {
+            rows.truncate(size as usize);
+            rows.last()
+                .map(|last| {
+                    convert::leaderboard_token(&LeaderboardCursor {
+                        rating: last.rating.standing.rating.rating,
+                        username_key: crate::accounts::username_key(&last.username),
+                        rank: last.rank,
+                    })
+                })
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
+        let system = self.store.system();
+        let now = now_ms();
+        Ok(pb::LeaderboardResponse {
+            rating_system: convert::system_pb(system.kind()) as i32,
+            entries: rows
+                .into_iter()
+                .map(|row| chess_proto::common::v1::LeaderboardEntry {
+                    rank: row.rank,
+                    player_id: row.player_id,
+                    username: row.username,
+                    rating: Some(convert::rating_pb(system, &row.rating, now)),
+                })
+                .collect(),
+            next_page_token,
+        })
+    }
+}
+
+/// Logs faults (bad input is the caller's business) and converts to a status.
+fn status(error: Error) -> Status {
+    if matches!(error, Error::Store(_) | Error::Hash(_)) {
+        tracing::warn!(error = %error, "call failed");
+    }
+    if let Error::Store(StoreError::Corrupt(_)) = &error {
+        tracing::error!(error = %error, "stored data is inconsistent");
+    }
+    Status::from(error)
+}
+
+#[tonic::async_trait]
+impl rating_service_server::RatingService for RatingApi {
+    #[instrument(skip_all, fields(username = %request.get_ref().username))]
+    async fn register(
+        &self,
+        request: Request<pb::RegisterRequest>,
+    ) -> Result<Response<pb::RegisterResponse>, Status> {
+        self.register(request.into_inner())
+            .await
+            .map(Response::new)
+            .map_err(status)
+    }
+
+    #[instrument(skip_all)]
+    async fn authenticate(
+        &self,
+        request: Request<pb::AuthenticateRequest>,
+    ) -> Result<Response<pb::AuthenticateResponse>, Status> {
+        self.authenticate(request.into_inner())
+            .await
+            .map(Response::new)
+            .map_err(status)
+    }
+
+    #[instrument(skip_all)]
+    async fn get_player(
+        &self,
+        request: Request<pb::GetPlayerRequest>,
+    ) -> Result<Response<pb::GetPlayerResponse>, Status> {
+        self.get_player(request.into_inner())
+            .await
+            .map(Response::new)
+            .map_err(status)
+    }
+
+    #[instrument(skip_all, fields(players = request.get_ref().player_ids.len()))]
+    async fn get_ratings(
+        &self,
+        request: Request<pb::GetRatingsRequest>,
+    ) -> Result<Response<pb::GetRatingsResponse>, Status> {
+        self.get_ratings(request.into_inner())
+            .await
+            .map(Response::new)
+            .map_err(status)
+    }
+
+    #[instrument(skip_all, fields(
+        game_id = %request.get_ref().game_id,
+        white_id = %request.get_ref().white_id,
+        black_id = %request.get_ref().black_id,
+    ))]
+    async fn record_result(
+        &self,
+        request: Request<pb::RecordResultRequest>,
+    ) -> Result<Response<pb::RecordResultResponse>, Status> {
+        self.record_result(request.into_inner())
+            .await
+            .map(Response::new)
+            .map_err(status)
+    }
+
+    #[instrument(skip_all, fields(player_id = %request.get_ref().player_id))]
+    async fn get_rating_history(
+        &self,
+        request: Request<pb::GetRatingHistoryRequest>,
+    ) -> Result<Response<pb::GetRatingHistoryResponse>, Status> {
+        self.get_rating_history(request.into_inner())
+            .await
+            .map(Response::new)
+            .map_err(status)
+    }
+
+    #[instrument(skip_all, fields(category = request.get_ref().category))]
+    async fn leaderboard(
+        &self,
+        request: Request<pb::LeaderboardRequest>,
+    ) -> Result<Response<pb::LeaderboardResponse>, Status> {
+        self.leaderboard(request.into_inner())
+            .await
+            .map(Response::new)
+            .map_err(status)
+    }
+}

@@ -1,0 +1,253 @@
+//! Wire types in and out: requests become domain values with `TryFrom`,
+//! stored values become `chess.common.v1` messages, page positions become
+//! opaque tokens.
+
+use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
+use chess_domain::SpeedCategory;
+use chess_proto::{common::v1 as pb, rating::v1 as rpc};
+use chess_ratings::{System, SystemKind};
+
+use crate::{
+    error::Error,
+    store::{
+        CategoryRating, Change, GameReport, GameResult, HistoryEntry, LeaderboardCursor, Player,
+    },
+};
+
+/// Page size when none is asked for.
+pub const DEFAULT_PAGE_SIZE: u32 = 50;
+/// Largest page.
+pub const MAX_PAGE_SIZE: u32 = 200;
+/// Longest accepted game id.
+const MAX_GAME_ID: usize = 200;
+
+/// The page size for `requested` (0 means the default; too large is capped).
+pub fn page_size(requested: u32) -> u32 {
+    match requested {
+        0 => DEFAULT_PAGE_SIZE,
+        n => n.min(MAX_PAGE_SIZE),
+    }
+}
+
+/// Milliseconds since the epoch as a timestamp.
+pub fn timestamp(ms: i64) -> prost_types::Timestamp {
+    prost_types::Timestamp {
+        seconds: ms.div_euclid(1000),
+        // Below 1e9, so it fits.
+        nanos: (ms.rem_euclid(1000) * 1_000_000) as i32,
+    }
+}
+
+fn millis(ts: &prost_types::Timestamp) -> Result<i64, Error> {
+    ts.seconds
+        .checked_mul(1000)
+        .and_then(|ms| ms.checked_add(i64::from(ts.nanos.clamp(0, 999_999_999) / 1_000_000)))
+        .ok_or_else(|| Error::Invalid("finished_at is out of range".into()))
+}
+
+/// The wire name of a rating system.
+pub fn system_pb(kind: SystemKind) -> pb::RatingSystem {
+    match kind {
+        SystemKind::ClubElo => pb::RatingSystem::ClubElo,
+        SystemKind::LogisticElo => pb::RatingSystem::LogisticElo,
+        SystemKind::Glicko2 => pb::RatingSystem::Glicko2,
+    }
+}
+
+/// A stored rating as shown at `now_ms` (a Glicko-2 deviation grows while the
+/// player is away).
+pub fn rating_pb(system: &System, rating: &CategoryRating, now_ms: i64) -> pb::Rating {
+    let current = system.current(&rating.standing, now_ms);
+    pb::Rating {
+        category: pb::SpeedCategory::from(rating.category) as i32,
+        rating: current.rating,
+        deviation: current.deviation,
+        volatility: current.volatility,
+        games_played: rating.standing.games_played,
+        wins: rating.wins,
+        losses: rating.losses,
+        draws: rating.draws,
+        provisional: system.is_provisional(&rating.standing, now_ms),
+    }
+}
+
+/// A player's public profile with their ratings.
+pub fn profile_pb(
+    system: &System,
+    player: &Player,
+    ratings: &[CategoryRating],
+    now_ms: i64,
+) -> pb::PlayerProfile {
+    pb::PlayerProfile {
+        player_id: player.id.clone(),
+        username: player.username.clone(),
+        registered_at: Some(timestamp(player.registered_at_ms)),
+        rating_system: system_pb(system.kind()) as i32,
+        ratings: ratings
+            .iter()
+            .map(|r| rating_pb(system, r, now_ms))
+            .collect(),
+    }
+}
+
+pub fn change_pb(change: Change) -> pb::RatingChange {
+    pb::RatingChange {
+        player_id: change.player_id,
+        category: pb::SpeedCategory::from(change.category) as i32,
+        rating_before: change.rating_before,
+        rating_after: change.rating_after,
+        deviation_before: change.deviation_before,
+        deviation_after: change.deviation_after,
+    }
+}
+
+pub fn history_pb(entry: HistoryEntry) -> pb::RatingHistoryEntry {
+    pb::RatingHistoryEntry {
+        game_id: entry.game_id,
+        category: pb::SpeedCategory::from(entry.category) as i32,
+        opponent_id: entry.opponent_id,
+        score: entry.score,
+        rating_before: entry.rating_before,
+        rating_after: entry.rating_after,
+        deviation_after: entry.deviation_after,
+        recorded_at: Some(timestamp(entry.recorded_at_ms)),
+    }
+}
+
+/// A category that may be left unspecified (meaning every category).
+pub fn optional_category(value: i32) -> Result<Option<SpeedCategory>, Error> {
+    if value == pb::SpeedCategory::Unspecified as i32 {
+        Ok(None)
+    } else {
+        SpeedCategory::try_from(value)
+            .map(Some)
+            .map_err(Error::from)
+    }
+}
+
+impl TryFrom<rpc::RecordResultRequest> for GameReport {
+    type Error = Error;
+
+    fn try_from(request: rpc::RecordResultRequest) -> Result<Self, Error> {
+        if request.game_id.is_empty() || request.game_id.len() > MAX_GAME_ID {
+            return Err(Error::Invalid(format!(
+                "a game id must be 1 to {MAX_GAME_ID} bytes"
+            )));
+        }
+        let result = match pb::GameResult::try_from(request.result) {
+            Ok(pb::GameResult::WhiteWins) => GameResult::WhiteWins,
+            Ok(pb::GameResult::BlackWins) => GameResult::BlackWins,
+            Ok(pb::GameResult::Draw) => GameResult::Draw,
+            Ok(pb::GameResult::Unspecified) | Err(_) => {
+                return Err(Error::Invalid("a result must be given".into()));
+            }
+        };
+        Ok(Self {
+            game_id: request.game_id,
+            white_id: request.white_id,
+            black_id: request.black_id,
+            result,
+            category: SpeedCategory::try_from(request.category)?,
+            rated: request.rated,
+            finished_at_ms: request.finished_at.as_ref().map(millis).transpose()?,
+        })
+    }
+}
+
+const LEADERBOARD_TOKEN: &str = "lb1";
+const HISTORY_TOKEN: &str = "h1";
+
+fn bad_token() -> Error {
+    Error::Invalid("invalid page token".into())
+}
+
+/// The token for the leaderboard page after `cursor`.
+pub fn leaderboard_token(cursor: &LeaderboardCursor) -> String {
+    // `{}` of an f64 is the shortest text that parses back to the same value.
+    URL_SAFE_NO_PAD.encode(format!(
+        "{LEADERBOARD_TOKEN}\n{}\n{}\n{}",
+        cursor.rating, cursor.rank, cursor.username_key
+    ))
+}
+
+/// The position `token` names; an empty token is the first page.
+pub fn leaderboard_cursor(token: &str) -> Result<Option<LeaderboardCursor>, Error> {
+    if token.is_empty() {
+        return Ok(None);
+    }
+    let text = decode(token)?;
+    let mut parts = text.splitn(4, '\n');
+    let (Some(LEADERBOARD_TOKEN), Some(rating), Some(rank), Some(username_key)) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(bad_token());
+    };
+    let rating: f64 = rating.parse().map_err(|_| bad_token())?;
+    if !rating.is_finite() {
+        return Err(bad_token());
+    }
+    Ok(Some(LeaderboardCursor {
+        rating,
+        rank: rank.parse().map_err(|_| bad_token())?,
+        username_key: username_key.to_owned(),
+    }))
+}
+
+/// The token for the history page after row `id`.
+pub fn history_token(id: i64) -> String {
+    URL_SAFE_NO_PAD.encode(format!("{HISTORY_TOKEN}\n{id}"))
+}
+
+/// The row `token` names; an empty token is the first page.
+pub fn history_cursor(token: &str) -> Result<Option<i64>, Error> {
+    if token.is_empty() {
+        return Ok(None);
+    }
+    let text = decode(token)?;
+    match text.split_once('\n') {
+        Some((HISTORY_TOKEN, id)) => id.parse().map(Some).map_err(|_| bad_token()),
+        _ => Err(bad_token()),
+    }
+}
+
+fn decode(token: &str) -> Result<String, Error> {
+    URL_SAFE_NO_PAD
+        .decode(token)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .ok_or_else(bad_token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_round_trip_and_garbage_is_refused() {
+        let cursor = LeaderboardCursor {
+            rating: 1_513.123_456_789_012_3,
+            username_key: "some_name-1".into(),
+            rank: 77,
+        };
+        let token = leaderboard_token(&cursor);
+        assert_eq!(leaderboard_cursor(&token).unwrap(), Some(cursor));
+        assert_eq!(leaderboard_cursor("").unwrap(), None);
+        assert!(leaderboard_cursor("!!").is_err());
+        assert!(leaderboard_cursor(&history_token(5)).is_err());
+        assert_eq!(history_cursor(&history_token(5)).unwrap(), Some(5));
+        assert!(history_cursor(&token).is_err());
+    }
+
+    #[test]
+    fn timestamps_and_page_sizes() {
+        let ts = timestamp(-1);
+        assert_eq!((ts.seconds, ts.nanos), (-1, 999_000_000));
+        assert_eq!(
+            millis(&timestamp(1_700_000_000_123)).unwrap(),
+            1_700_000_000_123
+        );
+        assert_eq!(page_size(0), 50);
+        assert_eq!(page_size(7), 7);
+        assert_eq!(page_size(5000), 200);
+    }
+}

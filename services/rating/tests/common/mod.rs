@@ -1,0 +1,242 @@
+//! Starting the real `chess-rating` binary for tests, on a SQLite file or a
+//! fresh PostgreSQL database.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::{
+    net::TcpListener,
+    process::Stdio,
+    time::{Duration, Instant},
+};
+
+use chess_proto::{
+    common::v1 as common,
+    rating::v1::{self as pb, rating_service_client::RatingServiceClient},
+};
+use tokio::process::{Child, Command};
+use tonic::transport::Channel;
+use tonic_health::pb::{
+    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
+};
+
+pub type Client = RatingServiceClient<Channel>;
+
+/// A password every test account uses.
+pub const PASSWORD: &str = "correct horse battery";
+
+/// A database for one test: a SQLite file in a temporary directory, or a
+/// fresh PostgreSQL database.
+pub struct Database {
+    pub url: String,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Database {
+    pub fn sqlite() -> Self {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let url = chess_storage::sqlite_url(&dir.path().join("rating.sqlite"));
+        Self {
+            url,
+            _dir: Some(dir),
+        }
+    }
+
+    pub async fn postgres() -> Self {
+        Self {
+            url: chess_storage::testing::fresh_postgres_database().await,
+            _dir: None,
+        }
+    }
+}
+
+/// A port nobody listens on right now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A running `chess-rating`.
+pub struct RatingService {
+    pub child: Child,
+    pub addr: String,
+}
+
+impl RatingService {
+    /// Starts the service (club Elo) on `database_url` and waits until it is
+    /// SERVING.
+    pub async fn start(database_url: &str) -> Self {
+        Self::start_with(database_url, &[]).await
+    }
+
+    /// Starts the service with extra flags.
+    pub async fn start_with(database_url: &str, flags: &[&str]) -> Self {
+        let addr = format!("127.0.0.1:{}", free_port());
+        let child = Command::new(env!("CARGO_BIN_EXE_chess-rating"))
+            .args(["--listen", &addr, "--database-url", database_url])
+            .args(["--log-filter", "warn", "--stop-on-stdin-eof"])
+            .args(flags)
+            .stdin(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start chess-rating");
+        let mut service = Self { child, addr };
+        service.wait_serving().await;
+        service
+    }
+
+    async fn wait_serving(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("poll the child") {
+                panic!("chess-rating exited before serving: {status}");
+            }
+            if let Ok(channel) = Channel::from_shared(format!("http://{}", self.addr))
+                .unwrap()
+                .connect()
+                .await
+            {
+                let status = HealthClient::new(channel)
+                    .check(HealthCheckRequest {
+                        service: "chess.rating.v1.RatingService".into(),
+                    })
+                    .await
+                    .map(|r| r.into_inner().status);
+                if status.ok() == Some(ServingStatus::Serving as i32) {
+                    return;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "chess-rating did not become SERVING"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub async fn client(&self) -> Client {
+        RatingServiceClient::connect(format!("http://{}", self.addr))
+            .await
+            .expect("connect")
+    }
+
+    /// Stops the service the way a supervisor does (end of its standard
+    /// input) and waits for it to exit cleanly.
+    pub async fn stop(mut self) {
+        drop(self.child.stdin.take());
+        let status = tokio::time::timeout(Duration::from_secs(30), self.child.wait())
+            .await
+            .expect("chess-rating stops within 30 s")
+            .expect("reap");
+        assert!(status.success(), "chess-rating exited with {status}");
+    }
+}
+
+/// Registers `username` (email `<username>@example.org`) and returns the id.
+pub async fn register(client: &mut Client, username: &str) -> String {
+    client
+        .register(pb::RegisterRequest {
+            username: username.into(),
+            email: format!("{username}@example.org"),
+            password: PASSWORD.into(),
+        })
+        .await
+        .unwrap_or_else(|e| panic!("register {username}: {e}"))
+        .into_inner()
+        .profile
+        .expect("a profile")
+        .player_id
+}
+
+/// A rated blitz game.
+pub fn game(
+    game_id: &str,
+    white: &str,
+    black: &str,
+    result: common::GameResult,
+) -> pb::RecordResultRequest {
+    pb::RecordResultRequest {
+        game_id: game_id.into(),
+        white_id: white.into(),
+        black_id: black.into(),
+        result: result as i32,
+        category: common::SpeedCategory::Blitz as i32,
+        rated: true,
+        finished_at: None,
+    }
+}
+
+/// `player_id`'s blitz rating.
+pub async fn blitz(client: &mut Client, player_id: &str) -> common::Rating {
+    client
+        .get_ratings(pb::GetRatingsRequest {
+            player_ids: vec![player_id.into()],
+            category: common::SpeedCategory::Blitz as i32,
+        })
+        .await
+        .expect("get ratings")
+        .into_inner()
+        .ratings
+        .pop()
+        .and_then(|r| r.rating)
+        .unwrap_or_else(|| panic!("no blitz rating for {player_id}"))
+}
+
+/// Every history row of `player_id`, newest first, read `page_size` at a
+/// time.
+pub async fn full_history(
+    client: &mut Client,
+    player_id: &str,
+    page_size: u32,
+) -> Vec<common::RatingHistoryEntry> {
+    let mut entries = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let page = client
+            .get_rating_history(pb::GetRatingHistoryRequest {
+                player_id: player_id.into(),
+                category: common::SpeedCategory::Unspecified as i32,
+                page_size,
+                page_token,
+            })
+            .await
+            .expect("history")
+            .into_inner();
+        assert!(page.entries.len() <= page_size as usize);
+        entries.extend(page.entries);
+        if page.next_page_token.is_empty() {
+            return entries;
+        }
+        page_token = page.next_page_token;
+    }
+}
+
+/// Every leaderboard row in blitz, read `page_size` at a time (0: the
+/// service's default of 50).
+pub async fn full_leaderboard(
+    client: &mut Client,
+    page_size: u32,
+) -> Vec<common::LeaderboardEntry> {
+    let mut entries = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let page = client
+            .leaderboard(pb::LeaderboardRequest {
+                category: common::SpeedCategory::Blitz as i32,
+                page_size,
+                page_token,
+            })
+            .await
+            .expect("leaderboard")
+            .into_inner();
+        let limit = if page_size == 0 { 50 } else { page_size };
+        assert!(page.entries.len() <= limit as usize);
+        entries.extend(page.entries);
+        if page.next_page_token.is_empty() {
+            return entries;
+        }
+        page_token = page.next_page_token;
+    }
+}

@@ -1,0 +1,618 @@
+//! The rating service end to end: the real `chess-rating` binary over gRPC,
+//! every test body run once on a SQLite file and once on PostgreSQL.
+
+mod common;
+
+use std::collections::HashSet;
+
+use chess_proto::{
+    common::v1::{self as cpb, GameResult, RatingSystem, SpeedCategory},
+    rating::v1::{self as pb, get_player_request::Key},
+};
+use common::{PASSWORD, RatingService, blitz, full_history, full_leaderboard, game, register};
+use futures::future::join_all;
+use tonic::Code;
+
+/// Runs each named test body against SQLite and against PostgreSQL.
+macro_rules! on_sqlite_and_postgres {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let db = crate::common::Database::sqlite();
+                    super::$name(&db.url).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let db = crate::common::Database::postgres().await;
+                    super::$name(&db.url).await;
+                }
+            )*
+        }
+    };
+}
+
+on_sqlite_and_postgres!(
+    registration_rules_and_duplicates,
+    authentication,
+    parallel_results_for_one_player_lose_nothing,
+    replayed_results_change_nothing,
+    leaderboard_order_and_paging,
+    restart_keeps_accounts_and_ratings,
+    glicko2_ratings,
+    logistic_elo_ratings,
+);
+
+fn register_request(username: &str, email: &str, password: &str) -> pb::RegisterRequest {
+    pb::RegisterRequest {
+        username: username.into(),
+        email: email.into(),
+        password: password.into(),
+    }
+}
+
+async fn registration_rules_and_duplicates(url: &str) {
+    let service = RatingService::start(url).await;
+    let mut client = service.client().await;
+
+    for (username, email, password) in [
+        ("ab", "ab@example.org", PASSWORD),
+        ("this_name_is_too_long", "long@example.org", PASSWORD),
+        ("bad name", "bad@example.org", PASSWORD),
+        ("dots.here", "dots@example.org", PASSWORD),
+        ("goodname", "not-an-email", PASSWORD),
+        ("goodname", "two@@example.org", PASSWORD),
+        ("goodname", "good@example.org", "short"),
+    ] {
+        let status = client
+            .register(register_request(username, email, password))
+            .await
+            .expect_err("invalid registration accepted");
+        assert_eq!(status.code(), Code::InvalidArgument, "{username} {email}");
+    }
+
+    let response = client
+        .register(register_request("Alice_1", "Alice@Example.org", PASSWORD))
+        .await
+        .expect("register")
+        .into_inner();
+    assert_eq!(response.email, "Alice@Example.org");
+    let profile = response.profile.expect("profile");
+    assert_eq!(profile.username, "Alice_1");
+    assert!(uuid::Uuid::parse_str(&profile.player_id).is_ok());
+    assert_eq!(profile.rating_system, RatingSystem::ClubElo as i32);
+    assert_eq!(profile.ratings.len(), 5);
+    for rating in &profile.ratings {
+        assert_eq!((rating.rating, rating.games_played), (1200.0, 0));
+    }
+
+    let status = client
+        .register(register_request("alice_1", "other@example.org", PASSWORD))
+        .await
+        .expect_err("duplicate username accepted");
+    assert_eq!(status.code(), Code::AlreadyExists);
+    assert!(
+        status.message().contains("username"),
+        "{}",
+        status.message()
+    );
+
+    let status = client
+        .register(register_request("someone", "ALICE@example.ORG", PASSWORD))
+        .await
+        .expect_err("duplicate email accepted");
+    assert_eq!(status.code(), Code::AlreadyExists);
+    assert!(status.message().contains("email"), "{}", status.message());
+
+    // Racing registrations pass the early check together; the unique index
+    // lets one through.
+    let names = ["Racer", "racer", "RACER", "rAcEr"];
+    let attempts = names.iter().enumerate().map(|(i, name)| {
+        let mut client = client.clone();
+        async move {
+            client
+                .register(register_request(
+                    name,
+                    &format!("racer{i}@example.org"),
+                    PASSWORD,
+                ))
+                .await
+        }
+    });
+    let outcomes = join_all(attempts).await;
+    assert_eq!(outcomes.iter().filter(|o| o.is_ok()).count(), 1);
+    for outcome in outcomes.iter().filter_map(|o| o.as_ref().err()) {
+        assert_eq!(outcome.code(), Code::AlreadyExists, "{outcome}");
+        assert!(outcome.message().contains("username"), "{outcome}");
+    }
+    let emails = ["Same@example.org", "same@EXAMPLE.org", "SAME@example.org"];
+    let attempts = emails.iter().enumerate().map(|(i, email)| {
+        let mut client = client.clone();
+        async move {
+            client
+                .register(register_request(&format!("same{i}"), email, PASSWORD))
+                .await
+        }
+    });
+    let outcomes = join_all(attempts).await;
+    assert_eq!(outcomes.iter().filter(|o| o.is_ok()).count(), 1);
+    for outcome in outcomes.iter().filter_map(|o| o.as_ref().err()) {
+        assert_eq!(outcome.code(), Code::AlreadyExists, "{outcome}");
+        assert!(outcome.message().contains("email"), "{outcome}");
+    }
+
+    // Profiles by name (any case) and by id.
+    let by_name = client
+        .get_player(pb::GetPlayerRequest {
+            key: Some(Key::Username("ALICE_1".into())),
+        })
+        .await
+        .expect("by name")
+        .into_inner();
+    assert_eq!(
+        by_name.profile.as_ref().unwrap().player_id,
+        profile.player_id
+    );
+    assert_eq!(by_name.email, "Alice@Example.org");
+    let by_id = client
+        .get_player(pb::GetPlayerRequest {
+            key: Some(Key::PlayerId(profile.player_id.clone())),
+        })
+        .await
+        .expect("by id")
+        .into_inner();
+    assert_eq!(by_id.profile.unwrap().username, "Alice_1");
+    let status = client
+        .get_player(pb::GetPlayerRequest {
+            key: Some(Key::Username("nobody".into())),
+        })
+        .await
+        .expect_err("unknown player found");
+    assert_eq!(status.code(), Code::NotFound);
+
+    service.stop().await;
+}
+
+async fn authentication(url: &str) {
+    let service = RatingService::start(url).await;
+    let mut client = service.client().await;
+    let id = register(&mut client, "Magnus").await;
+
+    for login in [
+        "Magnus",
+        "magnus",
+        "MAGNUS@EXAMPLE.ORG",
+        "magnus@example.org",
+    ] {
+        let response = client
+            .authenticate(pb::AuthenticateRequest {
+                login: login.into(),
+                password: PASSWORD.into(),
+            })
+            .await
+            .unwrap_or_else(|e| panic!("login {login}: {e}"))
+            .into_inner();
+        assert_eq!(
+            (response.player_id.as_str(), response.username.as_str()),
+            (id.as_str(), "Magnus")
+        );
+    }
+
+    let mut messages = HashSet::new();
+    for (login, password) in [
+        ("magnus", "wrong password"),
+        ("magnus@example.org", "Correct horse battery"),
+        ("nobody", PASSWORD),
+        ("nobody@example.org", PASSWORD),
+        ("", PASSWORD),
+    ] {
+        let status = client
+            .authenticate(pb::AuthenticateRequest {
+                login: login.into(),
+                password: password.into(),
+            })
+            .await
+            .expect_err("bad login accepted");
+        assert_eq!(status.code(), Code::Unauthenticated, "{login}");
+        messages.insert(status.message().to_owned());
+    }
+    assert_eq!(messages.len(), 1, "the refusals differ: {messages:?}");
+
+    service.stop().await;
+}
+
+fn result_for(i: usize) -> GameResult {
+    [
+        GameResult::WhiteWins,
+        GameResult::BlackWins,
+        GameResult::Draw,
+    ][i % 3]
+}
+
+/// Each row's rating before is the previous row's rating after (history is
+/// newest first), and the newest matches the current rating.
+fn assert_chained(history: &[cpb::RatingHistoryEntry], current: f64) {
+    assert_eq!(history.first().map(|e| e.rating_after), Some(current));
+    for pair in history.windows(2) {
+        assert_eq!(
+            pair[0].rating_before, pair[1].rating_after,
+            "a lost update between games {} and {}",
+            pair[1].game_id, pair[0].game_id
+        );
+    }
+}
+
+async fn parallel_results_for_one_player_lose_nothing(url: &str) {
+    let service = RatingService::start(url).await;
+    let mut client = service.client().await;
+    let hub = register(&mut client, "hub").await;
+    let mut opponents = Vec::new();
+    for name in ["opp0", "opp1", "opp2", "opp3"] {
+        opponents.push(register(&mut client, name).await);
+    }
+
+    let calls = (0..100).map(|i| {
+        let mut client = client.clone();
+        let opponent = &opponents[i % opponents.len()];
+        let (white, black) = if i % 2 == 0 {
+            (hub.as_str(), opponent.as_str())
+        } else {
+            (opponent.as_str(), hub.as_str())
+        };
+        let request = game(&format!("game-{i}"), white, black, result_for(i));
+        async move { client.record_result(request).await }
+    });
+    for outcome in join_all(calls).await {
+        let response = outcome.expect("record result").into_inner();
+        assert!(response.first_time);
+        assert!(response.white.is_some() && response.black.is_some());
+    }
+
+    let rating = blitz(&mut client, &hub).await;
+    assert_eq!(rating.games_played, 100);
+    assert_eq!(rating.wins + rating.losses + rating.draws, 100);
+    let history = full_history(&mut client, &hub, 7).await;
+    assert_eq!(history.len(), 100);
+    let games: HashSet<_> = history.iter().map(|e| e.game_id.as_str()).collect();
+    assert_eq!(games.len(), 100);
+    assert_chained(&history, rating.rating);
+
+    let mut opponents_games = 0;
+    for opponent in &opponents {
+        let rating = blitz(&mut client, opponent).await;
+        opponents_games += rating.games_played;
+        let history = full_history(&mut client, opponent, 200).await;
+        assert_eq!(history.len(), rating.games_played as usize);
+        assert_chained(&history, rating.rating);
+    }
+    assert_eq!(opponents_games, 100);
+
+    service.stop().await;
+}
+
+async fn replayed_results_change_nothing(url: &str) {
+    let service = RatingService::start(url).await;
+    let mut client = service.client().await;
+    let a = register(&mut client, "alpha").await;
+    let b = register(&mut client, "beta").await;
+
+    let first = client
+        .record_result(game("g1", &a, &b, GameResult::WhiteWins))
+        .await
+        .expect("record")
+        .into_inner();
+    assert!(first.first_time);
+    let white = first.white.clone().expect("white change");
+    let black = first.black.clone().expect("black change");
+    assert_eq!(
+        (
+            white.player_id.as_str(),
+            white.rating_before,
+            white.rating_after
+        ),
+        (a.as_str(), 1200.0, 1210.0)
+    );
+    assert_eq!(
+        (
+            black.player_id.as_str(),
+            black.rating_before,
+            black.rating_after
+        ),
+        (b.as_str(), 1200.0, 1190.0)
+    );
+    assert_eq!(white.category, SpeedCategory::Blitz as i32);
+
+    // The same game again, even with another result, is a repeat.
+    for result in [GameResult::WhiteWins, GameResult::BlackWins] {
+        let again = client
+            .record_result(game("g1", &a, &b, result))
+            .await
+            .expect("repeat")
+            .into_inner();
+        assert!(!again.first_time);
+        assert_eq!(again.white, first.white);
+        assert_eq!(again.black, first.black);
+    }
+    assert_eq!(blitz(&mut client, &a).await.rating, 1210.0);
+    assert_eq!(blitz(&mut client, &a).await.games_played, 1);
+    assert_eq!(full_history(&mut client, &a, 50).await.len(), 1);
+
+    // Ten deliveries of one game at once: applied once, all told the same.
+    let deliveries = (0..10).map(|_| {
+        let mut client = client.clone();
+        let request = game("g2", &a, &b, GameResult::BlackWins);
+        async move { client.record_result(request).await }
+    });
+    let responses: Vec<_> = join_all(deliveries)
+        .await
+        .into_iter()
+        .map(|r| r.expect("delivery").into_inner())
+        .collect();
+    assert_eq!(responses.iter().filter(|r| r.first_time).count(), 1);
+    for response in &responses {
+        assert_eq!(response.white, responses[0].white);
+        assert_eq!(response.black, responses[0].black);
+    }
+    let a_rating = blitz(&mut client, &a).await;
+    assert_eq!(a_rating.games_played, 2);
+    assert_eq!(full_history(&mut client, &a, 50).await.len(), 2);
+    assert_eq!(
+        Some(a_rating.rating),
+        responses[0].white.as_ref().map(|c| c.rating_after)
+    );
+
+    // Unrated games and games with unknown players are recorded, and
+    // recognised again, but change nothing.
+    let mut unrated = game("g3", &a, &b, GameResult::WhiteWins);
+    unrated.rated = false;
+    let unknown = game("g4", &a, "no-such-player", GameResult::WhiteWins);
+    let itself = game("g5", &a, &a, GameResult::WhiteWins);
+    for request in [unrated, unknown, itself] {
+        for first_time in [true, false] {
+            let response = client
+                .record_result(request.clone())
+                .await
+                .expect("record")
+                .into_inner();
+            assert_eq!(response.first_time, first_time, "{}", request.game_id);
+            assert_eq!((response.white, response.black), (None, None));
+        }
+    }
+    assert_eq!(blitz(&mut client, &a).await, a_rating);
+    assert_eq!(full_history(&mut client, &a, 50).await.len(), 2);
+
+    // Bad reports are refused.
+    let no_result = game("g6", &a, &b, GameResult::Unspecified);
+    let mut no_category = game("g7", &a, &b, GameResult::Draw);
+    no_category.category = SpeedCategory::Unspecified as i32;
+    let no_id = game("", &a, &b, GameResult::Draw);
+    for request in [no_result, no_category, no_id] {
+        let status = client
+            .record_result(request)
+            .await
+            .expect_err("bad report accepted");
+        assert_eq!(status.code(), Code::InvalidArgument);
+    }
+
+    service.stop().await;
+}
+
+async fn leaderboard_order_and_paging(url: &str) {
+    let service = RatingService::start(url).await;
+    let mut client = service.client().await;
+    let mut ids = std::collections::HashMap::new();
+    for name in ["alice", "Bob", "carol", "dave", "Eve"] {
+        ids.insert(name, register(&mut client, name).await);
+    }
+    for (game_id, white, black) in [
+        ("l1", "alice", "Bob"),
+        ("l2", "carol", "dave"),
+        ("l3", "alice", "carol"),
+    ] {
+        client
+            .record_result(game(
+                game_id,
+                &ids[white],
+                &ids[black],
+                GameResult::WhiteWins,
+            ))
+            .await
+            .expect("record");
+    }
+    // alice 1220 (2 games); carol and Eve 1200 (2 and 0); Bob and dave 1190.
+    let expected = [
+        ("alice", 1220.0, 2),
+        ("carol", 1200.0, 2),
+        ("Eve", 1200.0, 0),
+        ("Bob", 1190.0, 1),
+        ("dave", 1190.0, 1),
+    ];
+    let whole = full_leaderboard(&mut client, 0).await;
+    let paged = full_leaderboard(&mut client, 2).await;
+    assert_eq!(whole, paged);
+    let seen: Vec<_> = whole
+        .iter()
+        .map(|e| {
+            let rating = e.rating.as_ref().unwrap();
+            (e.username.as_str(), rating.rating, rating.games_played)
+        })
+        .collect();
+    assert_eq!(seen, expected);
+    for (rank, entry) in (1..).zip(&whole) {
+        assert_eq!(entry.rank, rank);
+        assert_eq!(entry.player_id, ids[entry.username.as_str()]);
+    }
+
+    // A category without games lists everyone at the initial rating, by
+    // name.
+    let bullet = client
+        .leaderboard(pb::LeaderboardRequest {
+            category: SpeedCategory::Bullet as i32,
+            page_size: 10,
+            page_token: String::new(),
+        })
+        .await
+        .expect("bullet")
+        .into_inner();
+    assert_eq!(bullet.rating_system, RatingSystem::ClubElo as i32);
+    assert!(bullet.next_page_token.is_empty());
+    let names: Vec<_> = bullet.entries.iter().map(|e| e.username.as_str()).collect();
+    assert_eq!(names, ["alice", "Bob", "carol", "dave", "Eve"]);
+
+    let status = client
+        .leaderboard(pb::LeaderboardRequest {
+            category: SpeedCategory::Blitz as i32,
+            page_size: 2,
+            page_token: "garbage".into(),
+        })
+        .await
+        .expect_err("bad token accepted");
+    assert_eq!(status.code(), Code::InvalidArgument);
+
+    service.stop().await;
+}
+
+async fn restart_keeps_accounts_and_ratings(url: &str) {
+    let service = RatingService::start(url).await;
+    let mut client = service.client().await;
+    let a = register(&mut client, "keeper").await;
+    let b = register(&mut client, "sweeper").await;
+    client
+        .record_result(game("r1", &a, &b, GameResult::WhiteWins))
+        .await
+        .expect("record");
+    let before = blitz(&mut client, &a).await;
+    service.stop().await;
+
+    let service = RatingService::start(url).await;
+    let mut client = service.client().await;
+    let login = client
+        .authenticate(pb::AuthenticateRequest {
+            login: "KEEPER".into(),
+            password: PASSWORD.into(),
+        })
+        .await
+        .expect("login after restart")
+        .into_inner();
+    assert_eq!(login.player_id, a);
+    assert_eq!(blitz(&mut client, &a).await, before);
+    assert_eq!(before.rating, 1210.0);
+    let repeat = client
+        .record_result(game("r1", &a, &b, GameResult::WhiteWins))
+        .await
+        .expect("repeat")
+        .into_inner();
+    assert!(!repeat.first_time);
+    assert_eq!(repeat.white.map(|c| c.rating_after), Some(1210.0));
+    let status = client
+        .register(register_request("Keeper", "new@example.org", PASSWORD))
+        .await
+        .expect_err("duplicate after restart");
+    assert_eq!(status.code(), Code::AlreadyExists);
+    service.stop().await;
+}
+
+async fn glicko2_ratings(url: &str) {
+    let service =
+        RatingService::start_with(url, &["--rating-system", "glicko2", "--glicko2-tau", "0.5"])
+            .await;
+    let mut client = service.client().await;
+    let a = register(&mut client, "gamma").await;
+    let b = register(&mut client, "delta").await;
+
+    let fresh = blitz(&mut client, &a).await;
+    assert_eq!(
+        (fresh.rating, fresh.deviation, fresh.volatility),
+        (1500.0, 350.0, 0.06)
+    );
+    assert!(fresh.provisional);
+
+    let response = client
+        .record_result(game("x1", &a, &b, GameResult::WhiteWins))
+        .await
+        .expect("record")
+        .into_inner();
+    let white = response.white.expect("white change");
+    let black = response.black.expect("black change");
+    assert!(white.rating_after > 1500.0 && black.rating_after < 1500.0);
+    assert!((white.rating_after - 1500.0 + black.rating_after - 1500.0).abs() < 1e-6);
+    assert_eq!(white.deviation_before, 350.0);
+    assert!(white.deviation_after < 350.0);
+
+    let after = blitz(&mut client, &a).await;
+    assert_eq!(after.rating, white.rating_after);
+    assert!(after.deviation >= white.deviation_after && after.deviation < 350.0);
+    assert!(after.provisional, "one game leaves the deviation high");
+    let board = client
+        .leaderboard(pb::LeaderboardRequest {
+            category: SpeedCategory::Blitz as i32,
+            page_size: 0,
+            page_token: String::new(),
+        })
+        .await
+        .expect("leaderboard")
+        .into_inner();
+    assert_eq!(board.rating_system, RatingSystem::Glicko2 as i32);
+    assert_eq!(board.entries[0].player_id, a);
+    service.stop().await;
+}
+
+async fn logistic_elo_ratings(url: &str) {
+    let service = RatingService::start_with(url, &["--rating-system", "logistic-elo"]).await;
+    let mut client = service.client().await;
+    let a = register(&mut client, "epsilon").await;
+    let b = register(&mut client, "zeta").await;
+    assert_eq!(blitz(&mut client, &a).await.rating, 1000.0);
+    let response = client
+        .record_result(game("e1", &a, &b, GameResult::WhiteWins))
+        .await
+        .expect("record")
+        .into_inner();
+    assert_eq!(response.white.map(|c| c.rating_after), Some(1015.0));
+    assert_eq!(response.black.map(|c| c.rating_after), Some(985.0));
+    let draw = client
+        .record_result(game("e2", &a, &b, GameResult::Draw))
+        .await
+        .expect("record")
+        .into_inner();
+    assert_eq!(draw.white.map(|c| c.rating_after), Some(1015.0));
+    let rating = blitz(&mut client, &a).await;
+    assert_eq!(
+        (rating.rating, rating.games_played, rating.draws),
+        (1015.0, 2, 1)
+    );
+    service.stop().await;
+}
+
+#[test]
+fn bad_flags_exit_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = chess_storage::sqlite_url(&dir.path().join("unused.sqlite"));
+    for (flags, code, needle) in [
+        (vec!["--rating-system", "nope"], 2, "invalid value"),
+        (
+            vec!["--rating-system", "glicko2", "--glicko2-tau", "0"],
+            1,
+            "tau",
+        ),
+    ] {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_chess-rating"))
+            .args(["--listen", "127.0.0.1:0", "--database-url", &url])
+            .args(&flags)
+            .output()
+            .expect("run chess-rating");
+        assert_eq!(output.status.code(), Some(code), "{flags:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let lines: Vec<_> = stderr
+            .lines()
+            .filter(|l| l.starts_with("chess-rating:"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{stderr}");
+        assert!(lines[0].contains(needle), "{stderr}");
+    }
+}
