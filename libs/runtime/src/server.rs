@@ -89,6 +89,7 @@ pub struct Server {
     health_service:
         tonic_health::pb::health_server::HealthServer<tonic_health::server::HealthService>,
     shutdown: CancellationToken,
+    grpc_web: bool,
 }
 
 impl Server {
@@ -122,7 +123,14 @@ impl Server {
             health,
             health_service,
             shutdown: CancellationToken::new(),
+            grpc_web: false,
         })
+    }
+
+    /// Also serves gRPC-Web (HTTP/1.1 and browser clients) on the same port.
+    pub fn with_grpc_web(mut self, enabled: bool) -> Self {
+        self.grpc_web = enabled;
+        self
     }
 
     /// The address actually bound (the real port when 0 was asked for).
@@ -175,7 +183,11 @@ impl Server {
         let server = tonic::transport::Server::builder()
             .http2_keepalive_interval(Some(Duration::from_secs(30)))
             .http2_keepalive_timeout(Some(Duration::from_secs(10)))
+            .accept_http1(self.grpc_web)
             .layer(chess_telemetry::ServerTraceLayer)
+            .layer(tower::util::option_layer(
+                self.grpc_web.then(tonic_web::GrpcWebLayer::new),
+            ))
             .add_routes(routes)
             .serve_with_incoming_shutdown(incoming, stopping);
         tracing::info!(service = self.service, addr = %self.local_addr, "serving gRPC");
