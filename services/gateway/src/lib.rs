@@ -34,6 +34,12 @@ pub struct Config {
     /// The rating service, `host:port`.
     #[arg(long, default_value = "127.0.0.1:50054")]
     pub rating_addr: String,
+    /// File holding the secret that signs session tokens.
+    #[arg(long)]
+    pub token_key_file: Option<std::path::PathBuf>,
+    /// Directory outgoing mail is written to when no SMTP server is set.
+    #[arg(long, default_value = "data/mail")]
+    pub mail_dir: std::path::PathBuf,
 }
 
 /// Default address of the public gRPC API.
