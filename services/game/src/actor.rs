@@ -20,6 +20,7 @@ use std::{
     time::Duration,
 };
 
+use chess_domain::TimeControl;
 use chess_proto::common::v1 as pb;
 use chess_runtime::Shutdown;
 use shakmaty::Color;
@@ -441,6 +442,9 @@ impl Actor {
             if let Some(id) = player.actor_id() {
                 self.ctx.hub.publish(id, &event);
             }
+        }
+        if matches!(self.game.time_control(), TimeControl::Daily { .. }) {
+            self.ctx.hub.publish_daily(&event);
         }
     }
 

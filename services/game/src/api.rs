@@ -93,6 +93,9 @@ impl GameApi {
                 ctx.hub.publish(id, &started);
             }
         }
+        if matches!(game.time_control(), TimeControl::Daily { .. }) {
+            ctx.hub.publish_daily(&started);
+        }
         tracing::info!(game_id = game.id(), white = %game.white().display_name(), black = %game.black().display_name(), "game created");
         Ok(game)
     }
@@ -479,6 +482,24 @@ impl GameService for GameApi {
         Ok(Response::new(forward(
             Vec::new(),
             Some(events),
+            ctx.shutdown.clone(),
+            wrap,
+            false,
+        )))
+    }
+
+    type WatchDailyGamesStream = EventStream<pb::WatchDailyGamesResponse>;
+
+    #[instrument(skip_all)]
+    async fn watch_daily_games(
+        &self,
+        _request: Request<pb::WatchDailyGamesRequest>,
+    ) -> Result<Response<Self::WatchDailyGamesStream>, Status> {
+        let ctx = self.registry.context();
+        let wrap = |event| pb::WatchDailyGamesResponse { event: Some(event) };
+        Ok(Response::new(forward(
+            Vec::new(),
+            Some(ctx.hub.subscribe_daily()),
             ctx.shutdown.clone(),
             wrap,
             false,

@@ -1,5 +1,6 @@
 //! Live events per player, for WatchPlayer: every event of every game a
-//! player takes part in, including games created after they subscribed.
+//! player takes part in, including games created after they subscribed. The
+//! events of daily games also go to one more feed, for WatchDailyGames.
 //!
 //! The map is split into shards so that games publishing at once rarely
 //! contend for the same lock.
@@ -22,6 +23,7 @@ const CAPACITY: usize = 256;
 pub struct PlayerHub {
     hasher: RandomState,
     shards: Vec<RwLock<HashMap<String, broadcast::Sender<Arc<GameEvent>>>>>,
+    daily: broadcast::Sender<Arc<GameEvent>>,
 }
 
 impl Default for PlayerHub {
@@ -29,6 +31,7 @@ impl Default for PlayerHub {
         Self {
             hasher: RandomState::new(),
             shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
+            daily: broadcast::channel(CAPACITY).0,
         }
     }
 }
@@ -50,6 +53,17 @@ impl PlayerHub {
         map.entry(player_id.to_owned())
             .or_insert_with(|| broadcast::channel(CAPACITY).0)
             .subscribe()
+    }
+
+    /// Starts receiving the events of every daily game.
+    pub fn subscribe_daily(&self) -> broadcast::Receiver<Arc<GameEvent>> {
+        self.daily.subscribe()
+    }
+
+    /// Sends `event`, an event of a daily game, to the daily feed.
+    pub fn publish_daily(&self, event: &Arc<GameEvent>) {
+        // Nobody listening is fine: notices are sent only by subscribers.
+        let _ = self.daily.send(Arc::clone(event));
     }
 
     /// Sends `event` to `player_id`'s subscribers, if there are any.
