@@ -153,14 +153,24 @@ impl Server {
     /// Then it reports NOT_SERVING, stops accepting, gives in-flight calls the
     /// grace period and returns.
     pub async fn serve(self, routes: Routes) -> Result<(), Error> {
-        let reflection_v1 = tonic_reflection::server::Builder::configure()
-            .register_encoded_file_descriptor_set(chess_proto::FILE_DESCRIPTOR_SET)
-            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        // Reflection advertises what this server actually serves, not every
+        // service in the shared descriptor set.
+        let reflection = || {
+            let mut builder = tonic_reflection::server::Builder::configure()
+                .register_encoded_file_descriptor_set(chess_proto::FILE_DESCRIPTOR_SET)
+                .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+                .with_service_name("grpc.health.v1.Health")
+                .with_service_name("grpc.reflection.v1.ServerReflection")
+                .with_service_name("grpc.reflection.v1alpha.ServerReflection");
+            for name in self.health.services.iter() {
+                builder = builder.with_service_name(*name);
+            }
+            builder
+        };
+        let reflection_v1 = reflection()
             .build_v1()
             .map_err(|e| Error::Reflection(e.to_string()))?;
-        let reflection_v1alpha = tonic_reflection::server::Builder::configure()
-            .register_encoded_file_descriptor_set(chess_proto::FILE_DESCRIPTOR_SET)
-            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        let reflection_v1alpha = reflection()
             .build_v1alpha()
             .map_err(|e| Error::Reflection(e.to_string()))?;
 

@@ -23,6 +23,7 @@ use tokio::{
 };
 use tokio_util::sync::CancellationToken;
 use tonic::Streaming;
+use tracing::Instrument as _;
 
 use super::{
     lines::{Line, LineReader},
@@ -170,7 +171,10 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
             };
             match wake {
                 Wake::Shutdown => break,
-                Wake::Line(Ok(Some(line))) => self.request(line).await,
+                Wake::Line(Ok(Some(line))) => {
+                    let span = tracing::info_span!("uqchess.request", guest_id = %self.guest_id);
+                    self.request(line).instrument(span).await;
+                }
                 Wake::Line(Ok(None) | Err(_)) => break,
                 Wake::Queue(update) => self.queue_update(update).await,
                 Wake::Event(event) => self.game_event(*event).await,

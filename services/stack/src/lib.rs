@@ -1,0 +1,356 @@
+//! The whole system on one machine.
+//!
+//! [`Stack`] starts the five service binaries (`chess-engine`, `chess-rating`,
+//! `chess-game`, `chess-matchmaking`, `chess-gateway`) as supervised child
+//! processes on loopback ports chosen free, with embedded defaults (SQLite
+//! files in a data directory, Stockfish from the system, mail written to a
+//! folder), waits until every one reports SERVING on the gRPC health service,
+//! restarts any that dies, and stops them all on request. Two programs use it:
+//! `chess-stack` (the developer's one command) and `uqchessserver` (the
+//! uqchess protocol's server, byte for byte as its contract says).
+//!
+//! - [`supervisor`]: child processes and their restarts.
+//! - [`ports`]: free ports and service names.
+
+pub mod ports;
+pub mod supervisor;
+
+use std::{
+    ffi::OsString,
+    path::{Path, PathBuf},
+    process::ExitStatus,
+    time::Duration,
+};
+
+use tokio::{sync::mpsc, task::JoinSet, time::Instant};
+use tonic_health::pb::{
+    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
+};
+
+pub use supervisor::{ChildSpec, Exit, Output, Supervisor};
+
+/// The exit status with which `chess-engine` says Stockfish could not be
+/// started.
+pub const ENGINE_UNAVAILABLE: i32 = 3;
+
+/// How long the services have to become SERVING.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How to run the system.
+#[derive(Clone, Debug)]
+pub struct StackOptions {
+    /// Where the service binaries are.
+    pub bin_dir: PathBuf,
+    /// Databases, mail and the token key.
+    pub data_dir: PathBuf,
+    /// The public gRPC (and gRPC-Web) address.
+    pub grpc_listen: String,
+    /// The uqchess address; empty for none.
+    pub uqchess_listen: String,
+    pub stockfish_path: Option<PathBuf>,
+    pub engine_pool_size: Option<u32>,
+    /// `club-elo`, `logistic-elo` or `glicko2`.
+    pub rating_system: Option<String>,
+    /// Extra flags for the gateway (mail settings and the like).
+    pub gateway_args: Vec<OsString>,
+    /// Flags every service gets (log format and filter).
+    pub common_args: Vec<OsString>,
+    pub output: Output,
+    /// Print a line when a child dies and is restarted.
+    pub announce_restarts: bool,
+}
+
+/// Why the system did not come up.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot prepare the data directory {path}: {source}")]
+    DataDir {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("cannot find a free port: {0}")]
+    Port(std::io::Error),
+    #[error(
+        "{binary} not found in {dir}: build the workspace first (cargo build --workspace --bins)"
+    )]
+    MissingBinary { binary: String, dir: String },
+    #[error("chess-{name} exited while starting ({status})")]
+    ChildExited {
+        name: &'static str,
+        status: String,
+        code: Option<i32>,
+    },
+    #[error("chess-{name} could not be started: {error}")]
+    ChildNotStarted { name: &'static str, error: String },
+    #[error("chess-{0} did not become ready within {secs} s", secs = STARTUP_TIMEOUT.as_secs())]
+    Timeout(&'static str),
+}
+
+/// The addresses of a running system.
+#[derive(Clone, Debug)]
+pub struct Addresses {
+    pub gateway: String,
+    pub uqchess: String,
+    pub matchmaking: String,
+    pub game: String,
+    pub rating: String,
+    pub engine: String,
+}
+
+/// A running system.
+#[derive(Debug)]
+pub struct Stack {
+    pub addresses: Addresses,
+    supervisor: Supervisor,
+    exits: mpsc::UnboundedReceiver<Exit>,
+}
+
+fn loopback() -> Result<String, StartError> {
+    Ok(format!(
+        "127.0.0.1:{}",
+        ports::free_loopback_port().map_err(StartError::Port)?
+    ))
+}
+
+/// `addr` with port 0 replaced by a port free on its host, so the launcher
+/// knows where to find the service.
+fn concrete(addr: &str) -> Result<String, StartError> {
+    match addr.rsplit_once(':') {
+        Some((host, "0")) => {
+            let listener = std::net::TcpListener::bind((host.trim_matches(['[', ']']), 0))
+                .map_err(StartError::Port)?;
+            let port = listener.local_addr().map_err(StartError::Port)?.port();
+            Ok(format!("{host}:{port}"))
+        }
+        _ => Ok(addr.to_owned()),
+    }
+}
+
+/// The token key in `data_dir`, created with a fresh random secret if
+/// missing, readable by the owner only.
+fn token_key_file(data_dir: &Path) -> std::io::Result<PathBuf> {
+    use std::{io::Write as _, os::unix::fs::OpenOptionsExt as _};
+    let path = data_dir.join("token.key");
+    if !path.exists() {
+        let secret: [u8; 32] = rand::random();
+        let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)?;
+        file.write_all(hex.as_bytes())?;
+    }
+    Ok(path)
+}
+
+fn sqlite(data_dir: &Path, name: &str) -> OsString {
+    format!(
+        "sqlite://{}?mode=rwc",
+        data_dir.join(format!("{name}.sqlite")).display()
+    )
+    .into()
+}
+
+impl Stack {
+    /// Starts the system and waits until every service is SERVING.
+    pub async fn start(options: StackOptions) -> Result<Self, StartError> {
+        let data_dir = &options.data_dir;
+        let data_error = |source| StartError::DataDir {
+            path: data_dir.display().to_string(),
+            source,
+        };
+        std::fs::create_dir_all(data_dir).map_err(data_error)?;
+        let data_dir = data_dir.canonicalize().map_err(data_error)?;
+        let token_key = token_key_file(&data_dir).map_err(data_error)?;
+
+        let addresses = Addresses {
+            gateway: concrete(&options.grpc_listen)?,
+            uqchess: if options.uqchess_listen.is_empty() {
+                String::new()
+            } else {
+                concrete(&options.uqchess_listen)?
+            },
+            matchmaking: loopback()?,
+            game: loopback()?,
+            rating: loopback()?,
+            engine: loopback()?,
+        };
+        let binary = |name: &str| -> Result<PathBuf, StartError> {
+            let path = options.bin_dir.join(name);
+            if path.is_file() {
+                Ok(path)
+            } else {
+                Err(StartError::MissingBinary {
+                    binary: name.to_owned(),
+                    dir: options.bin_dir.display().to_string(),
+                })
+            }
+        };
+        let args = |pairs: &[(&str, OsString)]| -> Vec<OsString> {
+            let mut out: Vec<OsString> = options.common_args.clone();
+            for (flag, value) in pairs {
+                out.push(flag.into());
+                out.push(value.clone());
+            }
+            out
+        };
+
+        let mut engine = args(&[("--listen", addresses.engine.clone().into())]);
+        if let Some(path) = &options.stockfish_path {
+            engine.extend(["--stockfish-path".into(), path.into()]);
+        }
+        if let Some(size) = options.engine_pool_size {
+            engine.extend(["--pool-size".into(), size.to_string().into()]);
+        }
+        let mut rating = args(&[
+            ("--listen", addresses.rating.clone().into()),
+            ("--database-url", sqlite(&data_dir, "rating")),
+        ]);
+        if let Some(system) = &options.rating_system {
+            rating.extend(["--rating-system".into(), system.into()]);
+        }
+        let game = args(&[
+            ("--listen", addresses.game.clone().into()),
+            ("--database-url", sqlite(&data_dir, "game")),
+            ("--engine-addr", addresses.engine.clone().into()),
+            ("--rating-addr", addresses.rating.clone().into()),
+        ]);
+        let matchmaking = args(&[
+            ("--listen", addresses.matchmaking.clone().into()),
+            ("--database-url", sqlite(&data_dir, "matchmaking")),
+            ("--game-addr", addresses.game.clone().into()),
+            ("--rating-addr", addresses.rating.clone().into()),
+        ]);
+        let mut gateway = args(&[
+            ("--listen", addresses.gateway.clone().into()),
+            ("--uqchess-listen", addresses.uqchess.clone().into()),
+            ("--game-addr", addresses.game.clone().into()),
+            ("--matchmaking-addr", addresses.matchmaking.clone().into()),
+            ("--rating-addr", addresses.rating.clone().into()),
+            ("--token-key-file", token_key.into()),
+            ("--mail-dir", data_dir.join("mail").into()),
+        ]);
+        gateway.extend(options.gateway_args.iter().cloned());
+
+        let children = vec![
+            ChildSpec {
+                name: "engine",
+                program: binary("chess-engine")?,
+                args: engine,
+            },
+            ChildSpec {
+                name: "rating",
+                program: binary("chess-rating")?,
+                args: rating,
+            },
+            ChildSpec {
+                name: "game",
+                program: binary("chess-game")?,
+                args: game,
+            },
+            ChildSpec {
+                name: "matchmaking",
+                program: binary("chess-matchmaking")?,
+                args: matchmaking,
+            },
+            ChildSpec {
+                name: "gateway",
+                program: binary("chess-gateway")?,
+                args: gateway,
+            },
+        ];
+        let health = [
+            ("engine", addresses.engine.clone()),
+            ("rating", addresses.rating.clone()),
+            ("game", addresses.game.clone()),
+            ("matchmaking", addresses.matchmaking.clone()),
+            ("gateway", addresses.gateway.clone()),
+        ];
+        let (supervisor, mut exits) =
+            Supervisor::start(children, options.output, options.announce_restarts);
+
+        let mut probes = JoinSet::new();
+        for (name, addr) in health {
+            probes.spawn(async move { (name, wait_serving(&addr).await) });
+        }
+        let deadline = Instant::now() + STARTUP_TIMEOUT;
+        let failure = loop {
+            tokio::select! {
+                probe = probes.join_next() => match probe {
+                    None => break None,
+                    Some(Ok((_, true))) => {}
+                    Some(Ok((name, false))) => break Some(StartError::Timeout(name)),
+                    Some(Err(_)) => break Some(StartError::Timeout("stack")),
+                },
+                Some(exit) = exits.recv() => break Some(match (exit.status, exit.error) {
+                    (_, Some(error)) => StartError::ChildNotStarted { name: exit.name, error },
+                    (status, None) => StartError::ChildExited {
+                        name: exit.name,
+                        status: status.map_or_else(|| "unknown status".to_owned(), |s: ExitStatus| s.to_string()),
+                        code: status.and_then(|s| s.code()),
+                    },
+                }),
+                () = tokio::time::sleep_until(deadline) => break Some(StartError::Timeout("stack")),
+            }
+        };
+        if let Some(error) = failure {
+            probes.abort_all();
+            supervisor.stop().await;
+            return Err(error);
+        }
+        Ok(Self {
+            addresses,
+            supervisor,
+            exits,
+        })
+    }
+
+    /// Stops every service gracefully.
+    pub async fn stop(self) {
+        drop(self.exits);
+        self.supervisor.stop().await;
+    }
+
+    /// The next exit of a child (it is being restarted).
+    pub async fn next_exit(&mut self) -> Option<Exit> {
+        self.exits.recv().await
+    }
+}
+
+/// Waits until the gRPC server at `addr` reports SERVING; false on timeout.
+pub async fn wait_serving(addr: &str) -> bool {
+    let deadline = Instant::now() + STARTUP_TIMEOUT;
+    let Ok(endpoint) = tonic::transport::Endpoint::from_shared(format!("http://{addr}")) else {
+        return false;
+    };
+    let endpoint = endpoint.connect_timeout(Duration::from_secs(1));
+    while Instant::now() < deadline {
+        if let Ok(channel) = endpoint.connect().await {
+            let mut client = HealthClient::new(channel);
+            while Instant::now() < deadline {
+                match client
+                    .check(HealthCheckRequest {
+                        service: String::new(),
+                    })
+                    .await
+                {
+                    Ok(r) if r.get_ref().status == ServingStatus::Serving as i32 => return true,
+                    Ok(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+                    Err(_) => break,
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+/// The directory of the running executable, where the service binaries are
+/// built next to it.
+pub fn own_dir() -> Option<PathBuf> {
+    std::env::current_exe()
+        .ok()?
+        .parent()
+        .map(Path::to_path_buf)
+}

@@ -1,0 +1,125 @@
+//! `chess-stack`: the whole system on one machine, in one command.
+
+use std::{ffi::OsString, path::PathBuf, process::ExitCode};
+
+use chess_stack::{Output, Stack, StackOptions};
+use chess_telemetry::LogFormat;
+use tokio::signal::unix::{SignalKind, signal};
+
+/// Flags of `chess-stack`; each has an environment twin `CHESS_STACK_<FLAG>`.
+#[derive(Debug, clap::Parser)]
+#[command(
+    name = "chess-stack",
+    version,
+    about = "Starts the five chess services on this machine and supervises them until Ctrl-C"
+)]
+struct Config {
+    /// Directory for the databases, outgoing mail and the session key.
+    #[arg(long, default_value = "data")]
+    data_dir: PathBuf,
+    /// Address of the public gRPC and gRPC-Web API.
+    #[arg(long, default_value = "127.0.0.1:50051")]
+    grpc_listen: String,
+    /// Address of the uqchess line protocol; empty to turn it off.
+    #[arg(long, default_value = "127.0.0.1:50050")]
+    uqchess_listen: String,
+    /// The Stockfish program (default: `stockfish` on PATH, else
+    /// /usr/games/stockfish).
+    #[arg(long)]
+    stockfish_path: Option<PathBuf>,
+    /// Stockfish processes in the engine's pool (default: one per core).
+    #[arg(long)]
+    engine_pool_size: Option<u32>,
+    /// Rating system: club-elo, logistic-elo or glicko2.
+    #[arg(long)]
+    rating_system: Option<String>,
+    /// Send mail through this SMTP server (`smtp://host:port`) instead of
+    /// writing it to the data directory.
+    #[arg(long)]
+    smtp_url: Option<String>,
+    /// Where the service binaries are (default: next to this program).
+    #[arg(long)]
+    bin_dir: Option<PathBuf>,
+    #[command(flatten)]
+    telemetry: chess_telemetry::TelemetryArgs,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let config: Config = chess_runtime::cli::parse("stack");
+    let Some(bin_dir) = config.bin_dir.clone().or_else(chess_stack::own_dir) else {
+        eprintln!("chess-stack: cannot tell where the service binaries are; pass --bin-dir");
+        return ExitCode::FAILURE;
+    };
+    let mut common_args: Vec<OsString> = Vec::new();
+    let json = config.telemetry.log_format == LogFormat::Json;
+    if json {
+        common_args.extend(["--log-format".into(), "json".into()]);
+    }
+    if let Some(filter) = &config.telemetry.log_filter {
+        common_args.extend(["--log-filter".into(), filter.into()]);
+    }
+    let mut gateway_args = Vec::new();
+    if let Some(url) = &config.smtp_url {
+        gateway_args.extend(["--smtp-url".into(), url.into()]);
+    }
+    let options = StackOptions {
+        bin_dir,
+        data_dir: config.data_dir.clone(),
+        grpc_listen: config.grpc_listen.clone(),
+        uqchess_listen: config.uqchess_listen.clone(),
+        stockfish_path: config.stockfish_path.clone(),
+        engine_pool_size: config.engine_pool_size,
+        rating_system: config.rating_system.clone(),
+        gateway_args,
+        common_args,
+        output: if json {
+            Output::Inherit
+        } else {
+            Output::Prefixed
+        },
+        announce_restarts: true,
+    };
+    let (mut term, mut int) = match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(term), Ok(int)) => (term, int),
+        _ => {
+            eprintln!("chess-stack: cannot install signal handlers");
+            return ExitCode::FAILURE;
+        }
+    };
+    let started = tokio::select! {
+        started = Stack::start(options) => started,
+        _ = term.recv() => return ExitCode::SUCCESS,
+        _ = int.recv() => return ExitCode::SUCCESS,
+    };
+    let stack = match started {
+        Ok(stack) => stack,
+        Err(e) => {
+            eprintln!("chess-stack: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let a = &stack.addresses;
+    let data = config.data_dir.canonicalize().unwrap_or(config.data_dir);
+    println!("chess-stack: all five services are SERVING");
+    println!("  public gRPC API   {}  (gRPC and gRPC-Web)", a.gateway);
+    if !a.uqchess.is_empty() {
+        println!("  uqchess protocol  {}", a.uqchess);
+    }
+    println!(
+        "  internal          matchmaking {}, game {}, rating {}, engine {}",
+        a.matchmaking, a.game, a.rating, a.engine
+    );
+    println!("  data              {}", data.display());
+    println!("Ctrl-C stops everything.");
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    eprintln!("chess-stack: stopping");
+    stack.stop().await;
+    ExitCode::SUCCESS
+}

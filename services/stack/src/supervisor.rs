@@ -1,0 +1,210 @@
+//! Child processes: started, watched, restarted when they die, stopped on
+//! request.
+//!
+//! Every child gets a pipe as standard input and is started with
+//! `--stop-on-stdin-eof`: closing the pipe asks it to shut down gracefully,
+//! and if the launcher dies, however abruptly, the pipe closes and the
+//! children follow. Children run in their own process group, so a Ctrl-C at
+//! the terminal reaches only the launcher, which then stops them in order.
+
+use std::{
+    ffi::OsString,
+    path::PathBuf,
+    process::{ExitStatus, Stdio},
+    time::Duration,
+};
+
+use tokio::{
+    io::{AsyncBufReadExt as _, AsyncRead, BufReader},
+    process::{Child, ChildStdin, Command},
+    sync::mpsc,
+    task::JoinSet,
+    time::Instant,
+};
+use tokio_util::sync::CancellationToken;
+
+/// Where children's output goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Each line to our standard error, prefixed with the child's name.
+    Prefixed,
+    /// Straight through, unchanged (for JSON logs).
+    Inherit,
+    /// Nowhere.
+    Silent,
+}
+
+/// One child to run.
+#[derive(Clone, Debug)]
+pub struct ChildSpec {
+    /// Short name: `engine`, `game`, …
+    pub name: &'static str,
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+}
+
+/// A child's exit, as reported to whoever watches.
+#[derive(Clone, Debug)]
+pub struct Exit {
+    pub name: &'static str,
+    /// None if the child could not be started at all.
+    pub status: Option<ExitStatus>,
+    pub error: Option<String>,
+}
+
+/// How long children have to stop after being asked.
+const STOP_GRACE: Duration = Duration::from_secs(15);
+/// A child that ran this long before dying is restarted without delay.
+const HEALTHY_RUN: Duration = Duration::from_secs(30);
+
+/// Supervises a set of children.
+#[derive(Debug)]
+pub struct Supervisor {
+    stop: CancellationToken,
+    tasks: JoinSet<()>,
+}
+
+impl Supervisor {
+    /// Starts every child; their exits are reported on the returned channel.
+    /// `announce_restarts` prints a line to standard error when a child dies.
+    pub fn start(
+        children: Vec<ChildSpec>,
+        output: Output,
+        announce_restarts: bool,
+    ) -> (Self, mpsc::UnboundedReceiver<Exit>) {
+        let stop = CancellationToken::new();
+        let (exits, exits_rx) = mpsc::unbounded_channel();
+        let mut tasks = JoinSet::new();
+        for spec in children {
+            tasks.spawn(supervise(
+                spec,
+                output,
+                announce_restarts,
+                stop.clone(),
+                exits.clone(),
+            ));
+        }
+        (Self { stop, tasks }, exits_rx)
+    }
+
+    /// Asks every child to stop and waits until all have (killing those that
+    /// take longer than the grace period).
+    pub async fn stop(mut self) {
+        self.stop.cancel();
+        while self.tasks.join_next().await.is_some() {}
+    }
+}
+
+fn spawn(spec: &ChildSpec, output: Output) -> std::io::Result<Child> {
+    let (out, err) = match output {
+        Output::Prefixed => (Stdio::piped(), Stdio::piped()),
+        Output::Inherit => (Stdio::inherit(), Stdio::inherit()),
+        Output::Silent => (Stdio::null(), Stdio::null()),
+    };
+    let mut child = Command::new(&spec.program)
+        .args(&spec.args)
+        .arg("--stop-on-stdin-eof")
+        .stdin(Stdio::piped())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()?;
+    if output == Output::Prefixed {
+        if let Some(stdout) = child.stdout.take() {
+            tokio::spawn(prefix_lines(spec.name, stdout));
+        }
+        if let Some(stderr) = child.stderr.take() {
+            tokio::spawn(prefix_lines(spec.name, stderr));
+        }
+    }
+    Ok(child)
+}
+
+async fn prefix_lines(name: &'static str, from: impl AsyncRead + Unpin) {
+    let mut lines = BufReader::new(from).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        eprintln!("[{name}] {line}");
+    }
+}
+
+/// Closes the child's standard input (asking it to stop) and waits, killing
+/// it after the grace period.
+async fn stop_child(mut child: Child, stdin: Option<ChildStdin>) {
+    drop(stdin);
+    if tokio::time::timeout(STOP_GRACE, child.wait())
+        .await
+        .is_err()
+    {
+        // It did not stop in time; a reaped kill is all that is left.
+        let _ = child.kill().await;
+    }
+}
+
+async fn supervise(
+    spec: ChildSpec,
+    output: Output,
+    announce: bool,
+    stop: CancellationToken,
+    exits: mpsc::UnboundedSender<Exit>,
+) {
+    let mut backoff = Duration::from_millis(500);
+    loop {
+        let mut child = match spawn(&spec, output) {
+            Ok(child) => child,
+            Err(e) => {
+                let error = format!("cannot start {}: {e}", spec.program.display());
+                if announce {
+                    eprintln!("chess-stack: {error}");
+                }
+                // Nobody listening any more is fine.
+                let _ = exits.send(Exit {
+                    name: spec.name,
+                    status: None,
+                    error: Some(error),
+                });
+                tokio::select! {
+                    () = tokio::time::sleep(backoff) => {}
+                    () = stop.cancelled() => return,
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(30));
+                continue;
+            }
+        };
+        let stdin = child.stdin.take();
+        let started = Instant::now();
+        let status = tokio::select! {
+            status = child.wait() => status,
+            () = stop.cancelled() => {
+                stop_child(child, stdin).await;
+                return;
+            }
+        };
+        drop(stdin);
+        let status = status.ok();
+        let _ = exits.send(Exit {
+            name: spec.name,
+            status,
+            error: None,
+        });
+        if stop.is_cancelled() {
+            return;
+        }
+        if started.elapsed() >= HEALTHY_RUN {
+            backoff = Duration::from_millis(500);
+        }
+        if announce {
+            let how = status.map_or_else(|| "ended".to_owned(), |s| s.to_string());
+            eprintln!(
+                "chess-stack: chess-{} exited ({how}); restarting in {:.1} s",
+                spec.name,
+                backoff.as_secs_f64()
+            );
+        }
+        tokio::select! {
+            () = tokio::time::sleep(backoff) => {}
+            () = stop.cancelled() => return,
+        }
+        backoff = (backoff * 2).min(Duration::from_secs(30));
+    }
+}

@@ -1,0 +1,357 @@
+//! Tools for end-to-end tests: finding the built binaries, starting the whole
+//! system (`chess-stack` or `uqchessserver`) as a user would, and talking the
+//! uqchess protocol over real sockets.
+//!
+//! The binaries are the ones `cargo build --workspace --bins` put next to the
+//! test executables (`target/<profile>/`); the test command builds them
+//! first.
+
+use std::{
+    path::PathBuf,
+    process::Stdio,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use tokio::{
+    io::{AsyncBufReadExt as _, AsyncRead, AsyncWriteExt as _, BufReader, Lines},
+    net::{
+        TcpStream,
+        tcp::{OwnedReadHalf, OwnedWriteHalf},
+    },
+    process::{Child, Command},
+    time::timeout,
+};
+
+/// How long a test waits for an expected line.
+pub const LINE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The path of binary `name` built in this workspace.
+///
+/// # Panics
+/// If it has not been built: run `cargo build --workspace --bins` first (the
+/// test command does).
+pub fn binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/<profile>/deps/<test> → target/<profile>/<name>
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target directory");
+    let path = dir.join(name);
+    assert!(
+        path.is_file(),
+        "{} is missing: build the binaries first with `cargo build --workspace --bins`",
+        path.display()
+    );
+    path
+}
+
+/// The direct children of process `pid`.
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let mut children = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return children;
+    };
+    for task in tasks.flatten() {
+        if let Ok(list) = std::fs::read_to_string(task.path().join("children")) {
+            children.extend(
+                list.split_whitespace()
+                    .filter_map(|p| p.parse::<u32>().ok()),
+            );
+        }
+    }
+    children
+}
+
+/// The program name of process `pid` (the file name of its executable as
+/// started).
+pub fn process_name(pid: u32) -> Option<String> {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let program = cmdline.split(|&b| b == 0).next()?;
+    let program = std::path::Path::new(std::str::from_utf8(program).ok()?);
+    program.file_name()?.to_str().map(str::to_owned)
+}
+
+/// Whether process `pid` still exists (and is not a zombie).
+pub fn is_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            stat.rsplit(')')
+                .next()
+                .and_then(|rest| rest.split_whitespace().next())
+                != Some("Z")
+        }
+        Err(_) => false,
+    }
+}
+
+/// Sends `signal` to `pid`.
+pub fn signal(pid: u32, signal: nix::sys::signal::Signal) {
+    // The process may have exited already; that is what callers check next.
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal);
+}
+
+/// Reads one line, failing the test if none comes in time.
+pub async fn read_line<R: AsyncRead + Unpin>(
+    lines: &mut Lines<BufReader<R>>,
+    what: &str,
+) -> Option<String> {
+    match timeout(LINE_TIMEOUT, lines.next_line()).await {
+        Ok(line) => line.expect("read"),
+        Err(_) => panic!("no line from {what} within {LINE_TIMEOUT:?}"),
+    }
+}
+
+/// A running `uqchessserver`.
+#[derive(Debug)]
+pub struct UqServer {
+    pub child: Child,
+    pub port: u16,
+    extra: Arc<Mutex<Vec<String>>>,
+}
+
+impl UqServer {
+    /// Starts `uqchessserver --listenOn 0` and waits for its port.
+    pub async fn start() -> Self {
+        Self::start_with_env(&[]).await
+    }
+
+    /// As [`start`](Self::start), with extra environment variables for the
+    /// server and the services it starts.
+    pub async fn start_with_env(env: &[(&str, &str)]) -> Self {
+        let mut child = Command::new(binary("uqchessserver"))
+            .args(["--listenOn", "0"])
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start uqchessserver");
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let first = read_line(&mut stderr, "uqchessserver")
+            .await
+            .expect("uqchessserver printed its port");
+        let port = first
+            .parse()
+            .unwrap_or_else(|_| panic!("uqchessserver printed {first:?}, not a port"));
+        // Keep draining so the server never blocks on a full pipe; anything
+        // it prints later is a contract violation the tests look for.
+        let extra = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&extra);
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = stderr.next_line().await {
+                sink.lock().expect("not poisoned").push(line);
+            }
+        });
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let sink = Arc::clone(&extra);
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = stdout.next_line().await {
+                sink.lock()
+                    .expect("not poisoned")
+                    .push(format!("stdout: {line}"));
+            }
+        });
+        Self { child, port, extra }
+    }
+
+    /// Asserts the server printed nothing after its port.
+    pub fn assert_quiet(&self) {
+        let extra = self.extra.lock().expect("not poisoned");
+        assert!(
+            extra.is_empty(),
+            "uqchessserver printed more than its port: {extra:?}"
+        );
+    }
+
+    /// A new client connection.
+    pub async fn connect(&self) -> UqClient {
+        UqClient::connect(self.port).await
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("running")
+    }
+}
+
+/// One uqchess connection.
+#[derive(Debug)]
+pub struct UqClient {
+    pub lines: Lines<BufReader<OwnedReadHalf>>,
+    pub writer: OwnedWriteHalf,
+}
+
+impl UqClient {
+    pub async fn connect(port: u16) -> Self {
+        let stream = TcpStream::connect(("127.0.0.1", port))
+            .await
+            .expect("connect");
+        stream.set_nodelay(true).expect("nodelay");
+        let (read, writer) = stream.into_split();
+        Self {
+            lines: BufReader::new(read).lines(),
+            writer,
+        }
+    }
+
+    /// Sends `text` as is (include the newlines).
+    pub async fn send(&mut self, text: &str) {
+        self.writer.write_all(text.as_bytes()).await.expect("send");
+    }
+
+    /// The next line from the server.
+    pub async fn line(&mut self) -> String {
+        read_line(&mut self.lines, "the server")
+            .await
+            .expect("the server closed the connection")
+    }
+
+    /// Asserts the next lines are exactly `expected`.
+    pub async fn expect(&mut self, expected: &[&str]) {
+        for want in expected {
+            let got = self.line().await;
+            assert_eq!(&got, want, "expected {want:?}");
+        }
+    }
+
+    /// Sends `request` (a newline is added) and asserts the reply lines.
+    pub async fn ask(&mut self, request: &str, expected: &[&str]) {
+        self.send(&format!("{request}\n")).await;
+        self.expect(expected).await;
+    }
+
+    /// Asserts nothing arrives for `wait`.
+    pub async fn expect_silence(&mut self, wait: Duration) {
+        if let Ok(line) = timeout(wait, self.lines.next_line()).await {
+            panic!("expected silence, got {line:?}");
+        }
+    }
+
+    /// Reads a `startboard` … `endboard` block and returns what is between.
+    pub async fn board(&mut self) -> String {
+        assert_eq!(self.line().await, "startboard");
+        let mut board = String::new();
+        loop {
+            let line = self.line().await;
+            if line == "endboard" {
+                return board;
+            }
+            board.push_str(&line);
+            board.push('\n');
+        }
+    }
+}
+
+/// A running `chess-stack`.
+#[derive(Debug)]
+pub struct StackProcess {
+    pub child: Child,
+    /// Public gRPC API.
+    pub gateway: String,
+    pub uqchess: String,
+    /// `name → address` of the internal services.
+    pub internal: Vec<(String, String)>,
+    pub data: tempfile::TempDir,
+}
+
+impl StackProcess {
+    /// Starts `chess-stack` with a fresh data directory, on free ports, with
+    /// `extra` flags and `env`, and waits until it reports every service
+    /// SERVING.
+    pub async fn start(extra: &[&str], env: &[(&str, &str)]) -> Self {
+        let data = tempfile::tempdir().expect("temp dir");
+        let mut child = Command::new(binary("chess-stack"))
+            .arg("--data-dir")
+            .arg(data.path())
+            .args([
+                "--grpc-listen",
+                "127.0.0.1:0",
+                "--uqchess-listen",
+                "127.0.0.1:0",
+                "--log-filter",
+                "warn",
+            ])
+            .args(extra)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start chess-stack");
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let mut gateway = String::new();
+        let mut uqchess = String::new();
+        let mut internal = Vec::new();
+        loop {
+            let line = read_line(&mut stdout, "chess-stack")
+                .await
+                .expect("chess-stack exited before it was ready");
+            let words: Vec<&str> = line.split_whitespace().collect();
+            match words.as_slice() {
+                ["public", "gRPC", "API", addr, ..] => gateway = (*addr).to_owned(),
+                ["uqchess", "protocol", addr] => uqchess = (*addr).to_owned(),
+                ["internal", rest @ ..] => {
+                    for pair in rest.join(" ").split(", ") {
+                        if let Some((name, addr)) = pair.split_once(' ') {
+                            internal.push((name.to_owned(), addr.to_owned()));
+                        }
+                    }
+                }
+                ["Ctrl-C", ..] => break,
+                _ => {}
+            }
+        }
+        tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
+        Self {
+            child,
+            gateway,
+            uqchess,
+            internal,
+            data,
+        }
+    }
+
+    /// The address of internal service `name`.
+    pub fn internal(&self, name: &str) -> &str {
+        self.internal
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, a)| a.as_str())
+            .expect("known service")
+    }
+
+    /// A gRPC channel to `addr`.
+    pub async fn channel(addr: &str) -> tonic::transport::Channel {
+        tonic::transport::Channel::from_shared(format!("http://{addr}"))
+            .expect("uri")
+            .connect()
+            .await
+            .expect("connect")
+    }
+
+    /// The uqchess port.
+    pub fn uqchess_port(&self) -> u16 {
+        self.uqchess
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("uqchess port")
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("running")
+    }
+
+    /// Stops it with SIGTERM and returns its exit status.
+    pub async fn stop(mut self) -> std::process::ExitStatus {
+        signal(self.pid(), nix::sys::signal::Signal::SIGTERM);
+        timeout(Duration::from_secs(30), self.child.wait())
+            .await
+            .expect("chess-stack stopped")
+            .expect("wait")
+    }
+}

@@ -1,0 +1,197 @@
+//! `chess-stack`: the one-command system. All five services come up SERVING
+//! with reflection; a child that dies is restarted; SIGTERM stops every
+//! child and the launcher exits 0.
+
+use std::time::{Duration, Instant};
+
+use chess_e2e::{StackProcess, children_of, is_alive, process_name, signal};
+use tokio_stream::StreamExt as _;
+use tonic_health::pb::{
+    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
+};
+use tonic_reflection::pb::v1::{
+    ServerReflectionRequest, server_reflection_client::ServerReflectionClient,
+    server_reflection_request::MessageRequest, server_reflection_response::MessageResponse,
+};
+
+async fn serving(addr: &str) -> bool {
+    let Ok(channel) = tonic::transport::Channel::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+    else {
+        return false;
+    };
+    HealthClient::new(channel)
+        .check(HealthCheckRequest {
+            service: String::new(),
+        })
+        .await
+        .is_ok_and(|r| r.get_ref().status == ServingStatus::Serving as i32)
+}
+
+/// The service names reflection lists at `addr`.
+async fn reflected_services(addr: &str) -> Vec<String> {
+    let mut client = ServerReflectionClient::new(StackProcess::channel(addr).await);
+    let request = ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::ListServices(String::new())),
+    };
+    let mut responses = client
+        .server_reflection_info(tokio_stream::iter([request]))
+        .await
+        .unwrap()
+        .into_inner();
+    match responses.next().await.unwrap().unwrap().message_response {
+        Some(MessageResponse::ListServicesResponse(list)) => {
+            list.service.into_iter().map(|s| s.name).collect()
+        }
+        other => panic!("unexpected reflection answer {other:?}"),
+    }
+}
+
+/// The stack's children by program name.
+fn services_of(pid: u32) -> Vec<(String, u32)> {
+    children_of(pid)
+        .into_iter()
+        .filter_map(|child| process_name(child).map(|name| (name, child)))
+        .collect()
+}
+
+#[tokio::test]
+async fn starts_serves_restarts_and_stops() {
+    let stack = StackProcess::start(&[], &[]).await;
+
+    let expected = [
+        ("engine", "chess.engine.v1.EngineService"),
+        ("rating", "chess.rating.v1.RatingService"),
+        ("game", "chess.game.v1.GameService"),
+        ("matchmaking", "chess.matchmaking.v1.MatchmakingService"),
+    ];
+    for (name, service) in expected {
+        let addr = stack.internal(name);
+        assert!(serving(addr).await, "{name} is not SERVING");
+        let services = reflected_services(addr).await;
+        for wanted in [
+            service,
+            "grpc.health.v1.Health",
+            "grpc.reflection.v1.ServerReflection",
+            "grpc.reflection.v1alpha.ServerReflection",
+        ] {
+            assert!(
+                services.iter().any(|s| s == wanted),
+                "{name} does not list {wanted}: {services:?}"
+            );
+        }
+    }
+    assert!(serving(&stack.gateway).await, "gateway is not SERVING");
+    let gateway_services = reflected_services(&stack.gateway).await;
+    assert!(
+        gateway_services
+            .iter()
+            .any(|s| s == "grpc.health.v1.Health"),
+        "{gateway_services:?}"
+    );
+
+    let children = services_of(stack.pid());
+    let mut names: Vec<&str> = children.iter().map(|(n, _)| n.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "chess-engine",
+            "chess-game",
+            "chess-gateway",
+            "chess-matchmaking",
+            "chess-rating"
+        ]
+    );
+
+    // A child that dies is restarted on the same address.
+    let (_, game_pid) = children.iter().find(|(n, _)| n == "chess-game").unwrap();
+    signal(*game_pid, nix::sys::signal::Signal::SIGKILL);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let restarted = services_of(stack.pid())
+            .into_iter()
+            .any(|(n, p)| n == "chess-game" && p != *game_pid);
+        if restarted && serving(stack.internal("game")).await {
+            break;
+        }
+        assert!(Instant::now() < deadline, "chess-game was not restarted");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let all: Vec<u32> = services_of(stack.pid())
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect();
+    assert_eq!(all.len(), 5);
+    let status = stack.stop().await;
+    assert!(status.success(), "chess-stack exited with {status}");
+    for pid in all {
+        assert!(!is_alive(pid), "child {pid} outlived chess-stack");
+    }
+}
+
+#[tokio::test]
+async fn a_missing_engine_is_a_clear_startup_failure() {
+    let data = tempfile::tempdir().unwrap();
+    let output = tokio::process::Command::new(chess_e2e::binary("chess-stack"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args([
+            "--grpc-listen",
+            "127.0.0.1:0",
+            "--uqchess-listen",
+            "",
+            "--stockfish-path",
+            "/nonexistent/stockfish",
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("chess-stack: chess-engine exited while starting"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("cannot start Stockfish"), "{stderr}");
+}
+
+#[tokio::test]
+async fn bad_flags_are_one_clear_line() {
+    let output = tokio::process::Command::new(chess_e2e::binary("chess-stack"))
+        .arg("--bogus")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("chess-stack: error: unexpected argument '--bogus'"),
+        "{stderr}"
+    );
+    for service in [
+        "chess-game",
+        "chess-engine",
+        "chess-rating",
+        "chess-matchmaking",
+        "chess-gateway",
+    ] {
+        let output = tokio::process::Command::new(chess_e2e::binary(service))
+            .args(["--listen", "256.0.0.1:1"])
+            .output()
+            .await
+            .unwrap();
+        assert!(!output.status.success(), "{service}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{service}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!("{service}: cannot resolve listen address")),
+            "{service}: {stderr}"
+        );
+    }
+}
