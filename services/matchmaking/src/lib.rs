@@ -37,6 +37,10 @@ pub struct Config {
     /// The rating service, `host:port`.
     #[arg(long, default_value = "127.0.0.1:50054")]
     pub rating_addr: String,
+    /// Seconds a real-time seek posted while its poster has no event stream
+    /// open waits for one before it is withdrawn.
+    #[arg(long, default_value_t = 30)]
+    pub presence_grace_secs: u64,
 }
 
 /// Default gRPC address.
@@ -47,8 +51,8 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:50052";
 pub enum Error {
     #[error(transparent)]
     Server(#[from] chess_runtime::server::Error),
-    #[error(transparent)]
-    Storage(#[from] chess_storage::Error),
+    #[error("cannot open the lobby database: {0}")]
+    Storage(#[from] lobby::store::StoreError),
     #[error("invalid service address: {0}")]
     Address(#[from] tonic::transport::Error),
 }
@@ -63,8 +67,15 @@ pub async fn run(config: Config) -> Result<(), Error> {
     )
     .await?;
     let game = chess_runtime::channel(&config.game_addr)?;
-    let pairing = pairing::Pairing::spawn(game);
-    let lobby = lobby::Lobby::default();
+    let pairing = pairing::Pairing::spawn(game.clone());
+    let lobby = lobby::Lobby::open(
+        &config.database_url,
+        game,
+        chess_runtime::channel(&config.rating_addr)?,
+        std::time::Duration::from_secs(config.presence_grace_secs),
+        server.shutdown(),
+    )
+    .await?;
     server.health().set_ready(true).await;
     let api = api::MatchmakingApi { pairing, lobby };
     server

@@ -1,0 +1,471 @@
+//! The lobby's domain: seeks, requests to play them and challenges, with
+//! their wire forms. Checked values only; the gRPC layer converts requests
+//! into these with [`TryFrom`]-style constructors in [`super`].
+
+use chess_domain::{ColorChoice, SpeedCategory, TimeControl};
+use chess_proto::common::v1 as pb;
+
+/// Milliseconds since the Unix epoch.
+pub type Millis = i64;
+
+/// A registered player as the lobby knows them: the gateway vouches for both.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Member {
+    pub id: String,
+    pub username: String,
+}
+
+/// A rating as shown beside a seek or request.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shown {
+    pub rating: i32,
+    pub provisional: bool,
+}
+
+/// Whether a seek waits for its poster or starts on the first fitting request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AcceptMode {
+    Manual,
+    Automatic,
+}
+
+impl AcceptMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Manual => "manual",
+            Self::Automatic => "automatic",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::Manual, Self::Automatic]
+            .into_iter()
+            .find(|m| m.as_str() == name)
+    }
+
+    fn to_pb(self) -> pb::AcceptMode {
+        match self {
+            Self::Manual => pb::AcceptMode::Manual,
+            Self::Automatic => pb::AcceptMode::Automatic,
+        }
+    }
+}
+
+/// An open seek, or a correspondence table when its time control is daily.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Seek {
+    pub id: String,
+    pub poster: Member,
+    pub time_control: TimeControl,
+    /// The colour the poster plays.
+    pub color: ColorChoice,
+    pub rated: bool,
+    pub min_rating: Option<i32>,
+    pub max_rating: Option<i32>,
+    pub show_name: bool,
+    pub accept: AcceptMode,
+    /// The poster's rating in the seek's category, as last read.
+    pub poster_rating: Shown,
+    pub created_at: Millis,
+}
+
+impl Seek {
+    /// Correspondence tables are stored and survive a restart; real-time
+    /// seeks live only while their poster is connected.
+    pub fn is_durable(&self) -> bool {
+        matches!(self.time_control, TimeControl::Daily { .. })
+    }
+
+    pub fn speed(&self) -> SpeedCategory {
+        self.time_control.speed()
+    }
+
+    /// Whether a player rated `rating` may play this seek.
+    pub fn admits(&self, rating: i32) -> bool {
+        self.min_rating.is_none_or(|min| rating >= min)
+            && self.max_rating.is_none_or(|max| rating <= max)
+    }
+
+    pub fn has_range(&self) -> bool {
+        self.min_rating.is_some() || self.max_rating.is_some()
+    }
+
+    /// The seek as `viewer` may see it: the name only if the poster shows it
+    /// (or is the viewer), the id only to the poster.
+    pub fn to_pb(&self, viewer: Option<&str>) -> pb::Seek {
+        let own = viewer == Some(self.poster.id.as_str());
+        pb::Seek {
+            seek_id: self.id.clone(),
+            time_control: Some(self.time_control.into()),
+            speed: pb::SpeedCategory::from(self.speed()) as i32,
+            color: pb::ColorChoice::from(self.color) as i32,
+            rated: self.rated,
+            min_rating: self.min_rating.unwrap_or(0),
+            max_rating: self.max_rating.unwrap_or(0),
+            show_name: self.show_name,
+            accept_mode: self.accept.to_pb() as i32,
+            poster_username: if self.show_name || own {
+                self.poster.username.clone()
+            } else {
+                String::new()
+            },
+            poster_id: if own {
+                self.poster.id.clone()
+            } else {
+                String::new()
+            },
+            poster_rating: self.poster_rating.rating,
+            poster_provisional: self.poster_rating.provisional,
+            created_at: Some(timestamp(self.created_at)),
+        }
+    }
+}
+
+/// State of a request to play a seek.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestStatus {
+    Pending,
+    Accepted,
+    Rejected,
+    Cancelled,
+}
+
+impl RequestStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Accepted => "accepted",
+            Self::Rejected => "rejected",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        [
+            Self::Pending,
+            Self::Accepted,
+            Self::Rejected,
+            Self::Cancelled,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == name)
+    }
+
+    fn to_pb(self) -> pb::SeekRequestStatus {
+        match self {
+            Self::Pending => pb::SeekRequestStatus::Pending,
+            Self::Accepted => pb::SeekRequestStatus::Accepted,
+            Self::Rejected => pb::SeekRequestStatus::Rejected,
+            Self::Cancelled => pb::SeekRequestStatus::Cancelled,
+        }
+    }
+}
+
+/// A player's request to play someone's seek.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeekRequest {
+    pub id: String,
+    pub seek_id: String,
+    pub requester: Member,
+    pub requester_rating: i32,
+    pub status: RequestStatus,
+    pub game_id: Option<String>,
+    pub created_at: Millis,
+}
+
+impl SeekRequest {
+    pub fn to_pb(&self) -> pb::SeekRequest {
+        pb::SeekRequest {
+            request_id: self.id.clone(),
+            seek_id: self.seek_id.clone(),
+            requester_id: self.requester.id.clone(),
+            requester_username: self.requester.username.clone(),
+            requester_rating: self.requester_rating,
+            status: self.status.to_pb() as i32,
+            game_id: self.game_id.clone().unwrap_or_default(),
+            created_at: Some(timestamp(self.created_at)),
+        }
+    }
+}
+
+/// State of a direct challenge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChallengeStatus {
+    Pending,
+    Accepted,
+    Declined,
+    Cancelled,
+    Expired,
+}
+
+impl ChallengeStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Accepted => "accepted",
+            Self::Declined => "declined",
+            Self::Cancelled => "cancelled",
+            Self::Expired => "expired",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        [
+            Self::Pending,
+            Self::Accepted,
+            Self::Declined,
+            Self::Cancelled,
+            Self::Expired,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == name)
+    }
+
+    fn to_pb(self) -> pb::ChallengeStatus {
+        match self {
+            Self::Pending => pb::ChallengeStatus::Pending,
+            Self::Accepted => pb::ChallengeStatus::Accepted,
+            Self::Declined => pb::ChallengeStatus::Declined,
+            Self::Cancelled => pb::ChallengeStatus::Cancelled,
+            Self::Expired => pb::ChallengeStatus::Expired,
+        }
+    }
+}
+
+/// A direct challenge from one player to a named other.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Challenge {
+    pub id: String,
+    pub challenger: Member,
+    pub challenged: Member,
+    pub time_control: TimeControl,
+    /// The colour the challenger plays.
+    pub color: ColorChoice,
+    pub rated: bool,
+    pub status: ChallengeStatus,
+    pub decline_reason: String,
+    pub game_id: Option<String>,
+    pub created_at: Millis,
+    pub expires_at: Millis,
+}
+
+impl Challenge {
+    pub fn to_pb(&self) -> pb::Challenge {
+        pb::Challenge {
+            challenge_id: self.id.clone(),
+            challenger_id: self.challenger.id.clone(),
+            challenger_username: self.challenger.username.clone(),
+            challenged_id: self.challenged.id.clone(),
+            challenged_username: self.challenged.username.clone(),
+            time_control: Some(self.time_control.into()),
+            speed: pb::SpeedCategory::from(self.time_control.speed()) as i32,
+            color: pb::ColorChoice::from(self.color) as i32,
+            rated: self.rated,
+            status: self.status.to_pb() as i32,
+            decline_reason: self.decline_reason.clone(),
+            game_id: self.game_id.clone().unwrap_or_default(),
+            created_at: Some(timestamp(self.created_at)),
+            expires_at: Some(timestamp(self.expires_at)),
+        }
+    }
+}
+
+/// A game the lobby is about to create: who plays which side of what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GamePlan {
+    pub origin: Origin,
+    pub white: Member,
+    pub black: Member,
+    pub time_control: TimeControl,
+    pub rated: bool,
+}
+
+/// What a planned game comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Seek { seek_id: String, request_id: String },
+    Challenge { challenge_id: String },
+}
+
+impl GamePlan {
+    /// The key the game service remembers the game by, so that a retried
+    /// creation (after a restart, say) returns the same game.
+    pub fn idempotency_key(&self) -> String {
+        match &self.origin {
+            Origin::Seek { request_id, .. } => format!("matchmaking:request:{request_id}"),
+            Origin::Challenge { challenge_id } => format!("matchmaking:challenge:{challenge_id}"),
+        }
+    }
+}
+
+/// The colours of a poster (or challenger) choosing `choice` and their
+/// opponent: `(poster, opponent)`. Either colour is settled by `coin`.
+pub fn sides(choice: ColorChoice, coin: bool) -> (chess_domain::Color, chess_domain::Color) {
+    use chess_domain::Color;
+    let poster = choice
+        .color()
+        .unwrap_or(if coin { Color::White } else { Color::Black });
+    (poster, !poster)
+}
+
+/// `ms` as a protobuf timestamp.
+pub fn timestamp(ms: Millis) -> prost_types::Timestamp {
+    prost_types::Timestamp {
+        seconds: ms.div_euclid(1000),
+        nanos: (ms.rem_euclid(1000) * 1_000_000) as i32,
+    }
+}
+
+/// Stored form of a time control.
+pub fn encode_time_control(tc: TimeControl) -> String {
+    match tc {
+        TimeControl::Untimed => "untimed".to_owned(),
+        TimeControl::Incremental {
+            initial_secs,
+            increment_secs,
+        } => format!("incremental:{initial_secs}:{increment_secs}"),
+        TimeControl::MovesInPeriod { moves, period_secs } => format!("moves:{moves}:{period_secs}"),
+        TimeControl::Daily { turn_hours } => format!("daily:{turn_hours}"),
+    }
+}
+
+/// The time control stored as `s`.
+pub fn decode_time_control(s: &str) -> Option<TimeControl> {
+    let mut parts = s.split(':');
+    let kind = parts.next()?;
+    let mut num = || parts.next().and_then(|p| p.parse::<u32>().ok());
+    let tc = match kind {
+        "untimed" => TimeControl::Untimed,
+        "incremental" => TimeControl::Incremental {
+            initial_secs: num()?,
+            increment_secs: num()?,
+        },
+        "moves" => TimeControl::MovesInPeriod {
+            moves: num()?,
+            period_secs: num()?,
+        },
+        "daily" => TimeControl::Daily { turn_hours: num()? },
+        _ => return None,
+    };
+    Some(tc)
+}
+
+/// Stored form of a colour choice.
+pub fn encode_color(choice: ColorChoice) -> &'static str {
+    match choice {
+        ColorChoice::White => "white",
+        ColorChoice::Black => "black",
+        ColorChoice::Either => "either",
+    }
+}
+
+pub fn decode_color(s: &str) -> Option<ColorChoice> {
+    match s {
+        "white" => Some(ColorChoice::White),
+        "black" => Some(ColorChoice::Black),
+        "either" => Some(ColorChoice::Either),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seek(show_name: bool) -> Seek {
+        Seek {
+            id: "s".into(),
+            poster: Member {
+                id: "p".into(),
+                username: "Alice".into(),
+            },
+            time_control: TimeControl::Daily { turn_hours: 48 },
+            color: ColorChoice::White,
+            rated: true,
+            min_rating: Some(1000),
+            max_rating: None,
+            show_name,
+            accept: AcceptMode::Manual,
+            poster_rating: Shown {
+                rating: 1200,
+                provisional: false,
+            },
+            created_at: 1_500,
+        }
+    }
+
+    #[test]
+    fn names_show_only_when_allowed() {
+        let hidden = seek(false);
+        assert_eq!(hidden.to_pb(None).poster_username, "");
+        assert_eq!(hidden.to_pb(Some("q")).poster_username, "");
+        assert_eq!(hidden.to_pb(Some("q")).poster_id, "");
+        let own = hidden.to_pb(Some("p"));
+        assert_eq!(
+            (own.poster_username.as_str(), own.poster_id.as_str()),
+            ("Alice", "p")
+        );
+        let shown = seek(true).to_pb(None);
+        assert_eq!(shown.poster_username, "Alice");
+        assert_eq!(shown.poster_id, "");
+        assert_eq!(shown.poster_rating, 1200);
+        assert_eq!(shown.speed, pb::SpeedCategory::Correspondence as i32);
+        assert_eq!(shown.created_at.unwrap().nanos, 500_000_000);
+    }
+
+    #[test]
+    fn ranges_are_inclusive() {
+        let s = seek(true);
+        assert!(s.admits(1000));
+        assert!(!s.admits(999));
+        assert!(s.admits(3000));
+        assert!(s.is_durable());
+    }
+
+    #[test]
+    fn stored_forms_round_trip() {
+        for tc in [
+            TimeControl::Untimed,
+            TimeControl::Incremental {
+                initial_secs: 300,
+                increment_secs: 3,
+            },
+            TimeControl::MovesInPeriod {
+                moves: 40,
+                period_secs: 7200,
+            },
+            TimeControl::Daily { turn_hours: 72 },
+        ] {
+            assert_eq!(decode_time_control(&encode_time_control(tc)), Some(tc));
+        }
+        assert_eq!(decode_time_control("weekly:1"), None);
+        for c in [ColorChoice::White, ColorChoice::Black, ColorChoice::Either] {
+            assert_eq!(decode_color(encode_color(c)), Some(c));
+        }
+        for s in [
+            RequestStatus::Pending,
+            RequestStatus::Accepted,
+            RequestStatus::Rejected,
+            RequestStatus::Cancelled,
+        ] {
+            assert_eq!(RequestStatus::from_name(s.as_str()), Some(s));
+        }
+    }
+
+    #[test]
+    fn either_colour_follows_the_coin() {
+        use chess_domain::Color;
+        assert_eq!(
+            sides(ColorChoice::Black, true),
+            (Color::Black, Color::White)
+        );
+        assert_eq!(
+            sides(ColorChoice::Either, true),
+            (Color::White, Color::Black)
+        );
+        assert_eq!(
+            sides(ColorChoice::Either, false),
+            (Color::Black, Color::White)
+        );
+    }
+}
