@@ -172,6 +172,7 @@ pub struct Engine {
     output: LineReader<ChildStdout>,
     owed: Owed,
     poisoned: bool,
+    lines_read: u64,
     timeouts: Timeouts,
     name: Option<String>,
     options: Vec<OptionInfo>,
@@ -202,6 +203,7 @@ impl Engine {
             output: LineReader::new(stdout, MAX_LINE_BYTES),
             owed: Owed::Nothing,
             poisoned: false,
+            lines_read: 0,
             timeouts,
             name: None,
             options: Vec::new(),
@@ -251,6 +253,18 @@ impl Engine {
     /// Whether an earlier error left the engine unusable.
     pub fn is_poisoned(&self) -> bool {
         self.poisoned
+    }
+
+    /// How many lines the engine has written so far: unchanged across an
+    /// operation that failed, it shows the engine never answered it.
+    pub fn lines_read(&self) -> u64 {
+        self.lines_read
+    }
+
+    /// Whether the engine is known to be unusable: an earlier error, or its
+    /// process has exited.
+    pub fn is_dead(&mut self) -> bool {
+        self.poisoned || !matches!(self.child.try_wait(), Ok(None))
     }
 
     /// Sends `setoption name <name> value <value>`.
@@ -399,7 +413,8 @@ impl Engine {
                 match timeout(ping_every, self.read_line()).await {
                     Ok(line) => {
                         // Nothing is owed, so this is unasked-for output.
-                        tracing::debug!(line = line?, "idle engine wrote a line");
+                        let line = line?;
+                        tracing::debug!(line, "idle engine wrote a line");
                     }
                     Err(_) => self.is_ready_inner().await?,
                 }
@@ -539,9 +554,13 @@ impl Engine {
                         after: deadline.after,
                     });
                 }
-                Ok(Ok(0)) => return Err(self.closed().await),
+                Ok(Ok(0)) => {
+                    self.poisoned = true;
+                    return Err(self.closed().await);
+                }
                 Ok(Ok(n)) => n,
                 Ok(Err(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                    self.poisoned = true;
                     return Err(self.closed().await);
                 }
                 Ok(Err(e)) => return Err(Error::Io(e)),
@@ -556,9 +575,15 @@ impl Engine {
         match self.output.next_line().await {
             Ok(Some(line)) => {
                 tracing::trace!(pid = self.pid, line, "from engine");
+                self.lines_read += 1;
                 Ok(line)
             }
-            Ok(None) => Err(self.closed().await),
+            Ok(None) => {
+                // Known dead from here on, even if this future is dropped
+                // while the exit status is collected.
+                self.poisoned = true;
+                Err(self.closed().await)
+            }
             Err(LineError::TooLong(max)) => Err(Error::LineTooLong { max }),
             Err(LineError::Io(e)) => Err(Error::Io(e)),
         }

@@ -353,3 +353,60 @@ async fn an_engine_that_ignores_stop_times_out() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn watching_an_idle_engine_reports_its_death() {
+    use nix::{sys::signal, unistd::Pid};
+    let mut engine = stockfish().await;
+    let pid = Pid::from_raw(engine.pid().unwrap() as i32);
+    // Alive and answering its pings: the watch goes on.
+    let watched = tokio::time::timeout(
+        Duration::from_millis(300),
+        engine.watch(Duration::from_millis(20)),
+    )
+    .await;
+    assert!(watched.is_err(), "{watched:?}");
+    // An abandoned watch leaves the engine usable.
+    engine.is_ready().await.unwrap();
+    assert!(!engine.is_dead());
+
+    signal::kill(pid, signal::Signal::SIGKILL).unwrap();
+    let error = tokio::time::timeout(
+        Duration::from_secs(10),
+        engine.watch(Duration::from_secs(5)),
+    )
+    .await
+    .expect("the death is noticed");
+    assert!(error.is_closed(), "{error}");
+    assert!(engine.is_dead());
+}
+
+#[tokio::test]
+async fn watching_a_hung_engine_times_out() {
+    use nix::{sys::signal, unistd::Pid};
+    let timeouts = Timeouts {
+        handshake: Duration::from_secs(10),
+        answer: Duration::from_millis(200),
+    };
+    let mut engine = Engine::start(Path::new(STOCKFISH), timeouts).await.unwrap();
+    let pid = Pid::from_raw(engine.pid().unwrap() as i32);
+    signal::kill(pid, signal::Signal::SIGSTOP).unwrap();
+    let error = tokio::time::timeout(
+        Duration::from_secs(10),
+        engine.watch(Duration::from_millis(50)),
+    )
+    .await
+    .expect("the hang is noticed");
+    assert!(
+        matches!(
+            error,
+            Error::Timeout {
+                expected: "readyok",
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert!(engine.is_dead());
+    engine.kill().await;
+}
