@@ -13,9 +13,11 @@
 //! Supervision: a process that exits, closes a pipe, writes garbage or fails
 //! to answer within the answer timeout (an idle process is pinged with
 //! `isready`) is killed and reaped, its request fails with UNAVAILABLE, and
-//! it is restarted with exponential backoff. While no process is alive the
-//! pool reports so (health NOT_SERVING) and refuses requests with
-//! UNAVAILABLE, including those already queued.
+//! it is restarted with exponential backoff. A request whose process turns
+//! out to be gone before it answered anything for it (it died while idle)
+//! goes back in the queue once instead. While no process is alive the pool
+//! reports so (health NOT_SERVING) and refuses requests with UNAVAILABLE,
+//! including those already queued.
 
 use std::{path::Path, sync::Arc, time::Duration};
 
@@ -89,6 +91,8 @@ struct Shared {
 struct Job {
     work: Work,
     queued: Instant,
+    /// Whether the job was put back in the queue once already.
+    retried: bool,
 }
 
 #[derive(Debug)]
@@ -285,6 +289,7 @@ impl Pool {
         let job = Job {
             work,
             queued: Instant::now(),
+            retried: false,
         };
         match self.shared.queue.try_send(job) {
             Ok(()) => Ok(()),
@@ -303,6 +308,14 @@ impl Shared {
             now = *alive;
         });
         now
+    }
+
+    /// Puts a request that was not started back in the queue (at its end),
+    /// or fails it if the queue is full or closed.
+    fn requeue(&self, job: Job) {
+        if let Err(e) = self.queue.try_send(job) {
+            e.into_inner().fail(Error::NoEngine);
+        }
     }
 
     /// Fails every waiting request: no process is alive to serve it.
@@ -421,6 +434,15 @@ async fn serve(
         if job.abandoned() {
             continue;
         }
+        if process.is_dead() {
+            // It died while idle and the request was not started: it goes
+            // back in the queue, for a live process.
+            shared.requeue(Job {
+                retried: true,
+                ..job
+            });
+            return Ended::Fault(Fault::Wrong("the process died while idle".into()));
+        }
         if let Err(fault) = run(process, job, shared).await {
             return Ended::Fault(fault);
         }
@@ -428,9 +450,18 @@ async fn serve(
 }
 
 /// Runs one job on `process`, answering its caller.
+///
+/// A job whose process turns out to be gone before it wrote a single line
+/// for it was never really started: it goes back in the queue, once, for a
+/// live process, instead of failing because of a death it did not witness.
 async fn run(process: &mut Process, job: Job, shared: &Shared) -> Result<(), Fault> {
-    let failed = |fault: &Fault| Error::EngineFailed(fault.to_string());
-    match job.work {
+    let Job {
+        work,
+        queued,
+        retried,
+    } = job;
+    let mark = process.output_mark();
+    let (work, fault) = match work {
         Work::BestMove { request, mut reply } => {
             let started = Instant::now();
             let outcome = process.search(&request, reply.closed(), |_| {}).await;
@@ -438,13 +469,10 @@ async fn run(process: &mut Process, job: Job, shared: &Shared) -> Result<(), Fau
             match outcome {
                 Ok(Some(found)) => {
                     let _caller_gone = reply.send(Ok(found));
-                    Ok(())
+                    return Ok(());
                 }
-                Ok(None) => Ok(()),
-                Err(fault) => {
-                    let _caller_gone = reply.send(Err(failed(&fault)));
-                    Err(fault)
-                }
+                Ok(None) => return Ok(()),
+                Err(fault) => (Work::BestMove { request, reply }, fault),
             }
         }
         Work::Analyse { request, updates } => {
@@ -466,26 +494,31 @@ async fn run(process: &mut Process, job: Job, shared: &Shared) -> Result<(), Fau
             match outcome {
                 Ok(Some(found)) => {
                     let _reader_gone = updates.send(Ok(AnalyseEvent::Done(found)));
-                    Ok(())
+                    return Ok(());
                 }
-                Ok(None) => Ok(()),
-                Err(fault) => {
-                    let _reader_gone = updates.send(Err(failed(&fault)));
-                    Err(fault)
-                }
+                Ok(None) => return Ok(()),
+                Err(fault) => (Work::Analyse { request, updates }, fault),
             }
         }
         Work::ListMoves { position, reply } => match process.list_moves(&position).await {
             Ok(moves) => {
                 let _caller_gone = reply.send(Ok(moves));
-                Ok(())
+                return Ok(());
             }
-            Err(fault) => {
-                let _caller_gone = reply.send(Err(failed(&fault)));
-                Err(fault)
-            }
+            Err(fault) => (Work::ListMoves { position, reply }, fault),
         },
+    };
+    let job = Job {
+        work,
+        queued,
+        retried: true,
+    };
+    if !retried && fault.is_closed() && process.output_mark() == mark {
+        shared.requeue(job);
+    } else {
+        job.fail(Error::EngineFailed(fault.to_string()));
     }
+    Err(fault)
 }
 
 #[cfg(test)]

@@ -29,6 +29,13 @@ pub(crate) enum Fault {
     Wrong(String),
 }
 
+impl Fault {
+    /// Whether the process was gone (exited or closed a pipe).
+    pub(crate) fn is_closed(&self) -> bool {
+        matches!(self, Self::Engine(e) if e.is_closed())
+    }
+}
+
 /// A search request: a legal position, how to search, and its game.
 #[derive(Clone, Debug)]
 pub struct SearchRequest {
@@ -104,6 +111,17 @@ impl Process {
     /// been up for a while. A failure after that restarts it at once.
     pub(crate) fn was_healthy(&self) -> bool {
         self.completed > 0 || self.started.elapsed() > Duration::from_secs(30)
+    }
+
+    /// A mark of the output read so far, to tell later whether the process
+    /// answered anything since.
+    pub(crate) fn output_mark(&self) -> u64 {
+        self.engine.lines_read()
+    }
+
+    /// Whether the process is known to be dead or unusable.
+    pub(crate) fn is_dead(&mut self) -> bool {
+        self.engine.is_dead()
     }
 
     /// Watches the idle process; returns only when it has failed.

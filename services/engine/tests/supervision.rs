@@ -1,0 +1,192 @@
+//! Stockfish processes that die, never start, or start late.
+
+mod common;
+
+use std::{io::Write as _, os::unix::fs::PermissionsExt as _, time::Duration};
+
+use common::*;
+use tonic::Code;
+use tonic_health::pb::health_check_response::ServingStatus;
+
+#[tokio::test]
+async fn a_killed_process_fails_its_request_and_is_replaced() {
+    let service = Service::start(&[]).await;
+    let old = service.stockfish_pids();
+    assert_eq!(old.len(), 1, "{old:?}");
+    let before = cpu_ticks(old[0]);
+    let mut client = service.client();
+    let call = tokio::spawn(async move {
+        client
+            .best_move(best_move_request("", &[], limits(20_000, 0)))
+            .await
+    });
+    wait_until_busy(old[0], before, 10).await;
+    kill9(old[0]);
+    let result = call.await.unwrap();
+    let status = result.unwrap_err();
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    assert_eq!(
+        status.metadata().get("chess-reason").unwrap(),
+        "engine-unavailable"
+    );
+
+    service.wait_for(ServingStatus::Serving).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let new = loop {
+        let pids = service.stockfish_pids();
+        if pids.len() == 1 && pids != old {
+            break pids;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "never restarted");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_ne!(new, old);
+    for moves in [&[][..], &["e2e4"][..], &["e2e4", "e7e5"][..]] {
+        let found = service
+            .client()
+            .best_move(best_move_request("", moves, limits(100, 0)))
+            .await
+            .expect("served after the restart")
+            .into_inner()
+            .result
+            .unwrap();
+        assert!(is_legal("", moves, &found.best_move));
+    }
+}
+
+#[tokio::test]
+async fn one_dead_process_leaves_the_others_serving() {
+    let service = Service::start(&["--pool-size", "2"]).await;
+    let pids = service.stockfish_pids();
+    assert_eq!(pids.len(), 2, "{pids:?}");
+    kill9(pids[0]);
+    // Whatever the timing, the other process keeps the service SERVING and
+    // answering.
+    for _ in 0..5 {
+        assert_eq!(service.health().await, Some(ServingStatus::Serving));
+        let listed = service
+            .client()
+            .list_moves(chess_proto::engine::v1::ListMovesRequest {
+                position: position("", &[]),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .moves;
+        assert_eq!(listed.len(), 20);
+    }
+}
+
+/// A Stockfish stand-in that starts at once the first time and, after that,
+/// only once the file `go` exists next to it.
+fn slow_restarting_stockfish(dir: &std::path::Path) -> std::path::PathBuf {
+    let path = dir.join("stockfish");
+    let mut file = std::fs::File::create(&path).unwrap();
+    write!(
+        file,
+        "#!/bin/sh\n\
+         dir='{dir}'\n\
+         if [ -e \"$dir/started\" ]; then\n\
+           while [ ! -e \"$dir/go\" ]; do sleep 0.02; done\n\
+         fi\n\
+         touch \"$dir/started\"\n\
+         exec {STOCKFISH}\n",
+        dir = dir.display()
+    )
+    .unwrap();
+    file.set_permissions(std::fs::Permissions::from_mode(0o755))
+        .unwrap();
+    path
+}
+
+#[tokio::test]
+async fn health_follows_the_processes_not_serving_then_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let stockfish = slow_restarting_stockfish(dir.path());
+    let service = Service::start(&[
+        "--stockfish-path",
+        stockfish.to_str().unwrap(),
+        "--answer-timeout-ms",
+        "120000",
+    ])
+    .await;
+    assert_eq!(service.health().await, Some(ServingStatus::Serving));
+    let pids = service.stockfish_pids();
+    assert_eq!(pids.len(), 1);
+    kill9(pids[0]);
+
+    // The restart waits for `go`: no process is alive meanwhile.
+    service.wait_for(ServingStatus::NotServing).await;
+    let refused = service
+        .client()
+        .best_move(best_move_request("", &[], limits(50, 0)))
+        .await;
+    assert_eq!(code_of(&refused), Code::Unavailable);
+
+    std::fs::File::create(dir.path().join("go")).unwrap();
+    service.wait_for(ServingStatus::Serving).await;
+    let found = service
+        .client()
+        .best_move(best_move_request("", &[], limits(50, 0)))
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap();
+    assert!(is_legal("", &[], &found.best_move));
+}
+
+/// Runs the binary to completion with `args`; returns status and output.
+fn run_to_exit(args: &[&str]) -> (Option<i32>, String, String) {
+    let port = free_port().to_string();
+    let output = std::process::Command::new(BINARY)
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn a_missing_stockfish_exits_with_status_3_and_one_line() {
+    let (status, stdout, stderr) = run_to_exit(&["--stockfish-path", "/nonexistent/stockfish"]);
+    assert_eq!(status, Some(3));
+    assert_eq!(stdout, "");
+    assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
+    assert!(
+        stderr.starts_with("chess-engine: cannot start Stockfish (/nonexistent/stockfish): "),
+        "{stderr:?}"
+    );
+    assert!(stderr.ends_with('\n'));
+}
+
+#[test]
+fn a_program_that_is_not_an_engine_exits_with_status_3() {
+    // `cat` starts but never answers `isready`.
+    let (status, stdout, stderr) = run_to_exit(&[
+        "--stockfish-path",
+        "/bin/cat",
+        "--pool-size",
+        "2",
+        "--answer-timeout-ms",
+        "300",
+    ]);
+    assert_eq!(status, Some(3));
+    assert_eq!(stdout, "");
+    assert_eq!(
+        stderr,
+        "chess-engine: cannot start Stockfish (/bin/cat): no readyok within 300 ms\n"
+    );
+}
+
+#[test]
+fn bad_flags_exit_with_status_2() {
+    let (status, _, stderr) = run_to_exit(&["--pool-size", "0"]);
+    assert_eq!(status, Some(2));
+    assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
+}
