@@ -1,0 +1,302 @@
+//! Starting the real services for tests: `chess-matchmaking` from this
+//! package, and `chess-game` and `chess-rating`, built next to it by
+//! `cargo build --workspace --bins`.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::{
+    net::TcpListener,
+    path::PathBuf,
+    process::Stdio,
+    time::{Duration, Instant},
+};
+
+use chess_proto::{
+    common::v1 as common,
+    game::v1::game_service_client::GameServiceClient,
+    matchmaking::v1::{self as pb, matchmaking_service_client::MatchmakingServiceClient},
+    rating::v1::{RegisterRequest, rating_service_client::RatingServiceClient},
+};
+use tokio::process::{Child, Command};
+use tonic::transport::Channel;
+use tonic_health::pb::{
+    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
+};
+
+/// A port nobody listens on right now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The path of workspace binary `name` (e.g. `chess-game`), which lives in
+/// the target directory beside this test's `deps/` directory.
+pub fn workspace_binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test's own path");
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("tests run from <target>/<profile>/deps");
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: build the services first with `cargo build --workspace --bins`",
+        path.display()
+    );
+    path
+}
+
+/// A running service process.
+pub struct Service {
+    pub child: Child,
+    pub addr: String,
+}
+
+impl Service {
+    /// Starts `program` with `args` on a free port and waits until it is
+    /// SERVING.
+    pub async fn start(program: PathBuf, args: &[&str]) -> Self {
+        let addr = format!("127.0.0.1:{}", free_port());
+        let child = Command::new(&program)
+            .args([
+                "--listen",
+                &addr,
+                "--log-filter",
+                "warn",
+                "--stop-on-stdin-eof",
+            ])
+            .args(args)
+            .stdin(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
+        let service = Self { child, addr };
+        service.wait_serving(&program).await;
+        service
+    }
+
+    async fn wait_serving(&self, program: &std::path::Path) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(channel) = Channel::from_shared(format!("http://{}", self.addr))
+                .unwrap()
+                .connect()
+                .await
+            {
+                let status = HealthClient::new(channel)
+                    .check(HealthCheckRequest {
+                        service: String::new(),
+                    })
+                    .await
+                    .map(|r| r.into_inner().status);
+                if status.ok() == Some(ServingStatus::Serving as i32) {
+                    return;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} did not become SERVING",
+                program.display()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub async fn channel(&self) -> Channel {
+        Channel::from_shared(format!("http://{}", self.addr))
+            .unwrap()
+            .connect()
+            .await
+            .expect("connect")
+    }
+
+    /// Kills the process with SIGKILL, as a crash would.
+    pub async fn crash(mut self) {
+        self.child.start_kill().expect("kill");
+        self.child.wait().await.expect("reap");
+    }
+}
+
+/// The rating and game services with matchmaking in front, each on its own
+/// SQLite file in one temporary directory.
+pub struct Lobby {
+    pub dir: tempfile::TempDir,
+    pub rating: Service,
+    pub game: Service,
+    pub matchmaking: Option<Service>,
+    pub matchmaking_db: String,
+}
+
+impl Lobby {
+    pub async fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let url = chess_storage::sqlite_url(&dir.path().join("matchmaking.sqlite"));
+        Self::start_on(dir, url).await
+    }
+
+    /// Starts everything, with matchmaking storing into `matchmaking_db`.
+    pub async fn start_on(dir: tempfile::TempDir, matchmaking_db: String) -> Self {
+        let rating_db = chess_storage::sqlite_url(&dir.path().join("rating.sqlite"));
+        let rating = Service::start(
+            workspace_binary("chess-rating"),
+            &["--database-url", &rating_db],
+        )
+        .await;
+        let game_db = chess_storage::sqlite_url(&dir.path().join("game.sqlite"));
+        let game = Service::start(
+            workspace_binary("chess-game"),
+            &[
+                "--database-url",
+                &game_db,
+                "--rating-addr",
+                &rating.addr,
+                "--engine-addr",
+                "127.0.0.1:9",
+            ],
+        )
+        .await;
+        let mut lobby = Self {
+            dir,
+            rating,
+            game,
+            matchmaking: None,
+            matchmaking_db,
+        };
+        lobby.start_matchmaking().await;
+        lobby
+    }
+
+    pub async fn start_matchmaking(&mut self) {
+        let service = Service::start(
+            PathBuf::from(env!("CARGO_BIN_EXE_chess-matchmaking")),
+            &[
+                "--database-url",
+                &self.matchmaking_db,
+                "--game-addr",
+                &self.game.addr,
+                "--rating-addr",
+                &self.rating.addr,
+                "--presence-grace-secs",
+                "2",
+            ],
+        )
+        .await;
+        self.matchmaking = Some(service);
+    }
+
+    pub async fn crash_matchmaking(&mut self) {
+        if let Some(service) = self.matchmaking.take() {
+            service.crash().await;
+        }
+    }
+
+    pub async fn client(&self) -> MatchmakingServiceClient<Channel> {
+        let service = self.matchmaking.as_ref().expect("matchmaking is running");
+        MatchmakingServiceClient::new(service.channel().await)
+    }
+
+    pub async fn games(&self) -> GameServiceClient<Channel> {
+        GameServiceClient::new(self.game.channel().await)
+    }
+
+    pub async fn ratings(&self) -> RatingServiceClient<Channel> {
+        RatingServiceClient::new(self.rating.channel().await)
+    }
+
+    /// Registers `name` and returns the new player.
+    pub async fn register(&self, name: &str) -> Player {
+        let profile = self
+            .ratings()
+            .await
+            .register(RegisterRequest {
+                username: name.to_owned(),
+                email: format!("{name}@example.org"),
+                password: "correct horse battery".to_owned(),
+            })
+            .await
+            .expect("register")
+            .into_inner()
+            .profile
+            .expect("profile");
+        Player {
+            id: profile.player_id,
+            name: profile.username,
+        }
+    }
+}
+
+/// A registered player.
+#[derive(Clone, Debug)]
+pub struct Player {
+    pub id: String,
+    pub name: String,
+}
+
+pub fn daily(turn_hours: u32) -> common::TimeControl {
+    common::TimeControl {
+        kind: Some(common::time_control::Kind::Daily(common::Daily {
+            turn_hours,
+        })),
+    }
+}
+
+pub fn blitz() -> common::TimeControl {
+    common::TimeControl {
+        kind: Some(common::time_control::Kind::Incremental(
+            common::Incremental {
+                initial_seconds: 300,
+                increment_seconds: 0,
+            },
+        )),
+    }
+}
+
+/// A seek by `poster` with the given settings.
+pub fn seek(
+    poster: &Player,
+    time_control: common::TimeControl,
+    accept: common::AcceptMode,
+) -> pb::CreateSeekRequest {
+    pb::CreateSeekRequest {
+        player_id: poster.id.clone(),
+        username: poster.name.clone(),
+        time_control: Some(time_control),
+        color: common::ColorChoice::White as i32,
+        rated: true,
+        min_rating: 0,
+        max_rating: 0,
+        show_name: false,
+        accept_mode: accept as i32,
+    }
+}
+
+/// The next lobby event of a stream, waiting at most five seconds.
+pub async fn next_event(
+    stream: &mut tonic::Streaming<pb::WatchPlayerResponse>,
+) -> common::lobby_event::Kind {
+    tokio::time::timeout(Duration::from_secs(5), stream.message())
+        .await
+        .expect("a lobby event within five seconds")
+        .expect("the stream is healthy")
+        .expect("the stream is open")
+        .event
+        .and_then(|e| e.kind)
+        .expect("an event with a kind")
+}
+
+/// Opens `player`'s lobby event stream.
+pub async fn watch(
+    client: &mut MatchmakingServiceClient<Channel>,
+    player: &Player,
+) -> tonic::Streaming<pb::WatchPlayerResponse> {
+    client
+        .watch_player(pb::WatchPlayerRequest {
+            player_id: player.id.clone(),
+        })
+        .await
+        .expect("watch")
+        .into_inner()
+}
