@@ -1,6 +1,10 @@
 //! The gRPC server every service runs.
 
-use std::{net::SocketAddr, sync::Arc, time::Duration};
+use std::{
+    net::SocketAddr,
+    sync::{Arc, Mutex, OnceLock},
+    time::Duration,
+};
 
 use tokio::{io::AsyncReadExt as _, net::TcpListener, signal::unix::SignalKind};
 use tokio_util::sync::CancellationToken;
@@ -13,6 +17,11 @@ pub struct ServerArgs {
     /// Address to serve gRPC on, `host:port`; port 0 picks a free one.
     #[arg(long)]
     pub listen: Option<String>,
+    /// Serve on listening socket number N handed over by a supervisor
+    /// (systemd's socket activation protocol: `LISTEN_FDS`, sockets from
+    /// descriptor 3) instead of binding `--listen`.
+    #[arg(long)]
+    pub listen_fd: Option<usize>,
     /// Seconds in-flight calls may take to finish after a shutdown signal.
     #[arg(long, default_value_t = 10)]
     pub shutdown_grace_secs: u64,
@@ -35,6 +44,8 @@ pub enum Error {
         addr: String,
         source: std::io::Error,
     },
+    #[error("no listening socket number {index} was handed over (LISTEN_FDS): {reason}")]
+    Inherited { index: usize, reason: String },
     #[error("cannot install signal handlers: {0}")]
     Signals(std::io::Error),
     #[error("invalid descriptor set: {0}")]
@@ -215,6 +226,23 @@ impl Server {
             }
         }
     }
+}
+
+/// The listening socket number `index` handed over by a supervisor
+/// (`LISTEN_FDS`, descriptors from 3). Each can be taken once.
+pub fn inherited_listener(index: usize) -> Result<TcpListener, Error> {
+    static HANDED_OVER: OnceLock<Mutex<listenfd::ListenFd>> = OnceLock::new();
+    let error = |reason: String| Error::Inherited { index, reason };
+    let mut handed_over = HANDED_OVER
+        .get_or_init(|| Mutex::new(listenfd::ListenFd::from_env()))
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let listener = handed_over
+        .take_tcp_listener(index)
+        .map_err(|e| error(e.to_string()))?
+        .ok_or_else(|| error("none was passed".to_owned()))?;
+    listener.set_nonblocking(true).map_err(|e| error(e.to_string()))?;
+    TcpListener::from_std(listener).map_err(|e| error(e.to_string()))
 }
 
 /// Binds a TCP listener on `host:port`, resolving names.

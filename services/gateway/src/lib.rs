@@ -25,6 +25,10 @@ pub struct Config {
     /// off.
     #[arg(long, default_value = "127.0.0.1:50050")]
     pub uqchess_listen: String,
+    /// Serve the uqchess protocol on listening socket number N handed over
+    /// by a supervisor (`LISTEN_FDS`) instead of binding `--uqchess-listen`.
+    #[arg(long)]
+    pub uqchess_listen_fd: Option<usize>,
     /// The game service, `host:port`.
     #[arg(long, default_value = "127.0.0.1:50053")]
     pub game_addr: String,
@@ -63,10 +67,13 @@ pub async fn run(config: Config) -> Result<(), Error> {
         &config.matchmaking_addr,
         &config.rating_addr,
     )?;
-    let uqchess = if config.uqchess_listen.is_empty() {
+    let uqchess = if config.uqchess_listen.is_empty() && config.uqchess_listen_fd.is_none() {
         None
     } else {
-        let listener = chess_runtime::server::bind_listener(&config.uqchess_listen).await?;
+        let listener = match config.uqchess_listen_fd {
+            Some(index) => chess_runtime::server::inherited_listener(index)?,
+            None => chess_runtime::server::bind_listener(&config.uqchess_listen).await?,
+        };
         if let Ok(addr) = listener.local_addr() {
             tracing::info!(%addr, "serving the uqchess protocol");
         }
