@@ -2,11 +2,19 @@
 //! It keeps no game state of its own, only live connections, so it scales by
 //! adding replicas.
 //!
+//! - [`public`]: the public gRPC API (`chess.gateway.v1`), also as gRPC-Web,
+//!   and the email notices of daily games.
+//! - [`auth`]: signed session tokens; [`mail`]: outgoing mail.
 //! - [`uqchess`]: the uqchess line protocol on its own TCP port.
 //! - [`backends`]: the clients of the internal services.
 
+pub mod auth;
 pub mod backends;
+pub mod mail;
+pub mod public;
 pub mod uqchess;
+
+use std::{sync::Arc, time::Duration};
 
 /// Flags of `chess-gateway`; each has an environment twin
 /// `CHESS_GATEWAY_<FLAG>`.
@@ -38,12 +46,34 @@ pub struct Config {
     /// The rating service, `host:port`.
     #[arg(long, default_value = "127.0.0.1:50054")]
     pub rating_addr: String,
-    /// File holding the secret that signs session tokens.
+    /// File holding the secret that signs session tokens (at least 16
+    /// bytes; trailing whitespace ignored). Every replica needs the same.
     #[arg(long)]
     pub token_key_file: Option<std::path::PathBuf>,
+    /// The secret that signs session tokens, instead of a file. With neither,
+    /// a random key: sessions then end when the gateway stops.
+    #[arg(long, conflicts_with = "token_key_file")]
+    pub token_key: Option<String>,
+    /// Hours a session token stays valid.
+    #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u64).range(1..=8760))]
+    pub token_ttl_hours: u64,
     /// Directory outgoing mail is written to when no SMTP server is set.
     #[arg(long, default_value = "data/mail")]
     pub mail_dir: std::path::PathBuf,
+    /// SMTP server for outgoing mail, `smtp://[user:password@]host[:port]`
+    /// (plain SMTP, as to a local relay); unset writes mail to --mail-dir.
+    #[arg(long)]
+    pub smtp_url: Option<String>,
+    /// Sender of outgoing mail.
+    #[arg(long, default_value = "Rookery <noreply@localhost>")]
+    pub mail_from: String,
+    /// The address players reach the server at, for links in emails.
+    #[arg(long, default_value = "http://127.0.0.1:50051")]
+    pub public_url: String,
+    /// Email the opponent after each move of a daily game. Exactly one
+    /// replica should do it: with several, set `false` on all but one.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub notify_daily_moves: bool,
 }
 
 /// Default address of the public gRPC API.
@@ -56,17 +86,43 @@ pub enum Error {
     Server(#[from] chess_runtime::server::Error),
     #[error("invalid service address: {0}")]
     Address(#[from] tonic::transport::Error),
+    #[error(transparent)]
+    TokenKey(#[from] auth::KeyError),
+    #[error("mail: {0}")]
+    Mail(#[from] mail::MailError),
 }
 
 /// Runs the gateway until shutdown.
 pub async fn run(config: Config) -> Result<(), Error> {
-    let server =
-        chess_runtime::Server::bind("gateway", &config.server, DEFAULT_LISTEN, &[]).await?;
+    let tokens = auth::Tokens::from_config(
+        config.token_key.as_deref(),
+        config.token_key_file.as_deref(),
+        Duration::from_secs(config.token_ttl_hours * 3600),
+    )?;
+    let mailer = mail::Mailer::new(
+        config.smtp_url.as_deref(),
+        &config.mail_dir,
+        &config.mail_from,
+    )?;
+    let server = chess_runtime::Server::bind(
+        "gateway",
+        &config.server,
+        DEFAULT_LISTEN,
+        &public::SERVICE_NAMES,
+    )
+    .await?
+    .with_grpc_web(true);
     let backends = backends::Backends::connect(
         &config.game_addr,
         &config.matchmaking_addr,
         &config.rating_addr,
     )?;
+    let notifier = config.notify_daily_moves.then(|| {
+        tokio::spawn(
+            public::notifier::Notifier::new(backends.clone(), mailer, &config.public_url)
+                .run(server.shutdown()),
+        )
+    });
     let uqchess = if config.uqchess_listen.is_empty() && config.uqchess_listen_fd.is_none() {
         None
     } else {
@@ -84,8 +140,16 @@ pub async fn run(config: Config) -> Result<(), Error> {
         )))
     };
     server.health().set_ready(true).await;
-    let routes = tonic::service::Routes::builder().routes();
+    let routes = public::routes(Arc::new(public::Shared {
+        backends: backends.clone(),
+        tokens,
+        shutdown: server.shutdown(),
+    }));
     let served = server.serve(routes).await;
+    if let Some(notifier) = notifier {
+        // It stops at shutdown; a panic in it was already reported.
+        let _ = notifier.await;
+    }
     if let Some(uqchess) = uqchess {
         // Sessions end promptly once shutdown began; a panic in one was
         // already reported by the runtime.

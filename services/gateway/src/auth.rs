@@ -1,0 +1,294 @@
+//! Session tokens: HMAC-SHA256-signed, expiring bearer tokens.
+//!
+//! A token is `<payload>.<signature>`, both base64url without padding; the
+//! payload is `v1|<player id>|<username>|<expiry, Unix seconds>`. Checking one
+//! needs only the key, so any gateway replica holding the same key accepts
+//! the tokens of any other without a database round trip. Tokens cannot be
+//! revoked before they expire; changing the key revokes them all.
+
+use std::{
+    fmt,
+    path::Path,
+    sync::Arc,
+    time::{Duration, SystemTime, UNIX_EPOCH},
+};
+
+use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
+use hmac::{Hmac, Mac as _};
+use sha2::Sha256;
+use tonic::{Request, Status};
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// Shortest key accepted, in bytes.
+pub const MIN_KEY_BYTES: usize = 16;
+const VERSION: &str = "v1";
+
+/// Why the signing key could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error("cannot read the token key file {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("the token key must be at least {MIN_KEY_BYTES} bytes")]
+    TooShort,
+    #[error("give either --token-key or --token-key-file, not both")]
+    Both,
+}
+
+/// Why a token was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TokenError {
+    #[error("the token is malformed")]
+    Malformed,
+    #[error("the token's signature is wrong")]
+    BadSignature,
+    #[error("the token has expired; log in again")]
+    Expired,
+}
+
+/// A signed-in player, as a valid token vouches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Session {
+    pub player_id: String,
+    pub username: String,
+    /// Unix seconds.
+    pub expires_at: i64,
+}
+
+/// Issues and checks tokens. Cloning is cheap.
+#[derive(Clone)]
+pub struct Tokens {
+    key: Arc<[u8]>,
+    ttl: Duration,
+}
+
+impl fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never the key.
+        f.debug_struct("Tokens").field("ttl", &self.ttl).finish()
+    }
+}
+
+fn now_secs() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+impl Tokens {
+    /// Tokens signed with `key`, valid for `ttl`.
+    pub fn new(key: &[u8], ttl: Duration) -> Result<Self, KeyError> {
+        if key.len() < MIN_KEY_BYTES {
+            return Err(KeyError::TooShort);
+        }
+        Ok(Self {
+            key: key.into(),
+            ttl,
+        })
+    }
+
+    /// The key from `--token-key` or the file of `--token-key-file` (its
+    /// trailing whitespace ignored). With neither, a random key: tokens then
+    /// die with the process and only this replica accepts them.
+    pub fn from_config(
+        key: Option<&str>,
+        key_file: Option<&Path>,
+        ttl: Duration,
+    ) -> Result<Self, KeyError> {
+        match (key, key_file) {
+            (Some(_), Some(_)) => Err(KeyError::Both),
+            (Some(key), None) => Self::new(key.as_bytes(), ttl),
+            (None, Some(path)) => {
+                let bytes = std::fs::read(path).map_err(|source| KeyError::Read {
+                    path: path.display().to_string(),
+                    source,
+                })?;
+                let end = bytes
+                    .iter()
+                    .rposition(|b| !b.is_ascii_whitespace())
+                    .map_or(0, |i| i + 1);
+                Self::new(&bytes[..end], ttl)
+            }
+            (None, None) => {
+                tracing::warn!(
+                    "no --token-key or --token-key-file: sessions end when the gateway stops and other replicas refuse them"
+                );
+                let key: [u8; 32] = rand::random();
+                Self::new(&key, ttl)
+            }
+        }
+    }
+
+    fn mac(&self) -> HmacSha256 {
+        // HMAC takes a key of any length.
+        HmacSha256::new_from_slice(&self.key).expect("HMAC accepts any key length")
+    }
+
+    /// A token for the player, expiring `ttl` from `now` (Unix seconds).
+    pub fn issue_at(&self, player_id: &str, username: &str, now: i64) -> (String, i64) {
+        let expires_at = now.saturating_add(i64::try_from(self.ttl.as_secs()).unwrap_or(i64::MAX));
+        let payload = format!("{VERSION}|{player_id}|{username}|{expires_at}");
+        let mut mac = self.mac();
+        mac.update(payload.as_bytes());
+        let signature = mac.finalize().into_bytes();
+        let token = format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(payload.as_bytes()),
+            URL_SAFE_NO_PAD.encode(signature)
+        );
+        (token, expires_at)
+    }
+
+    /// A token for the player, expiring `ttl` from now.
+    pub fn issue(&self, player_id: &str, username: &str) -> (String, i64) {
+        self.issue_at(player_id, username, now_secs())
+    }
+
+    /// The session `token` vouches for at `now` (Unix seconds).
+    pub fn verify_at(&self, token: &str, now: i64) -> Result<Session, TokenError> {
+        let (payload, signature) = token.split_once('.').ok_or(TokenError::Malformed)?;
+        let payload = URL_SAFE_NO_PAD
+            .decode(payload)
+            .map_err(|_| TokenError::Malformed)?;
+        let signature = URL_SAFE_NO_PAD
+            .decode(signature)
+            .map_err(|_| TokenError::Malformed)?;
+        let mut mac = self.mac();
+        mac.update(&payload);
+        // Constant-time comparison.
+        mac.verify_slice(&signature)
+            .map_err(|_| TokenError::BadSignature)?;
+        let payload = String::from_utf8(payload).map_err(|_| TokenError::Malformed)?;
+        let mut fields = payload.split('|');
+        let (Some(VERSION), Some(player_id), Some(username), Some(expires_at), None) = (
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+        ) else {
+            return Err(TokenError::Malformed);
+        };
+        let expires_at: i64 = expires_at.parse().map_err(|_| TokenError::Malformed)?;
+        if now >= expires_at {
+            return Err(TokenError::Expired);
+        }
+        Ok(Session {
+            player_id: player_id.to_owned(),
+            username: username.to_owned(),
+            expires_at,
+        })
+    }
+
+    /// The session of a call that must be signed in: its
+    /// `authorization: Bearer <token>` metadata, else UNAUTHENTICATED.
+    pub fn authenticate<T>(&self, request: &Request<T>) -> Result<Session, Status> {
+        self.optional(request)?.ok_or_else(|| {
+            Status::unauthenticated("sign in: send `authorization: Bearer <token>` from Login")
+        })
+    }
+
+    /// The session of a public call, if it carries a token. A token that is
+    /// present but invalid is still refused, so a client learns it expired.
+    pub fn optional<T>(&self, request: &Request<T>) -> Result<Option<Session>, Status> {
+        let Some(value) = request.metadata().get("authorization") else {
+            return Ok(None);
+        };
+        let value = value
+            .to_str()
+            .map_err(|_| Status::unauthenticated("the authorization metadata is not text"))?;
+        let token = value
+            .strip_prefix("Bearer ")
+            .or_else(|| value.strip_prefix("bearer "))
+            .ok_or_else(|| Status::unauthenticated("authorization must be `Bearer <token>`"))?;
+        self.verify_at(token.trim(), now_secs())
+            .map(Some)
+            .map_err(|e| Status::unauthenticated(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens() -> Tokens {
+        Tokens::new(b"0123456789abcdef0123", Duration::from_secs(3600)).unwrap()
+    }
+
+    #[test]
+    fn tokens_round_trip_until_they_expire() {
+        let t = tokens();
+        let (token, expires_at) = t.issue_at("p-1", "alice", 1000);
+        assert_eq!(expires_at, 4600);
+        let session = t.verify_at(&token, 4599).unwrap();
+        assert_eq!(session.player_id, "p-1");
+        assert_eq!(session.username, "alice");
+        assert_eq!(t.verify_at(&token, 4600), Err(TokenError::Expired));
+    }
+
+    #[test]
+    fn forged_and_foreign_tokens_are_refused() {
+        let t = tokens();
+        let (token, _) = t.issue_at("p-1", "alice", 1000);
+        let other = Tokens::new(b"another key of 16+ bytes", Duration::from_secs(3600)).unwrap();
+        assert_eq!(other.verify_at(&token, 1001), Err(TokenError::BadSignature));
+        // Claiming to be someone else breaks the signature.
+        let (_, signature) = token.split_once('.').unwrap();
+        let forged = format!(
+            "{}.{signature}",
+            URL_SAFE_NO_PAD.encode("v1|p-2|bob|99999999")
+        );
+        assert_eq!(t.verify_at(&forged, 1001), Err(TokenError::BadSignature));
+        for junk in ["", "abc", "a.b", "..", "%%%.%%%"] {
+            assert!(t.verify_at(junk, 1001).is_err(), "{junk}");
+        }
+    }
+
+    #[test]
+    fn metadata_is_read() {
+        let t = tokens();
+        let mut request = Request::new(());
+        assert_eq!(t.optional(&request).unwrap(), None);
+        assert_eq!(
+            t.authenticate(&request).unwrap_err().code(),
+            tonic::Code::Unauthenticated
+        );
+        let (token, _) = t.issue("p-1", "alice");
+        request
+            .metadata_mut()
+            .insert("authorization", format!("Bearer {token}").parse().unwrap());
+        assert_eq!(t.authenticate(&request).unwrap().player_id, "p-1");
+        request
+            .metadata_mut()
+            .insert("authorization", "Basic abc".parse().unwrap());
+        assert_eq!(
+            t.optional(&request).unwrap_err().code(),
+            tonic::Code::Unauthenticated
+        );
+    }
+
+    #[test]
+    fn keys_come_from_a_flag_or_a_file() {
+        let ttl = Duration::from_secs(60);
+        assert!(matches!(
+            Tokens::from_config(Some("short"), None, ttl),
+            Err(KeyError::TooShort)
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("key");
+        std::fs::write(&path, "a secret of some length\n").unwrap();
+        let from_file = Tokens::from_config(None, Some(&path), ttl).unwrap();
+        let from_flag = Tokens::from_config(Some("a secret of some length"), None, ttl).unwrap();
+        let (token, _) = from_file.issue("p", "u");
+        assert!(from_flag.verify_at(&token, now_secs()).is_ok());
+        assert!(matches!(
+            Tokens::from_config(Some("a secret of some length"), Some(&path), ttl),
+            Err(KeyError::Both)
+        ));
+        assert!(Tokens::from_config(None, Some(&dir.path().join("none")), ttl).is_err());
+        assert!(Tokens::from_config(None, None, ttl).is_ok());
+    }
+}

@@ -1,0 +1,377 @@
+//! LobbyService: seeks, tables and challenges, served by matchmaking with
+//! the caller's identity from their session; games against the engine,
+//! created directly by the game service.
+
+use std::sync::Arc;
+
+use chess_proto::{
+    common::v1 as common,
+    game::v1 as game,
+    gateway::v1::{self as pb, lobby_service_server::LobbyService},
+    matchmaking::v1 as mm,
+};
+use tonic::{Request, Response, Status};
+use tracing::instrument;
+
+use super::{Shared, relay};
+
+/// Engine levels a player may choose.
+const ENGINE_LEVELS: std::ops::RangeInclusive<u32> = 1..=8;
+
+/// Implements `chess.gateway.v1.LobbyService`.
+#[derive(Debug)]
+pub struct Lobby {
+    shared: Arc<Shared>,
+}
+
+impl Lobby {
+    pub fn new(shared: Arc<Shared>) -> Self {
+        Self { shared }
+    }
+
+    fn matchmaking(
+        &self,
+    ) -> chess_proto::matchmaking::v1::matchmaking_service_client::MatchmakingServiceClient<
+        chess_runtime::Channel,
+    > {
+        self.shared.backends.matchmaking.clone()
+    }
+}
+
+fn registered(player_id: &str, username: &str) -> common::Player {
+    common::Player {
+        kind: Some(common::player::Kind::Registered(common::RegisteredPlayer {
+            player_id: player_id.to_owned(),
+            username: username.to_owned(),
+        })),
+    }
+}
+
+#[tonic::async_trait]
+impl LobbyService for Lobby {
+    #[instrument(skip_all)]
+    async fn create_seek(
+        &self,
+        request: Request<pb::CreateSeekRequest>,
+    ) -> Result<Response<pb::CreateSeekResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let r = request.into_inner();
+        let seek = self
+            .matchmaking()
+            .create_seek(mm::CreateSeekRequest {
+                player_id: session.player_id,
+                username: session.username,
+                time_control: r.time_control,
+                color: r.color,
+                rated: r.rated,
+                min_rating: r.min_rating,
+                max_rating: r.max_rating,
+                show_name: r.show_name,
+                accept_mode: r.accept_mode,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner()
+            .seek;
+        Ok(Response::new(pb::CreateSeekResponse { seek }))
+    }
+
+    #[instrument(skip_all, fields(seek_id = %request.get_ref().seek_id))]
+    async fn cancel_seek(
+        &self,
+        request: Request<pb::CancelSeekRequest>,
+    ) -> Result<Response<pb::CancelSeekResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let seek = self
+            .matchmaking()
+            .cancel_seek(mm::CancelSeekRequest {
+                seek_id: request.into_inner().seek_id,
+                player_id: session.player_id,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner()
+            .seek;
+        Ok(Response::new(pb::CancelSeekResponse { seek }))
+    }
+
+    #[instrument(skip_all)]
+    async fn list_seeks(
+        &self,
+        request: Request<pb::ListSeeksRequest>,
+    ) -> Result<Response<pb::ListSeeksResponse>, Status> {
+        // Public, but a signed-in reader sees their own seeks with their name.
+        let viewer_id = self
+            .shared
+            .tokens
+            .optional(&request)?
+            .map(|s| s.player_id)
+            .unwrap_or_default();
+        let r = request.into_inner();
+        let page = self
+            .matchmaking()
+            .list_seeks(mm::ListSeeksRequest {
+                viewer_id,
+                speed: r.speed,
+                page_size: r.page_size,
+                page_token: r.page_token,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner();
+        Ok(Response::new(pb::ListSeeksResponse {
+            seeks: page.seeks,
+            next_page_token: page.next_page_token,
+        }))
+    }
+
+    #[instrument(skip_all, fields(seek_id = %request.get_ref().seek_id))]
+    async fn request_seek(
+        &self,
+        request: Request<pb::RequestSeekRequest>,
+    ) -> Result<Response<pb::RequestSeekResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let request = self
+            .matchmaking()
+            .request_seek(mm::RequestSeekRequest {
+                seek_id: request.into_inner().seek_id,
+                player_id: session.player_id,
+                username: session.username,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner()
+            .request;
+        Ok(Response::new(pb::RequestSeekResponse { request }))
+    }
+
+    #[instrument(skip_all, fields(request_id = %request.get_ref().request_id))]
+    async fn accept_seek_request(
+        &self,
+        request: Request<pb::AcceptSeekRequestRequest>,
+    ) -> Result<Response<pb::AcceptSeekRequestResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let request = self
+            .matchmaking()
+            .accept_seek_request(mm::AcceptSeekRequestRequest {
+                request_id: request.into_inner().request_id,
+                player_id: session.player_id,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner()
+            .request;
+        Ok(Response::new(pb::AcceptSeekRequestResponse { request }))
+    }
+
+    #[instrument(skip_all, fields(request_id = %request.get_ref().request_id))]
+    async fn reject_seek_request(
+        &self,
+        request: Request<pb::RejectSeekRequestRequest>,
+    ) -> Result<Response<pb::RejectSeekRequestResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let request = self
+            .matchmaking()
+            .reject_seek_request(mm::RejectSeekRequestRequest {
+                request_id: request.into_inner().request_id,
+                player_id: session.player_id,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner()
+            .request;
+        Ok(Response::new(pb::RejectSeekRequestResponse { request }))
+    }
+
+    #[instrument(skip_all, fields(request_id = %request.get_ref().request_id))]
+    async fn withdraw_seek_request(
+        &self,
+        request: Request<pb::WithdrawSeekRequestRequest>,
+    ) -> Result<Response<pb::WithdrawSeekRequestResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let request = self
+            .matchmaking()
+            .withdraw_seek_request(mm::WithdrawSeekRequestRequest {
+                request_id: request.into_inner().request_id,
+                player_id: session.player_id,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner()
+            .request;
+        Ok(Response::new(pb::WithdrawSeekRequestResponse { request }))
+    }
+
+    #[instrument(skip_all)]
+    async fn list_seek_requests(
+        &self,
+        request: Request<pb::ListSeekRequestsRequest>,
+    ) -> Result<Response<pb::ListSeekRequestsResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let listed = self
+            .matchmaking()
+            .list_seek_requests(mm::ListSeekRequestsRequest {
+                player_id: session.player_id,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner();
+        Ok(Response::new(pb::ListSeekRequestsResponse {
+            received: listed.received,
+            sent: listed.sent,
+            seeks: listed.seeks,
+        }))
+    }
+
+    #[instrument(skip_all, fields(opponent = %request.get_ref().opponent_username))]
+    async fn create_challenge(
+        &self,
+        request: Request<pb::CreateChallengeRequest>,
+    ) -> Result<Response<pb::CreateChallengeResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let r = request.into_inner();
+        let challenge = self
+            .matchmaking()
+            .create_challenge(mm::CreateChallengeRequest {
+                player_id: session.player_id,
+                username: session.username,
+                opponent_username: r.opponent_username,
+                time_control: r.time_control,
+                color: r.color,
+                rated: r.rated,
+                expires_in_seconds: r.expires_in_seconds,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner()
+            .challenge;
+        Ok(Response::new(pb::CreateChallengeResponse { challenge }))
+    }
+
+    #[instrument(skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
+    async fn accept_challenge(
+        &self,
+        request: Request<pb::AcceptChallengeRequest>,
+    ) -> Result<Response<pb::AcceptChallengeResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let challenge = self
+            .matchmaking()
+            .accept_challenge(mm::AcceptChallengeRequest {
+                challenge_id: request.into_inner().challenge_id,
+                player_id: session.player_id,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner()
+            .challenge;
+        Ok(Response::new(pb::AcceptChallengeResponse { challenge }))
+    }
+
+    #[instrument(skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
+    async fn decline_challenge(
+        &self,
+        request: Request<pb::DeclineChallengeRequest>,
+    ) -> Result<Response<pb::DeclineChallengeResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let r = request.into_inner();
+        let challenge = self
+            .matchmaking()
+            .decline_challenge(mm::DeclineChallengeRequest {
+                challenge_id: r.challenge_id,
+                player_id: session.player_id,
+                reason: r.reason,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner()
+            .challenge;
+        Ok(Response::new(pb::DeclineChallengeResponse { challenge }))
+    }
+
+    #[instrument(skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
+    async fn cancel_challenge(
+        &self,
+        request: Request<pb::CancelChallengeRequest>,
+    ) -> Result<Response<pb::CancelChallengeResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let challenge = self
+            .matchmaking()
+            .cancel_challenge(mm::CancelChallengeRequest {
+                challenge_id: request.into_inner().challenge_id,
+                player_id: session.player_id,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner()
+            .challenge;
+        Ok(Response::new(pb::CancelChallengeResponse { challenge }))
+    }
+
+    #[instrument(skip_all)]
+    async fn list_challenges(
+        &self,
+        request: Request<pb::ListChallengesRequest>,
+    ) -> Result<Response<pb::ListChallengesResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let listed = self
+            .matchmaking()
+            .list_challenges(mm::ListChallengesRequest {
+                player_id: session.player_id,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner();
+        Ok(Response::new(pb::ListChallengesResponse {
+            incoming: listed.incoming,
+            outgoing: listed.outgoing,
+        }))
+    }
+
+    #[instrument(skip_all, fields(level = request.get_ref().level))]
+    async fn play_engine(
+        &self,
+        request: Request<pb::PlayEngineRequest>,
+    ) -> Result<Response<pb::PlayEngineResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let r = request.into_inner();
+        if !ENGINE_LEVELS.contains(&r.level) {
+            return Err(Status::invalid_argument("engine levels are 1 to 8"));
+        }
+        let white = match common::ColorChoice::try_from(r.color) {
+            Ok(common::ColorChoice::White) => true,
+            Ok(common::ColorChoice::Black) => false,
+            Ok(common::ColorChoice::Either | common::ColorChoice::Unspecified) => rand::random(),
+            Err(_) => return Err(Status::invalid_argument("unknown colour")),
+        };
+        let me = registered(&session.player_id, &session.username);
+        let engine = common::Player {
+            kind: Some(common::player::Kind::Engine(common::EnginePlayer {
+                level: r.level,
+            })),
+        };
+        let (white, black) = if white { (me, engine) } else { (engine, me) };
+        let time_control = r.time_control.unwrap_or(common::TimeControl {
+            kind: Some(common::time_control::Kind::Untimed(common::Untimed {})),
+        });
+        let game = self
+            .shared
+            .backends
+            .game
+            .clone()
+            .create_game(game::CreateGameRequest {
+                white: Some(white),
+                black: Some(black),
+                time_control: Some(time_control),
+                rules: common::RuleSet::Standard as i32,
+                // Games against the engine are casual.
+                rated: false,
+                initial_fen: String::new(),
+                idempotency_key: String::new(),
+            })
+            .await
+            .map_err(relay)?
+            .into_inner()
+            .game;
+        Ok(Response::new(pb::PlayEngineResponse { game }))
+    }
+}

@@ -1,0 +1,91 @@
+//! The public gRPC API (`chess.gateway.v1`): what frontends call.
+//!
+//! - [`account`]: AccountService — registration, login, profiles,
+//!   leaderboards (the rating service behind it).
+//! - [`lobby`]: LobbyService — seeks, tables, challenges (matchmaking behind
+//!   it) and games against the engine.
+//! - [`play`]: PlayService — moves and the rest of play, reads, and the live
+//!   streams (the game service behind it, and matchmaking for lobby events).
+//! - [`notifier`]: email to the opponent after each move of a daily game.
+//!
+//! Every call that acts for a player takes the player's id from the verified
+//! session token, never from the request, so a token of A cannot act for B;
+//! the internal services trust the ids the gateway passes them.
+
+pub mod account;
+pub mod lobby;
+pub mod notifier;
+pub mod play;
+
+use std::sync::Arc;
+
+use chess_proto::gateway::v1::{
+    account_service_server::{self, AccountServiceServer},
+    lobby_service_server::{self, LobbyServiceServer},
+    play_service_server::{self, PlayServiceServer},
+};
+use chess_runtime::{Shutdown, reason::REASON_KEY};
+use tonic::Status;
+
+use crate::{auth::Tokens, backends::Backends};
+
+/// The names of the public services, for health and reflection.
+pub const SERVICE_NAMES: [&str; 3] = [
+    account_service_server::SERVICE_NAME,
+    lobby_service_server::SERVICE_NAME,
+    play_service_server::SERVICE_NAME,
+];
+
+/// What every public handler needs.
+#[derive(Debug)]
+pub struct Shared {
+    pub backends: Backends,
+    pub tokens: Tokens,
+    pub shutdown: Shutdown,
+}
+
+/// The three public services, ready to serve.
+pub fn routes(shared: Arc<Shared>) -> tonic::service::Routes {
+    tonic::service::Routes::new(AccountServiceServer::new(account::Accounts::new(
+        Arc::clone(&shared),
+    )))
+    .add_service(LobbyServiceServer::new(lobby::Lobby::new(Arc::clone(
+        &shared,
+    ))))
+    .add_service(PlayServiceServer::new(play::Play::new(shared)))
+}
+
+/// An internal service's error as the public API reports it: the same code,
+/// message and `chess-reason`, nothing else of the internal call's metadata.
+pub fn relay(status: Status) -> Status {
+    let mut public = Status::new(status.code(), status.message());
+    if let Some(reason) = status.metadata().get(REASON_KEY) {
+        public.metadata_mut().insert(REASON_KEY, reason.clone());
+    }
+    public
+}
+
+/// A protobuf timestamp for Unix seconds.
+fn timestamp(seconds: i64) -> prost_types::Timestamp {
+    prost_types::Timestamp { seconds, nanos: 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chess_runtime::Reason;
+    use tonic::Code;
+
+    #[test]
+    fn relayed_errors_keep_their_reason_only() {
+        let mut internal = Reason::NotAPlayer.status(Code::PermissionDenied, "not a player");
+        internal
+            .metadata_mut()
+            .insert("x-internal", "secret".parse().unwrap());
+        let public = relay(internal);
+        assert_eq!(public.code(), Code::PermissionDenied);
+        assert_eq!(public.message(), "not a player");
+        assert_eq!(Reason::of(&public), Some(Reason::NotAPlayer));
+        assert!(public.metadata().get("x-internal").is_none());
+    }
+}

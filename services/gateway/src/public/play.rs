@@ -1,0 +1,450 @@
+//! PlayService: play in any number of games, reads, and the live streams.
+//!
+//! Actions carry the session's player id to the game service, which refuses
+//! (PERMISSION_DENIED, `chess-reason: not-a-player`) anyone who is not a
+//! player of the game. `StreamEvents` merges the player's lobby events from
+//! matchmaking with the events of all their games from the game service into
+//! one stream per session.
+
+use std::{pin::Pin, sync::Arc};
+
+use chess_proto::{
+    game::v1 as game,
+    gateway::v1::{self as pb, play_service_server::PlayService, stream_events_response::Event},
+    matchmaking::v1 as mm,
+};
+use tokio::sync::mpsc;
+use tokio_stream::{Stream, wrappers::ReceiverStream};
+use tonic::{Request, Response, Status, Streaming};
+use tracing::instrument;
+
+use super::{Shared, relay};
+
+type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+
+/// Events a slow client may have queued before the gateway stops reading
+/// for it (the internal streams then cut it off and it reconnects).
+const STREAM_BUFFER: usize = 64;
+
+/// Implements `chess.gateway.v1.PlayService`.
+#[derive(Debug)]
+pub struct Play {
+    shared: Arc<Shared>,
+}
+
+impl Play {
+    pub fn new(shared: Arc<Shared>) -> Self {
+        Self { shared }
+    }
+
+    fn game(
+        &self,
+    ) -> chess_proto::game::v1::game_service_client::GameServiceClient<chess_runtime::Channel> {
+        self.shared.backends.game.clone()
+    }
+}
+
+fn require(field: &str, value: &str) -> Result<(), Status> {
+    if value.is_empty() {
+        return Err(Status::invalid_argument(format!("{field} must be given")));
+    }
+    Ok(())
+}
+
+#[tonic::async_trait]
+impl PlayService for Play {
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn make_move(
+        &self,
+        request: Request<pb::MakeMoveRequest>,
+    ) -> Result<Response<pb::MakeMoveResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let r = request.into_inner();
+        require("game_id", &r.game_id)?;
+        let made = self
+            .game()
+            .make_move(game::MakeMoveRequest {
+                game_id: r.game_id,
+                player_id: session.player_id,
+                r#move: r.r#move,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner();
+        Ok(Response::new(pb::MakeMoveResponse {
+            move_made: made.move_made,
+            game_ended: made.game_ended,
+            clock: made.clock,
+            ply: made.ply,
+        }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn resign(
+        &self,
+        request: Request<pb::ResignRequest>,
+    ) -> Result<Response<pb::ResignResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let game_id = request.into_inner().game_id;
+        require("game_id", &game_id)?;
+        let done = self
+            .game()
+            .resign(game::ResignRequest {
+                game_id,
+                player_id: session.player_id,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner();
+        Ok(Response::new(pb::ResignResponse {
+            game_ended: done.game_ended,
+        }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn offer_draw(
+        &self,
+        request: Request<pb::OfferDrawRequest>,
+    ) -> Result<Response<pb::OfferDrawResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let game_id = request.into_inner().game_id;
+        require("game_id", &game_id)?;
+        let done = self
+            .game()
+            .offer_draw(game::OfferDrawRequest {
+                game_id,
+                player_id: session.player_id,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner();
+        Ok(Response::new(pb::OfferDrawResponse {
+            game_ended: done.game_ended,
+        }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn accept_draw(
+        &self,
+        request: Request<pb::AcceptDrawRequest>,
+    ) -> Result<Response<pb::AcceptDrawResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let game_id = request.into_inner().game_id;
+        require("game_id", &game_id)?;
+        let done = self
+            .game()
+            .accept_draw(game::AcceptDrawRequest {
+                game_id,
+                player_id: session.player_id,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner();
+        Ok(Response::new(pb::AcceptDrawResponse {
+            game_ended: done.game_ended,
+        }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn decline_draw(
+        &self,
+        request: Request<pb::DeclineDrawRequest>,
+    ) -> Result<Response<pb::DeclineDrawResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let game_id = request.into_inner().game_id;
+        require("game_id", &game_id)?;
+        let done = self
+            .game()
+            .decline_draw(game::DeclineDrawRequest {
+                game_id,
+                player_id: session.player_id,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner();
+        Ok(Response::new(pb::DeclineDrawResponse {
+            offered_by: done.offered_by,
+        }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn claim_draw(
+        &self,
+        request: Request<pb::ClaimDrawRequest>,
+    ) -> Result<Response<pb::ClaimDrawResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let game_id = request.into_inner().game_id;
+        require("game_id", &game_id)?;
+        let done = self
+            .game()
+            .claim_draw(game::ClaimDrawRequest {
+                game_id,
+                player_id: session.player_id,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner();
+        Ok(Response::new(pb::ClaimDrawResponse {
+            game_ended: done.game_ended,
+        }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn abort(
+        &self,
+        request: Request<pb::AbortRequest>,
+    ) -> Result<Response<pb::AbortResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let game_id = request.into_inner().game_id;
+        require("game_id", &game_id)?;
+        let done = self
+            .game()
+            .abort(game::AbortRequest {
+                game_id,
+                player_id: session.player_id,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner();
+        Ok(Response::new(pb::AbortResponse {
+            game_ended: done.game_ended,
+        }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn hint(
+        &self,
+        request: Request<pb::HintRequest>,
+    ) -> Result<Response<pb::HintResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let game_id = request.into_inner().game_id;
+        require("game_id", &game_id)?;
+        let best_move = self
+            .game()
+            .hint(game::HintRequest {
+                game_id,
+                player_id: session.player_id,
+                kind: game::HintKind::Best as i32,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner()
+            .moves
+            .into_iter()
+            .next()
+            .ok_or_else(|| Status::unavailable("the engine gave no move"))?;
+        Ok(Response::new(pb::HintResponse { best_move }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn legal_moves(
+        &self,
+        request: Request<pb::LegalMovesRequest>,
+    ) -> Result<Response<pb::LegalMovesResponse>, Status> {
+        let game_id = request.into_inner().game_id;
+        require("game_id", &game_id)?;
+        let moves = self
+            .game()
+            .legal_moves(game::LegalMovesRequest { game_id })
+            .await
+            .map_err(relay)?
+            .into_inner()
+            .moves
+            .into_iter()
+            .map(|m| pb::LegalMove {
+                uci: m.uci,
+                san: m.san,
+            })
+            .collect();
+        Ok(Response::new(pb::LegalMovesResponse { moves }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn board(
+        &self,
+        request: Request<pb::BoardRequest>,
+    ) -> Result<Response<pb::BoardResponse>, Status> {
+        let game_id = request.into_inner().game_id;
+        require("game_id", &game_id)?;
+        let board = self
+            .game()
+            .board(game::BoardRequest { game_id })
+            .await
+            .map_err(relay)?
+            .into_inner()
+            .board;
+        Ok(Response::new(pb::BoardResponse { board }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn get_game(
+        &self,
+        request: Request<pb::GetGameRequest>,
+    ) -> Result<Response<pb::GetGameResponse>, Status> {
+        let game_id = request.into_inner().game_id;
+        require("game_id", &game_id)?;
+        let game = self
+            .game()
+            .get_game(game::GetGameRequest { game_id })
+            .await
+            .map_err(relay)?
+            .into_inner()
+            .game;
+        Ok(Response::new(pb::GetGameResponse { game }))
+    }
+
+    #[instrument(skip_all)]
+    async fn list_my_games(
+        &self,
+        request: Request<pb::ListMyGamesRequest>,
+    ) -> Result<Response<pb::ListMyGamesResponse>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        let r = request.into_inner();
+        let filter = match pb::GameFilter::try_from(r.filter) {
+            Ok(pb::GameFilter::Active) => game::GameFilter::Active,
+            Ok(pb::GameFilter::Finished) => game::GameFilter::Finished,
+            _ => game::GameFilter::All,
+        };
+        let page = self
+            .game()
+            .list_games(game::ListGamesRequest {
+                player_id: session.player_id,
+                filter: filter as i32,
+                page_size: r.page_size,
+                page_token: r.page_token,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner();
+        Ok(Response::new(pb::ListMyGamesResponse {
+            games: page.games,
+            next_page_token: page.next_page_token,
+        }))
+    }
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn export_pgn(
+        &self,
+        request: Request<pb::ExportPgnRequest>,
+    ) -> Result<Response<pb::ExportPgnResponse>, Status> {
+        let game_id = request.into_inner().game_id;
+        require("game_id", &game_id)?;
+        let pgn = self
+            .game()
+            .export_pgn(game::ExportPgnRequest { game_id })
+            .await
+            .map_err(relay)?
+            .into_inner()
+            .pgn;
+        Ok(Response::new(pb::ExportPgnResponse { pgn }))
+    }
+
+    type StreamEventsStream = EventStream<pb::StreamEventsResponse>;
+
+    #[instrument(skip_all)]
+    async fn stream_events(
+        &self,
+        request: Request<pb::StreamEventsRequest>,
+    ) -> Result<Response<Self::StreamEventsStream>, Status> {
+        let session = self.shared.tokens.authenticate(&request)?;
+        // Both internal streams are open (so the player counts as present in
+        // the lobby) before the client's stream starts.
+        let lobby = self
+            .shared
+            .backends
+            .matchmaking
+            .clone()
+            .watch_player(mm::WatchPlayerRequest {
+                player_id: session.player_id.clone(),
+            })
+            .await
+            .map_err(relay)?
+            .into_inner();
+        let games = self
+            .game()
+            .watch_player(game::WatchPlayerRequest {
+                player_id: session.player_id.clone(),
+            })
+            .await
+            .map_err(relay)?
+            .into_inner();
+        let (tx, rx) = mpsc::channel(STREAM_BUFFER);
+        tokio::spawn(merge(lobby, games, tx, self.shared.shutdown.clone()));
+        tracing::debug!(player_id = session.player_id, "event stream opened");
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+
+    type WatchGameStream = EventStream<pb::WatchGameResponse>;
+
+    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn watch_game(
+        &self,
+        request: Request<pb::WatchGameRequest>,
+    ) -> Result<Response<Self::WatchGameStream>, Status> {
+        let r = request.into_inner();
+        require("game_id", &r.game_id)?;
+        let mut upstream = self
+            .game()
+            .watch_game(game::WatchGameRequest {
+                game_id: r.game_id,
+                from_ply: r.from_ply,
+            })
+            .await
+            .map_err(relay)?
+            .into_inner();
+        let (tx, rx) = mpsc::channel(STREAM_BUFFER);
+        let shutdown = self.shared.shutdown.clone();
+        tokio::spawn(async move {
+            loop {
+                let next = tokio::select! {
+                    next = upstream.message() => next,
+                    () = tx.closed() => return,
+                    () = shutdown.cancelled() => return,
+                };
+                let item = match next {
+                    Ok(Some(m)) => Ok(pb::WatchGameResponse { event: m.event }),
+                    Ok(None) => return,
+                    Err(status) => Err(relay(status)),
+                };
+                let failed = item.is_err();
+                if tx.send(item).await.is_err() || failed {
+                    return;
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+}
+
+/// Forwards both internal streams into one, until the client leaves, the
+/// gateway shuts down, or either internal stream ends (then the client is
+/// told to reconnect, as it would miss that half of its events).
+async fn merge(
+    mut lobby: Streaming<mm::WatchPlayerResponse>,
+    mut games: Streaming<game::WatchPlayerResponse>,
+    tx: mpsc::Sender<Result<pb::StreamEventsResponse, Status>>,
+    shutdown: chess_runtime::Shutdown,
+) {
+    loop {
+        let item = tokio::select! {
+            next = lobby.message() => match next {
+                Ok(Some(m)) => m.event.map(|e| Ok(Event::Lobby(e))),
+                Ok(None) => Some(Err(Status::unavailable("the lobby stream ended; open the event stream again"))),
+                Err(status) => Some(Err(relay(status))),
+            },
+            next = games.message() => match next {
+                Ok(Some(m)) => m.event.map(|e| Ok(Event::Game(e))),
+                Ok(None) => Some(Err(Status::unavailable("the game stream ended; open the event stream again"))),
+                Err(status) => Some(Err(relay(status))),
+            },
+            () = tx.closed() => return,
+            () = shutdown.cancelled() => return,
+        };
+        let Some(item) = item else { continue };
+        let last = item.is_err();
+        let item = item.map(|event| pb::StreamEventsResponse { event: Some(event) });
+        if tx.send(item).await.is_err() || last {
+            return;
+        }
+    }
+}
