@@ -1,0 +1,408 @@
+//! Starting the whole system for the gateway's tests: `chess-gateway` from
+//! this package and the other four services, built next to it by
+//! `cargo build --workspace --bins`, each on a free port with its own SQLite
+//! file in one temporary directory.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::{
+    net::TcpListener,
+    path::{Path, PathBuf},
+    process::Stdio,
+    time::{Duration, Instant},
+};
+
+use chess_proto::{
+    common::v1 as common,
+    gateway::v1::{
+        self as pb, account_service_client::AccountServiceClient,
+        lobby_service_client::LobbyServiceClient, play_service_client::PlayServiceClient,
+    },
+};
+use tokio::{
+    io::{AsyncBufReadExt as _, BufReader},
+    process::{Child, Command},
+};
+use tonic::{Request, transport::Channel};
+use tonic_health::pb::{
+    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
+};
+
+/// A port nobody listens on right now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The path of workspace binary `name` (e.g. `chess-game`), which lives in
+/// the target directory beside this test's `deps/` directory.
+pub fn workspace_binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test's own path");
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("tests run from <target>/<profile>/deps");
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: build the services first with `cargo build --workspace --bins`",
+        path.display()
+    );
+    path
+}
+
+/// The repository's root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repository root")
+}
+
+/// A running service process.
+pub struct Service {
+    pub child: Child,
+    pub addr: String,
+}
+
+impl Service {
+    /// Starts `program` with `args` on a free port and waits until it is
+    /// SERVING.
+    pub async fn start(program: PathBuf, args: &[&str]) -> Self {
+        let addr = format!("127.0.0.1:{}", free_port());
+        let child = Command::new(&program)
+            .args([
+                "--listen",
+                &addr,
+                "--log-filter",
+                "warn",
+                "--stop-on-stdin-eof",
+            ])
+            .args(args)
+            .stdin(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
+        let service = Self { child, addr };
+        wait_serving(&service.addr, &program).await;
+        service
+    }
+
+    pub async fn channel(&self) -> Channel {
+        connect(&self.addr).await
+    }
+}
+
+pub async fn connect(addr: &str) -> Channel {
+    Channel::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .expect("connect")
+}
+
+async fn wait_serving(addr: &str, program: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(channel) = Channel::from_shared(format!("http://{addr}"))
+            .unwrap()
+            .connect()
+            .await
+        {
+            let status = HealthClient::new(channel)
+                .check(HealthCheckRequest {
+                    service: String::new(),
+                })
+                .await
+                .map(|r| r.into_inner().status);
+            if status.ok() == Some(ServingStatus::Serving as i32) {
+                return;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} did not become SERVING",
+            program.display()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// All five services.
+pub struct System {
+    pub dir: tempfile::TempDir,
+    pub engine: Service,
+    pub rating: Service,
+    pub game: Service,
+    pub matchmaking: Service,
+    pub gateway: Service,
+    pub mail_dir: PathBuf,
+}
+
+impl System {
+    /// Starts everything; `gateway_args` are added to the gateway's flags.
+    pub async fn start(gateway_args: &[&str]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let db = |name: &str| format!("sqlite://{}?mode=rwc", dir.path().join(name).display());
+        let engine = Service::start(
+            workspace_binary("chess-engine"),
+            &[
+                "--stockfish-path",
+                "/usr/games/stockfish",
+                "--pool-size",
+                "1",
+            ],
+        )
+        .await;
+        let rating = Service::start(
+            workspace_binary("chess-rating"),
+            &["--database-url", &db("rating.sqlite")],
+        )
+        .await;
+        let game = Service::start(
+            workspace_binary("chess-game"),
+            &[
+                "--database-url",
+                &db("game.sqlite"),
+                "--engine-addr",
+                &engine.addr,
+                "--rating-addr",
+                &rating.addr,
+            ],
+        )
+        .await;
+        let matchmaking = Service::start(
+            workspace_binary("chess-matchmaking"),
+            &[
+                "--database-url",
+                &db("matchmaking.sqlite"),
+                "--game-addr",
+                &game.addr,
+                "--rating-addr",
+                &rating.addr,
+            ],
+        )
+        .await;
+        let mail_dir = dir.path().join("mail");
+        let mail = mail_dir.display().to_string();
+        let mut args = vec![
+            "--uqchess-listen",
+            "",
+            "--game-addr",
+            &game.addr,
+            "--matchmaking-addr",
+            &matchmaking.addr,
+            "--rating-addr",
+            &rating.addr,
+            "--token-key",
+            "a test key that is long enough",
+            "--mail-dir",
+            &mail,
+            "--public-url",
+            "https://chess.example.org",
+        ];
+        args.extend_from_slice(gateway_args);
+        let gateway =
+            Service::start(PathBuf::from(env!("CARGO_BIN_EXE_chess-gateway")), &args).await;
+        Self {
+            dir,
+            engine,
+            rating,
+            game,
+            matchmaking,
+            gateway,
+            mail_dir,
+        }
+    }
+
+    pub async fn accounts(&self) -> AccountServiceClient<Channel> {
+        AccountServiceClient::new(self.gateway.channel().await)
+    }
+
+    pub async fn lobby(&self) -> LobbyServiceClient<Channel> {
+        LobbyServiceClient::new(self.gateway.channel().await)
+    }
+
+    pub async fn play(&self) -> PlayServiceClient<Channel> {
+        PlayServiceClient::new(self.gateway.channel().await)
+    }
+
+    /// Registers `name` and signs in.
+    pub async fn sign_up(&self, name: &str) -> User {
+        let mut accounts = self.accounts().await;
+        accounts
+            .register(pb::RegisterRequest {
+                username: name.to_owned(),
+                email: format!("{name}@example.org"),
+                password: "correct horse battery".to_owned(),
+            })
+            .await
+            .expect("register");
+        let login = accounts
+            .login(pb::LoginRequest {
+                login: name.to_owned(),
+                password: "correct horse battery".to_owned(),
+            })
+            .await
+            .expect("login")
+            .into_inner();
+        User {
+            id: login.player_id,
+            name: login.username,
+            token: login.token,
+        }
+    }
+}
+
+/// A signed-in player.
+#[derive(Clone, Debug)]
+pub struct User {
+    pub id: String,
+    pub name: String,
+    pub token: String,
+}
+
+impl User {
+    /// `message` as a call signed in as this user.
+    pub fn call<T>(&self, message: T) -> Request<T> {
+        let mut request = Request::new(message);
+        request.metadata_mut().insert(
+            "authorization",
+            format!("Bearer {}", self.token).parse().unwrap(),
+        );
+        request
+    }
+}
+
+pub fn daily(turn_hours: u32) -> common::TimeControl {
+    common::TimeControl {
+        kind: Some(common::time_control::Kind::Daily(common::Daily {
+            turn_hours,
+        })),
+    }
+}
+
+pub fn blitz() -> common::TimeControl {
+    common::TimeControl {
+        kind: Some(common::time_control::Kind::Incremental(
+            common::Incremental {
+                initial_seconds: 300,
+                increment_seconds: 0,
+            },
+        )),
+    }
+}
+
+/// Opens `user`'s event stream.
+pub async fn events(system: &System, user: &User) -> tonic::Streaming<pb::StreamEventsResponse> {
+    system
+        .play()
+        .await
+        .stream_events(user.call(pb::StreamEventsRequest {}))
+        .await
+        .expect("stream events")
+        .into_inner()
+}
+
+/// The next event on a stream, waiting at most ten seconds.
+pub async fn next_event(
+    stream: &mut tonic::Streaming<pb::StreamEventsResponse>,
+) -> pb::stream_events_response::Event {
+    tokio::time::timeout(Duration::from_secs(10), stream.message())
+        .await
+        .expect("an event within ten seconds")
+        .expect("the stream is healthy")
+        .expect("the stream is open")
+        .event
+        .expect("an event")
+}
+
+/// Skips events until a game event of kind `want` arrives.
+pub async fn next_game_event(
+    stream: &mut tonic::Streaming<pb::StreamEventsResponse>,
+    want: fn(&common::game_event::Kind) -> bool,
+) -> common::GameEvent {
+    loop {
+        if let pb::stream_events_response::Event::Game(event) = next_event(stream).await
+            && event.kind.as_ref().is_some_and(want)
+        {
+            return event;
+        }
+    }
+}
+
+/// A real SMTP server (Python's aiosmtpd) writing what it receives into a
+/// directory: `<n>.json` with the envelope, then `<n>.eml`.
+pub struct SmtpSink {
+    pub child: Child,
+    pub port: u16,
+    pub dir: tempfile::TempDir,
+}
+
+impl SmtpSink {
+    pub async fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let script = repo_root().join("tests/python/smtp_sink.py");
+        let mut child = Command::new("python3")
+            .arg(&script)
+            .args(["--port", &port.to_string(), "--dir"])
+            .arg(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("python3 runs");
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let ready = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("the SMTP sink starts within 30 s")
+            .expect("read the sink's output");
+        assert_eq!(
+            ready.as_deref(),
+            Some("ready"),
+            "the SMTP sink did not start: install aiosmtpd (`pip install -r tests/python/requirements.txt`)"
+        );
+        Self { child, port, dir }
+    }
+
+    pub fn url(&self) -> String {
+        format!("smtp://127.0.0.1:{}", self.port)
+    }
+
+    /// Waits for `count` messages and returns them as (envelope JSON, raw
+    /// message) pairs, in arrival order.
+    pub async fn messages(&self, count: usize) -> Vec<(String, String)> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(self.dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "eml"))
+                .collect();
+            if found.len() >= count {
+                found.sort_by_key(|p| {
+                    p.file_stem()
+                        .and_then(|s| s.to_str())
+                        .and_then(|s| s.parse::<u32>().ok())
+                });
+                return found
+                    .into_iter()
+                    .map(|eml| {
+                        let json = std::fs::read_to_string(eml.with_extension("json")).unwrap();
+                        (json, std::fs::read_to_string(&eml).unwrap())
+                    })
+                    .collect();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{count} messages did not arrive (found {})",
+                found.len()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}

@@ -1,0 +1,566 @@
+//! The public API end to end: the real gateway in front of the real
+//! matchmaking, game, rating and engine services.
+
+mod common;
+
+use chess_proto::{
+    common::v1::{self as wire, game_event::Kind as GameKind, lobby_event::Kind as LobbyKind},
+    gateway::v1::{self as pb, stream_events_response::Event},
+};
+use chess_runtime::Reason;
+use common::{System, User, blitz, daily, events, next_event, next_game_event};
+use tonic::{Code, Request};
+
+/// `challenger` challenges `opponent`, who accepts; returns the game id.
+async fn challenge_and_accept(
+    system: &System,
+    challenger: &User,
+    opponent: &User,
+    color: wire::ColorChoice,
+    time_control: wire::TimeControl,
+) -> String {
+    let mut lobby = system.lobby().await;
+    let challenge = lobby
+        .create_challenge(challenger.call(pb::CreateChallengeRequest {
+            opponent_username: opponent.name.clone(),
+            time_control: Some(time_control),
+            color: color as i32,
+            rated: true,
+            expires_in_seconds: 0,
+        }))
+        .await
+        .expect("challenge")
+        .into_inner()
+        .challenge
+        .unwrap();
+    lobby
+        .accept_challenge(opponent.call(pb::AcceptChallengeRequest {
+            challenge_id: challenge.challenge_id,
+        }))
+        .await
+        .expect("accept")
+        .into_inner()
+        .challenge
+        .unwrap()
+        .game_id
+}
+
+async fn make_move(
+    system: &System,
+    user: &User,
+    game_id: &str,
+    mv: &str,
+) -> Result<pb::MakeMoveResponse, tonic::Status> {
+    system
+        .play()
+        .await
+        .make_move(user.call(pb::MakeMoveRequest {
+            game_id: game_id.to_owned(),
+            r#move: mv.to_owned(),
+        }))
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+#[tokio::test]
+async fn accounts_sessions_and_profiles() {
+    let system = System::start(&[]).await;
+    let alice = system.sign_up("alice").await;
+    let mut accounts = system.accounts().await;
+
+    let duplicate = accounts
+        .register(pb::RegisterRequest {
+            username: "ALICE".into(),
+            email: "other@example.org".into(),
+            password: "correct horse battery".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(duplicate.code(), Code::AlreadyExists);
+    let wrong = accounts
+        .login(pb::LoginRequest {
+            login: "alice".into(),
+            password: "wrong password".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(wrong.code(), Code::Unauthenticated);
+    // Email works as the login too.
+    let by_email = accounts
+        .login(pb::LoginRequest {
+            login: "alice@example.org".into(),
+            password: "correct horse battery".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(by_email.player_id, alice.id);
+    let expires = by_email.expires_at.unwrap().seconds;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    assert!((expires - now - 24 * 3600).abs() < 60, "a day by default");
+
+    let me = accounts
+        .me(alice.call(pb::MeRequest {}))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(me.email, "alice@example.org");
+    assert_eq!(me.profile.unwrap().username, "alice");
+    // Without a token, with a bad one, or with one from another key: refused.
+    let missing = accounts.me(pb::MeRequest {}).await.unwrap_err();
+    assert_eq!(missing.code(), Code::Unauthenticated);
+    for bad in [
+        "Bearer nonsense".to_owned(),
+        format!("Bearer {}x", alice.token),
+        format!("Token {}", alice.token),
+    ] {
+        let mut request = Request::new(pb::MeRequest {});
+        request
+            .metadata_mut()
+            .insert("authorization", bad.parse().unwrap());
+        let status = accounts.me(request).await.unwrap_err();
+        assert_eq!(status.code(), Code::Unauthenticated, "{bad}");
+    }
+
+    let profile = accounts
+        .get_profile(pb::GetProfileRequest {
+            username: "Alice".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .profile
+        .unwrap();
+    assert_eq!(profile.player_id, alice.id);
+    let unknown = accounts
+        .get_profile(pb::GetProfileRequest {
+            username: "nobody".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.code(), Code::NotFound);
+    assert_eq!(Reason::of(&unknown), Some(Reason::NotFound));
+    let board = accounts
+        .leaderboard(pb::LeaderboardRequest {
+            category: wire::SpeedCategory::Blitz as i32,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(board.rating_system, wire::RatingSystem::ClubElo as i32);
+    assert_eq!(board.entries.len(), 1);
+    // Signed-in calls need a session.
+    let status = system
+        .lobby()
+        .await
+        .create_seek(pb::CreateSeekRequest {
+            time_control: Some(blitz()),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::Unauthenticated);
+}
+
+#[tokio::test]
+async fn only_a_games_players_act_in_it() {
+    let system = System::start(&[]).await;
+    let alice = system.sign_up("alice").await;
+    let bob = system.sign_up("bob").await;
+    let mallory = system.sign_up("mallory").await;
+    let game_id =
+        challenge_and_accept(&system, &alice, &bob, wire::ColorChoice::White, blitz()).await;
+    let mut play = system.play().await;
+
+    // Mallory's token acts for Mallory, who is not in the game.
+    let status = make_move(&system, &mallory, &game_id, "e4")
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::PermissionDenied);
+    assert_eq!(Reason::of(&status), Some(Reason::NotAPlayer));
+    for status in [
+        play.resign(mallory.call(pb::ResignRequest {
+            game_id: game_id.clone(),
+        }))
+        .await
+        .unwrap_err(),
+        play.offer_draw(mallory.call(pb::OfferDrawRequest {
+            game_id: game_id.clone(),
+        }))
+        .await
+        .unwrap_err(),
+        play.abort(mallory.call(pb::AbortRequest {
+            game_id: game_id.clone(),
+        }))
+        .await
+        .unwrap_err(),
+    ] {
+        assert_eq!(status.code(), Code::PermissionDenied);
+    }
+    // Bob cannot move for Alice.
+    let status = make_move(&system, &bob, &game_id, "e4").await.unwrap_err();
+    assert_eq!(status.code(), Code::FailedPrecondition);
+    assert_eq!(Reason::of(&status), Some(Reason::NotYourTurn));
+    // Without a token nobody moves.
+    let status = play
+        .make_move(pb::MakeMoveRequest {
+            game_id: game_id.clone(),
+            r#move: "e4".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::Unauthenticated);
+
+    let moved = make_move(&system, &alice, &game_id, "e2e4").await.unwrap();
+    assert_eq!(moved.ply, 1);
+    assert_eq!(moved.move_made.unwrap().r#move.unwrap().san, "e4");
+    let illegal = make_move(&system, &bob, &game_id, "e5e4")
+        .await
+        .unwrap_err();
+    assert_eq!(Reason::of(&illegal), Some(Reason::IllegalMove));
+    make_move(&system, &bob, &game_id, "c5").await.unwrap();
+    let state = play
+        .get_game(pb::GetGameRequest {
+            game_id: game_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert_eq!(state.ply, 2);
+    // Mallory may watch (from the first ply: the second move is replayed).
+    let mut watch = play
+        .watch_game(pb::WatchGameRequest {
+            game_id: game_id.clone(),
+            from_ply: Some(1),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let first = watch.message().await.unwrap().unwrap().event.unwrap();
+    assert!(matches!(first.kind, Some(GameKind::Snapshot(_))));
+    let replayed = watch.message().await.unwrap().unwrap().event.unwrap();
+    match replayed.kind {
+        Some(GameKind::MoveMade(m)) => assert_eq!(m.r#move.unwrap().san, "c5"),
+        other => panic!("unexpected {other:?}"),
+    }
+    let resigned = play
+        .resign(bob.call(pb::ResignRequest {
+            game_id: game_id.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .game_ended
+        .unwrap();
+    assert_eq!(resigned.result, wire::GameResult::WhiteWins as i32);
+    let pgn = play
+        .export_pgn(pb::ExportPgnRequest { game_id })
+        .await
+        .unwrap()
+        .into_inner()
+        .pgn;
+    assert!(pgn.contains("[White \"alice\"]"), "{pgn}");
+    assert!(pgn.contains("1. e4 ") && pgn.contains(" c5 "), "{pgn}");
+    assert!(pgn.trim_end().ends_with("1-0"), "{pgn}");
+}
+
+#[tokio::test]
+async fn one_stream_carries_the_lobby_and_every_game() {
+    let system = System::start(&[]).await;
+    let alice = system.sign_up("alice").await;
+    let bob = system.sign_up("bob").await;
+    let mut alice_events = events(&system, &alice).await;
+    let mut bob_events = events(&system, &bob).await;
+    let mut lobby = system.lobby().await;
+
+    // Alice posts a seek; Bob asks; Alice hears of it and accepts.
+    let seek = lobby
+        .create_seek(alice.call(pb::CreateSeekRequest {
+            time_control: Some(blitz()),
+            color: wire::ColorChoice::Black as i32,
+            rated: true,
+            show_name: true,
+            accept_mode: wire::AcceptMode::Manual as i32,
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .seek
+        .unwrap();
+    let listed = lobby
+        .list_seeks(pb::ListSeeksRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .seeks;
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].poster_username, "alice");
+    assert_eq!(listed[0].poster_id, "", "only the poster sees the id");
+    let request = lobby
+        .request_seek(bob.call(pb::RequestSeekRequest {
+            seek_id: seek.seek_id.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .request
+        .unwrap();
+    match next_event(&mut alice_events).await {
+        Event::Lobby(wire::LobbyEvent {
+            kind: Some(LobbyKind::SeekRequestReceived(r)),
+        }) => assert_eq!(r.requester_username, "bob"),
+        other => panic!("unexpected {other:?}"),
+    }
+    let accepted = lobby
+        .accept_seek_request(alice.call(pb::AcceptSeekRequestRequest {
+            request_id: request.request_id,
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .request
+        .unwrap();
+    let first_game = accepted.game_id;
+    for stream in [&mut alice_events, &mut bob_events] {
+        let started = next_game_event(stream, |k| matches!(k, GameKind::GameStarted(_))).await;
+        assert_eq!(started.game_id, first_game);
+    }
+
+    // A second game at once, from a challenge.
+    let second_game =
+        challenge_and_accept(&system, &bob, &alice, wire::ColorChoice::White, daily(24)).await;
+    assert_ne!(first_game, second_game);
+    // Bob is white in both games.
+    make_move(&system, &bob, &first_game, "d4").await.unwrap();
+    make_move(&system, &bob, &second_game, "Nf3").await.unwrap();
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        let event =
+            next_game_event(&mut alice_events, |k| matches!(k, GameKind::MoveMade(_))).await;
+        if let Some(GameKind::MoveMade(m)) = event.kind {
+            seen.push((event.game_id, m.r#move.unwrap().san));
+        }
+    }
+    seen.sort();
+    let mut expected = vec![
+        (first_game.clone(), "d4".to_owned()),
+        (second_game.clone(), "Nf3".to_owned()),
+    ];
+    expected.sort();
+    assert_eq!(seen, expected);
+
+    let mine = system
+        .play()
+        .await
+        .list_my_games(alice.call(pb::ListMyGamesRequest {
+            filter: pb::GameFilter::Active as i32,
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .games;
+    assert_eq!(mine.len(), 2);
+}
+
+#[tokio::test]
+async fn playing_the_engine_with_hints() {
+    let system = System::start(&[]).await;
+    let alice = system.sign_up("alice").await;
+    let mut alice_events = events(&system, &alice).await;
+    let mut lobby = system.lobby().await;
+    let bad = lobby
+        .play_engine(alice.call(pb::PlayEngineRequest {
+            level: 9,
+            ..Default::default()
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code(), Code::InvalidArgument);
+    let game = lobby
+        .play_engine(alice.call(pb::PlayEngineRequest {
+            level: 1,
+            color: wire::ColorChoice::White as i32,
+            time_control: None,
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert!(!game.rated);
+    assert!(matches!(
+        game.black.and_then(|p| p.kind),
+        Some(wire::player::Kind::Engine(wire::EnginePlayer { level: 1 }))
+    ));
+    let mut play = system.play().await;
+    let legal = play
+        .legal_moves(pb::LegalMovesRequest {
+            game_id: game.game_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .moves;
+    assert_eq!(legal.len(), 20);
+    let hint = play
+        .hint(alice.call(pb::HintRequest {
+            game_id: game.game_id.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .best_move;
+    assert!(legal.iter().any(|m| m.uci == hint), "{hint}");
+    make_move(&system, &alice, &game.game_id, &hint)
+        .await
+        .unwrap();
+    // The engine answers on the stream.
+    let mut engine_moved = false;
+    while !engine_moved {
+        let event =
+            next_game_event(&mut alice_events, |k| matches!(k, GameKind::MoveMade(_))).await;
+        engine_moved = event.ply == 2;
+    }
+    let board = play
+        .board(pb::BoardRequest {
+            game_id: game.game_id,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .board;
+    assert!(board.contains("+---+"), "{board}");
+}
+
+#[tokio::test]
+async fn daily_moves_are_emailed_over_smtp() {
+    let sink = common::SmtpSink::start().await;
+    let url = sink.url();
+    let system = System::start(&[
+        "--smtp-url",
+        &url,
+        "--mail-from",
+        "Rookery <chess@example.org>",
+    ])
+    .await;
+    let alice = system.sign_up("alice").await;
+    let bob = system.sign_up("bob").await;
+    // A correspondence table: Alice takes white, Bob joins it.
+    let mut lobby = system.lobby().await;
+    let table = lobby
+        .create_seek(alice.call(pb::CreateSeekRequest {
+            time_control: Some(daily(48)),
+            color: wire::ColorChoice::White as i32,
+            accept_mode: wire::AcceptMode::Automatic as i32,
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .seek
+        .unwrap();
+    let joined = lobby
+        .request_seek(bob.call(pb::RequestSeekRequest {
+            seek_id: table.seek_id,
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .request
+        .unwrap();
+    let game_id = joined.game_id;
+    // Nobody is connected; the moves are still announced.
+    make_move(&system, &alice, &game_id, "e2e4").await.unwrap();
+    let first = sink.messages(1).await;
+    let (envelope, message) = &first[0];
+    assert!(envelope.contains("bob@example.org"), "{envelope}");
+    assert!(!envelope.contains("alice@example.org"), "{envelope}");
+    assert!(
+        message.contains("Subject: alice played 1. e4 in alice vs bob"),
+        "{message}"
+    );
+    assert!(
+        message.contains("From: Rookery <chess@example.org>"),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("https://chess.example.org/games/{game_id}")),
+        "{message}"
+    );
+    assert!(message.contains("48 hours"), "{message}");
+
+    make_move(&system, &bob, &game_id, "Nf6").await.unwrap();
+    let both = sink.messages(2).await;
+    let (envelope, message) = &both[1];
+    assert!(envelope.contains("alice@example.org"), "{envelope}");
+    assert!(message.contains("1... Nf6"), "{message}");
+    // Real-time games send nothing.
+    let blitz_game =
+        challenge_and_accept(&system, &alice, &bob, wire::ColorChoice::White, blitz()).await;
+    make_move(&system, &alice, &blitz_game, "d4").await.unwrap();
+    make_move(&system, &bob, &game_id, "Nc6").await.unwrap_err();
+    make_move(&system, &alice, &game_id, "Nf3").await.unwrap();
+    let all = sink.messages(3).await;
+    assert_eq!(all.len(), 3, "only the daily game's moves are mailed");
+    assert!(all[2].1.contains("2. Nf3"), "{}", all[2].1);
+}
+
+#[tokio::test]
+async fn without_smtp_mail_goes_to_the_directory_and_one_replica_sends() {
+    let system = System::start(&[]).await;
+    // A second gateway with the notifier off, as on all but one replica.
+    let quiet_mail = system.dir.path().join("quiet-mail");
+    let quiet_dir = quiet_mail.display().to_string();
+    let _quiet = common::Service::start(
+        std::path::PathBuf::from(env!("CARGO_BIN_EXE_chess-gateway")),
+        &[
+            "--uqchess-listen",
+            "",
+            "--game-addr",
+            &system.game.addr,
+            "--matchmaking-addr",
+            &system.matchmaking.addr,
+            "--rating-addr",
+            &system.rating.addr,
+            "--token-key",
+            "a test key that is long enough",
+            "--mail-dir",
+            &quiet_dir,
+            "--notify-daily-moves",
+            "false",
+        ],
+    )
+    .await;
+    let alice = system.sign_up("alice").await;
+    let bob = system.sign_up("bob").await;
+    let game_id =
+        challenge_and_accept(&system, &alice, &bob, wire::ColorChoice::Black, daily(24)).await;
+    make_move(&system, &bob, &game_id, "e4").await.unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let file = loop {
+        let found: Vec<_> = std::fs::read_dir(&system.mail_dir)
+            .into_iter()
+            .flatten()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "eml"))
+            .collect();
+        if let Some(file) = found.first() {
+            assert_eq!(found.len(), 1);
+            break file.clone();
+        }
+        assert!(std::time::Instant::now() < deadline, "no mail was written");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(text.contains("To: alice@example.org"), "{text}");
+    assert!(text.contains("bob played 1. e4"), "{text}");
+    assert!(!quiet_mail.exists(), "the quiet replica sent mail too");
+}
