@@ -182,7 +182,7 @@ async fn bad_flags_are_one_clear_line() {
         "chess-gateway",
     ] {
         let output = tokio::process::Command::new(chess_e2e::binary(service))
-            .args(["--listen", "256.0.0.1:1"])
+            .args(["--listen", "256.0.0.1:1", "--log-filter", "error"])
             .output()
             .await
             .unwrap();

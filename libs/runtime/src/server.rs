@@ -114,7 +114,10 @@ impl Server {
         services: &[&'static str],
     ) -> Result<Self, Error> {
         let addr = args.listen.as_deref().unwrap_or(default_addr);
-        let listener = bind_listener(addr).await?;
+        let listener = match args.listen_fd {
+            Some(index) => inherited_listener(index)?,
+            None => bind_listener(addr).await?,
+        };
         let local_addr = listener.local_addr().map_err(|source| Error::Listen {
             addr: addr.to_owned(),
             source,

@@ -17,8 +17,10 @@ pub mod supervisor;
 
 use std::{
     ffi::OsString,
+    net::{TcpListener, ToSocketAddrs as _},
     path::{Path, PathBuf},
     process::ExitStatus,
+    sync::Arc,
     time::Duration,
 };
 
@@ -68,8 +70,11 @@ pub enum StartError {
         path: String,
         source: std::io::Error,
     },
-    #[error("cannot find a free port: {0}")]
-    Port(std::io::Error),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: String,
+        source: std::io::Error,
+    },
     #[error(
         "{binary} not found in {dir}: build the workspace first (cargo build --workspace --bins)"
     )]
@@ -105,24 +110,30 @@ pub struct Stack {
     exits: mpsc::UnboundedReceiver<Exit>,
 }
 
-fn loopback() -> Result<String, StartError> {
-    Ok(format!(
-        "127.0.0.1:{}",
-        ports::free_loopback_port().map_err(StartError::Port)?
+/// A listening socket on `addr` (port 0 picks a free one).
+fn listen(addr: &str) -> Result<Arc<TcpListener>, StartError> {
+    let error = |source| StartError::Listen {
+        addr: addr.to_owned(),
+        source,
+    };
+    let mut last = None;
+    for candidate in addr.to_socket_addrs().map_err(error)? {
+        match TcpListener::bind(candidate) {
+            Ok(listener) => return Ok(Arc::new(listener)),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(error(
+        last.unwrap_or_else(|| std::io::Error::other("no address")),
     ))
 }
 
-/// `addr` with port 0 replaced by a port free on its host, so the launcher
-/// knows where to find the service.
-fn concrete(addr: &str) -> Result<String, StartError> {
-    match addr.rsplit_once(':') {
-        Some((host, "0")) => {
-            let listener = std::net::TcpListener::bind((host.trim_matches(['[', ']']), 0))
-                .map_err(StartError::Port)?;
-            let port = listener.local_addr().map_err(StartError::Port)?.port();
-            Ok(format!("{host}:{port}"))
-        }
-        _ => Ok(addr.to_owned()),
+/// Where a listener can be reached (`127.0.0.1` for an unspecified host).
+fn reach(listener: &TcpListener) -> String {
+    match listener.local_addr() {
+        Ok(addr) if addr.ip().is_unspecified() => format!("127.0.0.1:{}", addr.port()),
+        Ok(addr) => addr.to_string(),
+        Err(_) => String::new(),
     }
 }
 
@@ -164,17 +175,25 @@ impl Stack {
         let data_dir = data_dir.canonicalize().map_err(data_error)?;
         let token_key = token_key_file(&data_dir).map_err(data_error)?;
 
+        // Every listening socket is bound here and handed to its service, so
+        // no port can be taken in between and restarts keep their address.
+        let gateway_listener = listen(&options.grpc_listen)?;
+        let uqchess_listener = if options.uqchess_listen.is_empty() {
+            None
+        } else {
+            Some(listen(&options.uqchess_listen)?)
+        };
+        let engine_listener = listen("127.0.0.1:0")?;
+        let rating_listener = listen("127.0.0.1:0")?;
+        let game_listener = listen("127.0.0.1:0")?;
+        let matchmaking_listener = listen("127.0.0.1:0")?;
         let addresses = Addresses {
-            gateway: concrete(&options.grpc_listen)?,
-            uqchess: if options.uqchess_listen.is_empty() {
-                String::new()
-            } else {
-                concrete(&options.uqchess_listen)?
-            },
-            matchmaking: loopback()?,
-            game: loopback()?,
-            rating: loopback()?,
-            engine: loopback()?,
+            gateway: reach(&gateway_listener),
+            uqchess: uqchess_listener.as_deref().map(reach).unwrap_or_default(),
+            matchmaking: reach(&matchmaking_listener),
+            game: reach(&game_listener),
+            rating: reach(&rating_listener),
+            engine: reach(&engine_listener),
         };
         let binary = |name: &str| -> Result<PathBuf, StartError> {
             let path = options.bin_dir.join(name);
@@ -189,6 +208,7 @@ impl Stack {
         };
         let args = |pairs: &[(&str, OsString)]| -> Vec<OsString> {
             let mut out: Vec<OsString> = options.common_args.clone();
+            out.extend(["--listen-fd".into(), "0".into()]);
             for (flag, value) in pairs {
                 out.push(flag.into());
                 out.push(value.clone());
@@ -196,69 +216,68 @@ impl Stack {
             out
         };
 
-        let mut engine = args(&[("--listen", addresses.engine.clone().into())]);
+        let mut engine = args(&[]);
         if let Some(path) = &options.stockfish_path {
             engine.extend(["--stockfish-path".into(), path.into()]);
         }
         if let Some(size) = options.engine_pool_size {
             engine.extend(["--pool-size".into(), size.to_string().into()]);
         }
-        let mut rating = args(&[
-            ("--listen", addresses.rating.clone().into()),
-            ("--database-url", sqlite(&data_dir, "rating")),
-        ]);
+        let mut rating = args(&[("--database-url", sqlite(&data_dir, "rating"))]);
         if let Some(system) = &options.rating_system {
             rating.extend(["--rating-system".into(), system.into()]);
         }
         let game = args(&[
-            ("--listen", addresses.game.clone().into()),
             ("--database-url", sqlite(&data_dir, "game")),
             ("--engine-addr", addresses.engine.clone().into()),
             ("--rating-addr", addresses.rating.clone().into()),
         ]);
         let matchmaking = args(&[
-            ("--listen", addresses.matchmaking.clone().into()),
             ("--database-url", sqlite(&data_dir, "matchmaking")),
             ("--game-addr", addresses.game.clone().into()),
             ("--rating-addr", addresses.rating.clone().into()),
         ]);
         let mut gateway = args(&[
-            ("--listen", addresses.gateway.clone().into()),
-            ("--uqchess-listen", addresses.uqchess.clone().into()),
             ("--game-addr", addresses.game.clone().into()),
             ("--matchmaking-addr", addresses.matchmaking.clone().into()),
             ("--rating-addr", addresses.rating.clone().into()),
             ("--token-key-file", token_key.into()),
             ("--mail-dir", data_dir.join("mail").into()),
         ]);
+        let mut gateway_listeners = vec![gateway_listener];
+        match uqchess_listener {
+            Some(listener) => {
+                gateway.extend(["--uqchess-listen-fd".into(), "1".into()]);
+                gateway_listeners.push(listener);
+            }
+            None => gateway.extend(["--uqchess-listen".into(), "".into()]),
+        }
         gateway.extend(options.gateway_args.iter().cloned());
 
+        let child = |name, program, args, listener| ChildSpec {
+            name,
+            program,
+            args,
+            listeners: vec![listener],
+        };
+        let mut gateway_child = child(
+            "gateway",
+            binary("chess-gateway")?,
+            gateway,
+            Arc::clone(&gateway_listeners[0]),
+        );
+        gateway_child.listeners = gateway_listeners;
         let children = vec![
-            ChildSpec {
-                name: "engine",
-                program: binary("chess-engine")?,
-                args: engine,
-            },
-            ChildSpec {
-                name: "rating",
-                program: binary("chess-rating")?,
-                args: rating,
-            },
-            ChildSpec {
-                name: "game",
-                program: binary("chess-game")?,
-                args: game,
-            },
-            ChildSpec {
-                name: "matchmaking",
-                program: binary("chess-matchmaking")?,
-                args: matchmaking,
-            },
-            ChildSpec {
-                name: "gateway",
-                program: binary("chess-gateway")?,
-                args: gateway,
-            },
+            child("engine", binary("chess-engine")?, engine, engine_listener),
+            child("rating", binary("chess-rating")?, rating, rating_listener),
+            child("game", binary("chess-game")?, game, game_listener),
+            child(
+                "matchmaking",
+                binary("chess-matchmaking")?,
+                matchmaking,
+                matchmaking_listener,
+            ),
+            gateway_child,
         ];
         let health = [
             ("engine", addresses.engine.clone()),

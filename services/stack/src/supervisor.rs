@@ -9,10 +9,15 @@
 
 use std::{
     ffi::OsString,
+    net::TcpListener,
+    os::fd::OwnedFd,
     path::PathBuf,
     process::{ExitStatus, Stdio},
+    sync::Arc,
     time::Duration,
 };
+
+use command_fds::{CommandFdExt as _, FdMapping};
 
 use tokio::{
     io::{AsyncBufReadExt as _, AsyncRead, BufReader},
@@ -41,6 +46,9 @@ pub struct ChildSpec {
     pub name: &'static str,
     pub program: PathBuf,
     pub args: Vec<OsString>,
+    /// Listening sockets handed to the child (and to every restart of it)
+    /// as descriptors 3, 4, … with `LISTEN_FDS` set.
+    pub listeners: Vec<Arc<TcpListener>>,
 }
 
 /// A child's exit, as reported to whoever watches.
@@ -101,7 +109,20 @@ fn spawn(spec: &ChildSpec, output: Output) -> std::io::Result<Child> {
         Output::Inherit => (Stdio::inherit(), Stdio::inherit()),
         Output::Silent => (Stdio::null(), Stdio::null()),
     };
-    let mut child = Command::new(&spec.program)
+    let mut command = Command::new(&spec.program);
+    let mut mappings = Vec::with_capacity(spec.listeners.len());
+    for (index, listener) in spec.listeners.iter().enumerate() {
+        mappings.push(FdMapping {
+            parent_fd: OwnedFd::from(listener.try_clone()?),
+            child_fd: 3 + index as i32,
+        });
+    }
+    command
+        .fd_mappings(mappings)
+        .map_err(|e| std::io::Error::other(e.to_string()))?
+        .env("LISTEN_FDS", spec.listeners.len().to_string())
+        .env_remove("LISTEN_PID");
+    let mut child = command
         .args(&spec.args)
         .arg("--stop-on-stdin-eof")
         .stdin(Stdio::piped())

@@ -69,16 +69,6 @@ async fn main() -> ExitCode {
     let Some(port) = ports::resolve_port(spec) else {
         return cannot_listen();
     };
-    // Claim the port to check it can be used (and learn it when 0 was
-    // asked for); the gateway binds it again in a moment.
-    let port = match std::net::TcpListener::bind(("0.0.0.0", port)) {
-        Ok(listener) => match listener.local_addr() {
-            Ok(addr) => addr.port(),
-            Err(_) => return cannot_listen(),
-        },
-        Err(_) => return cannot_listen(),
-    };
-
     let tmp = std::env::temp_dir();
     remove_stale_data(&tmp);
     let data = match tempfile::Builder::new()
@@ -124,11 +114,23 @@ async fn main() -> ExitCode {
                 EXIT_ENGINE,
             );
         }
-        Err(StartError::ChildExited {
-            name: "gateway", ..
-        }) => return cannot_listen(),
+        Err(
+            StartError::Listen { .. }
+            | StartError::ChildExited {
+                name: "gateway", ..
+            },
+        ) => {
+            return cannot_listen();
+        }
         Err(e) => return fail(&format!("uqchessserver: {e}"), 1),
     };
+    let port = stack
+        .addresses
+        .uqchess
+        .rsplit(':')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
     let mut stderr = std::io::stderr();
     // If standard error is gone there is nobody to tell.
     let _ = writeln!(stderr, "{port}");

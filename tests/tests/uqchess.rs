@@ -1,0 +1,611 @@
+//! The uqchess front, end to end: `uqchessserver` started as a user would,
+//! real TCP clients, real Stockfish. Every reply is compared byte for byte
+//! with the protocol contract.
+
+use std::{process::Stdio, time::Duration};
+
+use chess_e2e::{UqClient, UqServer, binary, children_of, process_name, signal};
+use shakmaty::{CastlingMode, Chess, Position as _, uci::UciMove};
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+
+/// What Stockfish itself says about the position after `moves`: its perft
+/// move order and its board drawing.
+async fn stockfish_view(moves: &[&str]) -> (Vec<String>, String) {
+    let mut child = tokio::process::Command::new("/usr/games/stockfish")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("stockfish");
+    let mut stdin = child.stdin.take().unwrap();
+    let position = if moves.is_empty() {
+        "position startpos\n".to_owned()
+    } else {
+        format!("position startpos moves {}\n", moves.join(" "))
+    };
+    stdin
+        .write_all(format!("{position}go perft 1\nd\nquit\n").as_bytes())
+        .await
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut perft = Vec::new();
+    let mut board = String::new();
+    let mut in_board = false;
+    while let Some(line) = lines.next_line().await.unwrap() {
+        if let Some((m, count)) = line.split_once(": ") {
+            if count == "1" {
+                perft.push(m.to_owned());
+            }
+        }
+        if line.starts_with(" +---") && !in_board {
+            in_board = true;
+            board.push('\n');
+        }
+        if line.starts_with("Fen: ") {
+            in_board = false;
+        }
+        if in_board {
+            board.push_str(&line);
+            board.push('\n');
+        }
+    }
+    (perft, board)
+}
+
+/// Applies `m` to `position`, asserting it is legal.
+fn apply(position: &mut Chess, m: &str) {
+    let uci = UciMove::from_ascii(m.as_bytes()).unwrap_or_else(|_| panic!("{m} is not UCI"));
+    let legal = uci
+        .to_move(position)
+        .unwrap_or_else(|_| panic!("{m} is not legal"));
+    position.play_unchecked(legal);
+}
+
+/// Reads `moved <m>` and returns `m`.
+async fn moved(client: &mut UqClient) -> String {
+    let line = client.line().await;
+    line.strip_prefix("moved ")
+        .unwrap_or_else(|| panic!("expected a move, got {line:?}"))
+        .to_owned()
+}
+
+/// Two clients paired in a human game: (white, black).
+async fn human_pair(server: &UqServer) -> (UqClient, UqClient) {
+    let mut white = server.connect().await;
+    let mut black = server.connect().await;
+    white.send("start human white\n").await;
+    white.expect_silence(Duration::from_millis(200)).await;
+    black.ask("start human black", &["started black"]).await;
+    white.expect(&["started white"]).await;
+    (white, black)
+}
+
+#[tokio::test]
+async fn requests_before_any_game_and_malformed_lines() {
+    let server = UqServer::start().await;
+    let mut c = server.connect().await;
+    for request in ["board", "hint best", "hint all", "move e2e4", "resign"] {
+        c.ask(request, &["error game"]).await;
+    }
+    for bad in [
+        "",
+        "start",
+        "start computer",
+        "start computer either extra",
+        "start alien either",
+        "start computer purple",
+        "Board",
+        " board",
+        "board ",
+        "hint",
+        "hint none",
+        "move",
+        "move e2e",
+        "move e2e4e5",
+        "move e2-e4",
+        "resign now",
+        "start  computer white",
+    ] {
+        c.ask(bad, &["error command"]).await;
+    }
+    c.send("board\r\n").await;
+    c.expect(&["error command"]).await;
+    server.assert_quiet();
+}
+
+#[tokio::test]
+async fn a_game_against_the_computer_as_white() {
+    let server = UqServer::start().await;
+    let mut c = server.connect().await;
+    c.ask("start computer white", &["started white"]).await;
+    let (perft, board) = stockfish_view(&[]).await;
+    c.send("hint all\n").await;
+    assert_eq!(c.line().await, format!("moves {}", perft.join(" ")));
+    c.send("board\n").await;
+    assert_eq!(c.board().await, board);
+
+    let mut position = Chess::default();
+    let mut played = vec!["e2e4".to_owned()];
+    c.ask("move e2e4", &["ok"]).await;
+    apply(&mut position, "e2e4");
+    let reply = moved(&mut c).await;
+    apply(&mut position, &reply);
+    played.push(reply);
+
+    let as_str: Vec<&str> = played.iter().map(String::as_str).collect();
+    let (perft, board) = stockfish_view(&as_str).await;
+    c.send("hint all\n").await;
+    assert_eq!(c.line().await, format!("moves {}", perft.join(" ")));
+    c.send("board\n").await;
+    assert_eq!(c.board().await, board);
+    c.send("hint best\n").await;
+    let best = c.line().await;
+    let best = best.strip_prefix("moves ").unwrap();
+    assert!(
+        perft.iter().any(|m| m == best),
+        "{best} is not a legal move"
+    );
+
+    c.ask("move e2e4", &["error move"]).await;
+    c.ask("move zz99", &["error move"]).await;
+    c.ask("move e7e5", &["error move"]).await;
+    c.ask("resign", &["gameover resignation black"]).await;
+    // The finished game's board stays; acting in it does not.
+    c.send("board\n").await;
+    assert_eq!(c.board().await, board);
+    for request in ["hint best", "move d2d4", "resign"] {
+        c.ask(request, &["error game"]).await;
+    }
+    server.assert_quiet();
+}
+
+#[tokio::test]
+async fn the_computer_moves_first_for_a_black_client() {
+    let server = UqServer::start().await;
+    let mut c = server.connect().await;
+    c.ask("start computer black", &["started black"]).await;
+    let first = moved(&mut c).await;
+    let mut position = Chess::default();
+    apply(&mut position, &first);
+    c.ask("hint best", &[]).await;
+    let hint = c.line().await;
+    assert!(hint.starts_with("moves "), "{hint}");
+    // Either against the computer means white.
+    c.ask(
+        "start computer either",
+        &["gameover resignation white", "started white"],
+    )
+    .await;
+    c.ask("move d2d4", &["ok"]).await;
+    moved(&mut c).await;
+}
+
+#[tokio::test]
+async fn check_then_fools_mate_between_humans() {
+    let server = UqServer::start().await;
+    let (mut w, mut b) = human_pair(&server).await;
+    b.ask("hint best", &["error turn"]).await;
+    w.ask("move f2f3", &["ok"]).await;
+    b.expect(&["moved f2f3"]).await;
+    w.ask("move e2e4", &["error turn"]).await;
+    b.ask("hint all", &[]).await;
+    assert!(b.line().await.starts_with("moves "));
+    b.ask("move e7e5", &["ok"]).await;
+    w.expect(&["moved e7e5"]).await;
+    w.ask("move g2g4", &["ok"]).await;
+    b.expect(&["moved g2g4"]).await;
+    b.ask("move d8h4", &["ok", "gameover checkmate black"])
+        .await;
+    w.expect(&["moved d8h4", "gameover checkmate black"]).await;
+    // Both can still see the final board.
+    w.send("board\n").await;
+    let final_board = w.board().await;
+    assert!(
+        final_board.contains(" |   |   |   |   |   |   | P | q | 4\n"),
+        "{final_board}"
+    );
+    b.send("board\n").await;
+    assert_eq!(b.board().await, final_board);
+
+    // Check (not mate) is announced to both, after ok and after moved.
+    let (mut w, mut b) = human_pair(&server).await;
+    w.ask("move e2e4", &["ok"]).await;
+    b.expect(&["moved e2e4"]).await;
+    b.ask("move f7f6", &["ok"]).await;
+    w.expect(&["moved f7f6"]).await;
+    w.ask("move d1h5", &["ok", "check"]).await;
+    b.expect(&["moved d1h5", "check"]).await;
+}
+
+#[tokio::test]
+async fn stalemate_between_humans() {
+    let server = UqServer::start().await;
+    let (mut w, mut b) = human_pair(&server).await;
+    // Sam Loyd's ten-move stalemate.
+    let moves = [
+        "e2e3", "a7a5", "d1h5", "a8a6", "h5a5", "h7h5", "h2h4", "a6h6", "a5c7", "f7f6", "c7d7",
+        "e8f7", "d7b7", "d8d3", "b7b8", "d3h7", "b8c8", "f7g6",
+    ];
+    for (i, m) in moves.iter().enumerate() {
+        let (mover, other) = if i % 2 == 0 {
+            (&mut w, &mut b)
+        } else {
+            (&mut b, &mut w)
+        };
+        mover.send(&format!("move {m}\n")).await;
+        let mut expected = vec!["ok"];
+        if *m == "c7d7" {
+            expected.push("check");
+        }
+        mover.expect(&expected).await;
+        other.expect(&[&format!("moved {m}")]).await;
+        if *m == "c7d7" {
+            other.expect(&["check"]).await;
+        }
+    }
+    w.ask("move c8e6", &["ok", "gameover stalemate"]).await;
+    b.expect(&["moved c8e6", "gameover stalemate"]).await;
+}
+
+#[tokio::test]
+async fn the_opponent_sees_exactly_the_move_sent() {
+    let server = UqServer::start().await;
+    let (mut w, mut b) = human_pair(&server).await;
+    for (mover, m) in [
+        (0, "a2a4"),
+        (1, "b7b5"),
+        (0, "a4b5"),
+        (1, "c7c6"),
+        (0, "b5c6"),
+        (1, "g8f6"),
+        (0, "c6c7"),
+        (1, "f6e4"),
+    ] {
+        let (a, z) = if mover == 0 {
+            (&mut w, &mut b)
+        } else {
+            (&mut b, &mut w)
+        };
+        a.ask(&format!("move {m}"), &["ok"]).await;
+        z.expect(&[&format!("moved {m}")]).await;
+    }
+    // Promotion letter in upper case is accepted and passed on as sent.
+    w.ask("move c7d8Q", &["ok", "check"]).await;
+    b.expect(&["moved c7d8Q", "check"]).await;
+}
+
+#[tokio::test]
+async fn pairing_order_and_colours() {
+    let server = UqServer::start().await;
+    let mut a = server.connect().await;
+    let mut b = server.connect().await;
+    let mut c = server.connect().await;
+    // B asks first, but A connected first: A is paired.
+    b.send("start human white\n").await;
+    b.expect_silence(Duration::from_millis(200)).await;
+    a.send("start human white\n").await;
+    a.expect_silence(Duration::from_millis(200)).await;
+    // While waiting, other requests are answered.
+    a.ask("board", &["error game"]).await;
+    a.ask("hint best", &["error game"]).await;
+    c.ask("start human black", &["started black"]).await;
+    a.expect(&["started white"]).await;
+    b.expect_silence(Duration::from_millis(200)).await;
+    // Either meets a waiting white: the newcomer is black.
+    let mut d = server.connect().await;
+    d.ask("start human either", &["started black"]).await;
+    b.expect(&["started white"]).await;
+    // Either with either: the one who waited is white.
+    let mut e = server.connect().await;
+    let mut f = server.connect().await;
+    e.send("start human either\n").await;
+    e.expect_silence(Duration::from_millis(200)).await;
+    f.ask("start human either", &["started black"]).await;
+    e.expect(&["started white"]).await;
+    // A colour and its opposite, the other way round.
+    let mut g = server.connect().await;
+    let mut h = server.connect().await;
+    g.send("start human black\n").await;
+    g.expect_silence(Duration::from_millis(200)).await;
+    h.ask("start human either", &["started white"]).await;
+    g.expect(&["started black"]).await;
+}
+
+#[tokio::test]
+async fn disconnecting_resigns_and_leaves_the_queue() {
+    let server = UqServer::start().await;
+    let (w, mut b) = human_pair(&server).await;
+    drop(w);
+    b.expect(&["gameover resignation black"]).await;
+    b.send("board\n").await;
+    b.board().await;
+
+    // A waiter that leaves is not paired with anyone.
+    let mut gone = server.connect().await;
+    gone.send("start human either\n").await;
+    gone.expect_silence(Duration::from_millis(200)).await;
+    drop(gone);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut x = server.connect().await;
+    x.send("start human either\n").await;
+    x.expect_silence(Duration::from_millis(300)).await;
+    let mut y = server.connect().await;
+    y.ask("start human either", &["started black"]).await;
+    x.expect(&["started white"]).await;
+}
+
+#[tokio::test]
+async fn starting_again_resigns_the_game_in_progress() {
+    let server = UqServer::start().await;
+    let (mut w, mut b) = human_pair(&server).await;
+    w.ask("move e2e4", &["ok"]).await;
+    b.expect(&["moved e2e4"]).await;
+    b.ask(
+        "start computer white",
+        &["gameover resignation white", "started white"],
+    )
+    .await;
+    w.expect(&["gameover resignation white"]).await;
+    // The new game goes on.
+    b.ask("move d2d4", &["ok"]).await;
+    moved(&mut b).await;
+}
+
+#[tokio::test]
+async fn pipelined_requests_are_answered_in_order() {
+    let server = UqServer::start().await;
+    let mut c = server.connect().await;
+    c.send("board\nhint best\nstart computer white\nmove e2e4\nhint all\nbogus\nresign\nresign\n")
+        .await;
+    c.expect(&["error game", "error game", "started white", "ok"])
+        .await;
+    let reply = moved(&mut c).await;
+    let (perft, _) = stockfish_view(&["e2e4", &reply]).await;
+    assert_eq!(c.line().await, format!("moves {}", perft.join(" ")));
+    c.expect(&["error command", "gameover resignation black", "error game"])
+        .await;
+}
+
+#[tokio::test]
+async fn a_megabyte_without_a_newline_is_one_command_error() {
+    let server = UqServer::start().await;
+    let mut c = server.connect().await;
+    let junk = vec![b'x'; 1 << 20];
+    c.writer.write_all(&junk).await.unwrap();
+    c.send("\nboard\n").await;
+    c.expect(&["error command", "error game"]).await;
+    let mut other = server.connect().await;
+    other.ask("start computer white", &["started white"]).await;
+}
+
+#[tokio::test]
+async fn clients_vanishing_mid_request_do_not_disturb_others() {
+    let server = UqServer::start().await;
+    for _ in 0..10 {
+        let mut c = server.connect().await;
+        c.send("start computer white\nmove e2e4\nhint best\nhint all\n")
+            .await;
+        drop(c);
+    }
+    let mut c = server.connect().await;
+    c.send("start computer black\n").await;
+    c.send("hint best\n").await;
+    c.expect(&["started black"]).await;
+    moved(&mut c).await;
+    assert!(c.line().await.starts_with("moves "));
+}
+
+/// Every Stockfish process under `root`.
+fn stockfish_processes(root: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    let mut stack = vec![root];
+    while let Some(pid) = stack.pop() {
+        for child in children_of(pid) {
+            if process_name(child).as_deref() == Some("stockfish") {
+                found.push(child);
+            }
+            stack.push(child);
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn stockfish_dying_mid_search_is_an_engine_error_then_play_goes_on() {
+    let server = UqServer::start().await;
+    let mut c = server.connect().await;
+    c.ask("start computer white", &["started white"]).await;
+    c.ask("move e2e4", &["ok"]).await;
+    // The engine's reply is being searched (500 ms): kill every Stockfish.
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let victims = stockfish_processes(server.pid());
+    assert!(!victims.is_empty(), "no Stockfish processes found");
+    for pid in victims {
+        signal(pid, nix::sys::signal::Signal::SIGKILL);
+    }
+    c.expect(&["error engine"]).await;
+    // The engine is restarted and owes its move, which follows.
+    let reply = moved(&mut c).await;
+    let mut position = Chess::default();
+    apply(&mut position, "e2e4");
+    apply(&mut position, &reply);
+    c.send("hint best\n").await;
+    assert!(c.line().await.starts_with("moves "));
+    let next = position.legal_moves()[0]
+        .to_uci(CastlingMode::Standard)
+        .to_string();
+    c.ask(&format!("move {next}"), &["ok"]).await;
+    moved(&mut c).await;
+    server.assert_quiet();
+}
+
+#[tokio::test]
+async fn a_thousand_simultaneous_connections() {
+    let server = UqServer::start().await;
+    let mut clients = Vec::new();
+    for _ in 0..1000 {
+        clients.push(server.connect().await);
+    }
+    // Everyone asks at once; everyone is answered.
+    for c in &mut clients {
+        c.send("board\n").await;
+    }
+    for c in &mut clients {
+        c.expect(&["error game"]).await;
+    }
+    // Pair them all up and play a move in each of the 500 games.
+    for pair in clients.chunks_mut(2) {
+        let [w, b] = pair else { unreachable!() };
+        w.send("start human white\n").await;
+        b.send("start human black\n").await;
+    }
+    for pair in clients.chunks_mut(2) {
+        let [w, b] = pair else { unreachable!() };
+        w.expect(&["started white"]).await;
+        b.expect(&["started black"]).await;
+        w.send("move e2e4\n").await;
+    }
+    for pair in clients.chunks_mut(2) {
+        let [w, b] = pair else { unreachable!() };
+        w.expect(&["ok"]).await;
+        b.expect(&["moved e2e4"]).await;
+    }
+}
+
+#[tokio::test]
+async fn the_terminal_client_plays_against_the_real_server() {
+    let server = UqServer::start().await;
+    let mut client = tokio::process::Command::new(binary("uqchessclient"))
+        .arg(server.port.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = client.stdin.take().unwrap();
+    let mut out = BufReader::new(client.stdout.take().unwrap()).lines();
+    let mut next = async || {
+        chess_e2e::read_line(&mut out, "uqchessclient")
+            .await
+            .expect("client output")
+    };
+    assert_eq!(
+        next().await,
+        "Welcome to UQChessClient - written by the Rookery developers"
+    );
+    assert_eq!(next().await, "started white");
+    stdin.write_all(b"move e2e4\n").await.unwrap();
+    assert_eq!(next().await, "ok");
+    let reply = next().await;
+    assert!(reply.starts_with("moved "), "{reply}");
+    stdin.write_all(b"print\n").await.unwrap();
+    // The board without its delimiters.
+    assert_eq!(next().await, "");
+    assert_eq!(next().await, " +---+---+---+---+---+---+---+---+");
+    for _ in 0..16 {
+        next().await;
+    }
+    assert_eq!(next().await, "   a   b   c   d   e   f   g   h");
+    assert_eq!(next().await, "");
+    stdin.write_all(b"resign\n").await.unwrap();
+    assert_eq!(next().await, "gameover resignation black");
+    stdin.write_all(b"quit\n").await.unwrap();
+    let status = client.wait().await.unwrap();
+    assert_eq!(status.code(), Some(0));
+}
+
+async fn run_server(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String, String) {
+    let output = tokio::process::Command::new(binary("uqchessserver"))
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn server_command_line_and_startup_failures() {
+    let usage = "Usage: ./uqchessserver [--listenOn portno]\n".to_owned();
+    for args in [
+        &["--listenOn"][..],
+        &["--listenOn", ""],
+        &["--listen", "0"],
+        &["--listenOn", "0", "--listenOn", "0"],
+        &["--listenOn", "0", "extra"],
+        &[""],
+        &["0"],
+    ] {
+        assert_eq!(
+            run_server(args, &[]).await,
+            (Some(8), String::new(), usage.clone()),
+            "{args:?}"
+        );
+    }
+    let busy = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    let port = busy.local_addr().unwrap().port().to_string();
+    assert_eq!(
+        run_server(&["--listenOn", &port], &[]).await,
+        (
+            Some(20),
+            String::new(),
+            format!("uqchessserver: can't start listening on port \"{port}\"\n")
+        )
+    );
+    assert_eq!(
+        run_server(&["--listenOn", "no-such-service"], &[]).await,
+        (
+            Some(20),
+            String::new(),
+            "uqchessserver: can't start listening on port \"no-such-service\"\n".to_owned()
+        )
+    );
+    assert_eq!(
+        run_server(
+            &[],
+            &[("CHESS_ENGINE_STOCKFISH_PATH", "/nonexistent/stockfish")]
+        )
+        .await,
+        (
+            Some(4),
+            String::new(),
+            "uqchessserver: cannot start communication with chess engine\n".to_owned()
+        )
+    );
+}
+
+#[tokio::test]
+async fn ctrl_c_ends_the_server_and_every_process_it_started() {
+    let server = UqServer::start().await;
+    let mut descendants = Vec::new();
+    let mut stack = vec![server.pid()];
+    while let Some(pid) = stack.pop() {
+        for child in children_of(pid) {
+            descendants.push(child);
+            stack.push(child);
+        }
+    }
+    assert!(descendants.len() >= 5, "{descendants:?}");
+    signal(server.pid(), nix::sys::signal::Signal::SIGINT);
+    let mut server = server;
+    let status = server.child.wait().await.unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(2),
+        "ended by SIGINT"
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while descendants.iter().any(|&p| chess_e2e::is_alive(p)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "processes outlived uqchessserver"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
