@@ -32,10 +32,8 @@ async fn stockfish_view(moves: &[&str]) -> (Vec<String>, String) {
     let mut board = String::new();
     let mut in_board = false;
     while let Some(line) = lines.next_line().await.unwrap() {
-        if let Some((m, count)) = line.split_once(": ") {
-            if count == "1" {
-                perft.push(m.to_owned());
-            }
+        if let Some((m, "1")) = line.split_once(": ") {
+            perft.push(m.to_owned());
         }
         if line.starts_with(" +---") && !in_board {
             in_board = true;
