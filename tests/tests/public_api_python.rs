@@ -1,0 +1,78 @@
+//! Runs the Python end-to-end test of the public API
+//! (`tests/python/test_public_api.py`, stubs generated from `proto/` by
+//! grpcio-tools) against the whole system started by `chess-stack`, with the
+//! gateway mailing through a real SMTP server (`tests/python/smtp_sink.py`).
+//!
+//! Needs Python 3 with `pip install -r tests/python/requirements.txt`.
+
+use std::{path::PathBuf, process::Stdio, time::Duration};
+
+use chess_e2e::StackProcess;
+use tokio::{
+    io::{AsyncBufReadExt as _, BufReader},
+    process::Command,
+};
+
+fn python_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python")
+}
+
+/// Fails with the fix if the Python packages are missing.
+async fn require_python_packages() {
+    let probe = Command::new("python3")
+        .args(["-c", "import grpc, grpc_tools, aiosmtpd"])
+        .output()
+        .await
+        .expect("python3 is installed");
+    assert!(
+        probe.status.success(),
+        "the Python test needs its packages: pip install -r tests/python/requirements.txt\n{}",
+        String::from_utf8_lossy(&probe.stderr)
+    );
+}
+
+#[tokio::test]
+async fn the_public_api_works_from_python() {
+    require_python_packages().await;
+    let mail = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut sink = Command::new("python3")
+        .arg(python_dir().join("smtp_sink.py"))
+        .args(["--port", &port.to_string(), "--dir"])
+        .arg(mail.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start the SMTP sink");
+    let mut lines = BufReader::new(sink.stdout.take().expect("stdout")).lines();
+    let ready = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .expect("the SMTP sink starts")
+        .expect("read the SMTP sink");
+    assert_eq!(
+        ready.as_deref(),
+        Some("ready"),
+        "the SMTP sink did not start"
+    );
+
+    let smtp_url = format!("smtp://127.0.0.1:{port}");
+    let stack = StackProcess::start(&["--smtp-url", &smtp_url], &[]).await;
+    let status = Command::new("python3")
+        .arg(python_dir().join("test_public_api.py"))
+        .env("CHESS_E2E_GATEWAY", &stack.gateway)
+        .env("CHESS_E2E_MAIL_DIR", mail.path())
+        .env(
+            "CHESS_E2E_PROTO",
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../proto"),
+        )
+        .status()
+        .await
+        .expect("run the Python test");
+    stack.stop().await;
+    assert!(status.success(), "the Python test failed: {status}");
+}
