@@ -244,7 +244,9 @@ pub fn inherited_listener(index: usize) -> Result<TcpListener, Error> {
         .take_tcp_listener(index)
         .map_err(|e| error(e.to_string()))?
         .ok_or_else(|| error("none was passed".to_owned()))?;
-    listener.set_nonblocking(true).map_err(|e| error(e.to_string()))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| error(e.to_string()))?;
     TcpListener::from_std(listener).map_err(|e| error(e.to_string()))
 }
 
