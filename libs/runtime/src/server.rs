@@ -113,6 +113,7 @@ impl Server {
         default_addr: &str,
         services: &[&'static str],
     ) -> Result<Self, Error> {
+        raise_open_file_limit();
         let addr = args.listen.as_deref().unwrap_or(default_addr);
         let listener = match args.listen_fd {
             Some(index) => inherited_listener(index)?,
@@ -228,6 +229,22 @@ impl Server {
                 Ok(())
             }
         }
+    }
+}
+
+/// Raises the soft limit on open files to the hard limit: every client
+/// connection and every connection between services is a descriptor, and
+/// the default soft limit (often 1024) is far below what a server needs.
+fn raise_open_file_limit() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    match getrlimit(Resource::RLIMIT_NOFILE) {
+        Ok((soft, hard)) if soft < hard => {
+            if let Err(e) = setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
+                tracing::warn!(error = %e, soft, hard, "cannot raise the open-file limit");
+            }
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "cannot read the open-file limit"),
     }
 }
 
