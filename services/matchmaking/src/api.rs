@@ -54,6 +54,7 @@ impl MatchmakingService for MatchmakingApi {
         Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
     }
 
+    #[instrument(skip_all, fields(player_id = %request.get_ref().player_id))]
     async fn create_seek(
         &self,
         request: Request<pb::CreateSeekRequest>,
@@ -64,6 +65,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
+    #[instrument(skip_all, fields(seek_id = %request.get_ref().seek_id))]
     async fn cancel_seek(
         &self,
         request: Request<pb::CancelSeekRequest>,
@@ -74,6 +76,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
+    #[instrument(skip_all)]
     async fn list_seeks(
         &self,
         request: Request<pb::ListSeeksRequest>,
@@ -84,6 +87,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
+    #[instrument(skip_all, fields(seek_id = %request.get_ref().seek_id))]
     async fn request_seek(
         &self,
         request: Request<pb::RequestSeekRequest>,
@@ -94,6 +98,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
+    #[instrument(skip_all, fields(request_id = %request.get_ref().request_id))]
     async fn accept_seek_request(
         &self,
         request: Request<pb::AcceptSeekRequestRequest>,
@@ -104,6 +109,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
+    #[instrument(skip_all, fields(request_id = %request.get_ref().request_id))]
     async fn reject_seek_request(
         &self,
         request: Request<pb::RejectSeekRequestRequest>,
@@ -114,6 +120,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
+    #[instrument(skip_all, fields(request_id = %request.get_ref().request_id))]
     async fn withdraw_seek_request(
         &self,
         request: Request<pb::WithdrawSeekRequestRequest>,
@@ -124,6 +131,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
+    #[instrument(skip_all, fields(player_id = %request.get_ref().player_id))]
     async fn list_seek_requests(
         &self,
         request: Request<pb::ListSeekRequestsRequest>,
@@ -134,6 +142,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
+    #[instrument(skip_all, fields(player_id = %request.get_ref().player_id))]
     async fn create_challenge(
         &self,
         request: Request<pb::CreateChallengeRequest>,
@@ -144,6 +153,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
+    #[instrument(skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
     async fn accept_challenge(
         &self,
         request: Request<pb::AcceptChallengeRequest>,
@@ -154,6 +164,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
+    #[instrument(skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
     async fn decline_challenge(
         &self,
         request: Request<pb::DeclineChallengeRequest>,
@@ -164,6 +175,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
+    #[instrument(skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
     async fn cancel_challenge(
         &self,
         request: Request<pb::CancelChallengeRequest>,
@@ -174,6 +186,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
+    #[instrument(skip_all, fields(player_id = %request.get_ref().player_id))]
     async fn list_challenges(
         &self,
         request: Request<pb::ListChallengesRequest>,
@@ -186,6 +199,7 @@ impl MatchmakingService for MatchmakingApi {
 
     type WatchPlayerStream = EventStream<pb::WatchPlayerResponse>;
 
+    #[instrument(skip_all, fields(player_id = %request.get_ref().player_id))]
     async fn watch_player(
         &self,
         request: Request<pb::WatchPlayerRequest>,
