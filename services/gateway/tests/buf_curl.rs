@@ -73,7 +73,10 @@ async fn documented_buf_curl_calls_work() {
         "chess.gateway.v1.LobbyService",
         "chess.gateway.v1.PlayService",
     ] {
-        assert!(services.contains(service), "{service} missing from {services}");
+        assert!(
+            services.contains(service),
+            "{service} missing from {services}"
+        );
     }
 
     let url = |method: &str| format!("{gw}/chess.gateway.v1.AccountService/{method}");
