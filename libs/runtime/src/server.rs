@@ -174,6 +174,11 @@ impl Server {
             let mut builder = tonic_reflection::server::Builder::configure()
                 .register_encoded_file_descriptor_set(chess_proto::FILE_DESCRIPTOR_SET)
                 .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+                // Both reflection versions are served, so both are described.
+                .register_encoded_file_descriptor_set(tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET)
+                .register_encoded_file_descriptor_set(
+                    tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET,
+                )
                 .with_service_name("grpc.health.v1.Health")
                 .with_service_name("grpc.reflection.v1.ServerReflection")
                 .with_service_name("grpc.reflection.v1alpha.ServerReflection");
