@@ -5,6 +5,11 @@
 //! The binaries are the ones `cargo build --workspace --bins` put next to the
 //! test executables (`target/<profile>/`); the test command builds them
 //! first.
+//!
+//! [`load`] holds the load generator's parts; its program is `chess-load`
+//! (`src/bin/chess-load.rs`).
+
+pub mod load;
 
 use std::{
     path::PathBuf,

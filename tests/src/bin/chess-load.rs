@@ -1,0 +1,398 @@
+//! `chess-load`: drives the whole system on this machine and reports how it
+//! holds up, beside baselines measured in the same run.
+//!
+//! Every scenario starts its own `chess-stack` from the binaries next to this
+//! program (build with `cargo build --release --workspace --bins`), so the
+//! service processes' CPU time and memory can be read from `/proc`.
+//!
+//! ```text
+//! chess-load baseline
+//! chess-load startup [--runs 5]
+//! chess-load moves [--games 1000] [--duration 60] [--warmup 5] [--hint-clients 0]
+//! chess-load latency [--moves 2000]
+//! chess-load hints [--games 50] [--duration 20] [--hint-clients 8]
+//! chess-load idle [--connections 10000]
+//! ```
+
+use std::{
+    collections::BTreeMap,
+    process::ExitCode,
+    time::{Duration, Instant},
+};
+
+use chess_e2e::{
+    StackProcess,
+    load::{
+        baseline,
+        procs::{self, Usage},
+        stats::{Samples, ms},
+        uqchess::{self, GameFigures, Window},
+    },
+};
+
+/// Load scenarios.
+#[derive(Debug, clap::Parser)]
+#[command(
+    name = "chess-load",
+    about = "Load generator and benchmarks for the chess system"
+)]
+struct Cli {
+    #[command(subcommand)]
+    scenario: Scenario,
+    /// Extra flags for chess-stack (repeat for several), e.g.
+    /// `--stack-arg=--engine-pool-size=1`.
+    #[arg(long, global = true, allow_hyphen_values = true)]
+    stack_arg: Vec<String>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Scenario {
+    /// The loopback TCP echo and tonic unary round trips alone.
+    Baseline {
+        #[arg(long, default_value_t = 20_000)]
+        rounds: usize,
+    },
+    /// Time from starting chess-stack to every service SERVING.
+    Startup {
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+    },
+    /// Concurrent human games through the uqchess front: moves/s and
+    /// latencies.
+    Moves {
+        #[arg(long, default_value_t = 1000)]
+        games: usize,
+        /// Seconds measured.
+        #[arg(long, default_value_t = 60)]
+        duration: u64,
+        /// Seconds played before measuring.
+        #[arg(long, default_value_t = 5)]
+        warmup: u64,
+        /// Clients asking for engine hints meanwhile.
+        #[arg(long, default_value_t = 0)]
+        hint_clients: usize,
+        /// Plies after which a game is resigned and replaced.
+        #[arg(long, default_value_t = 200)]
+        max_plies: u32,
+    },
+    /// One game at a time: the uncontended move latency.
+    Latency {
+        #[arg(long, default_value_t = 2000)]
+        moves: usize,
+    },
+    /// Human moves with and without the engine pool saturated by hints,
+    /// measured one after the other against the same system.
+    Hints {
+        #[arg(long, default_value_t = 50)]
+        games: usize,
+        #[arg(long, default_value_t = 20)]
+        duration: u64,
+        #[arg(long, default_value_t = 8)]
+        hint_clients: usize,
+    },
+    /// Gateway memory per idle connection, and after they leave.
+    Idle {
+        #[arg(long, default_value_t = 10_000)]
+        connections: usize,
+    },
+}
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+fn stack_args(cli: &Cli) -> Vec<&str> {
+    cli.stack_arg.iter().map(String::as_str).collect()
+}
+
+async fn start_stack(cli: &Cli) -> (StackProcess, Duration) {
+    let started = Instant::now();
+    let stack = StackProcess::start(&stack_args(cli), &[]).await;
+    (stack, started.elapsed())
+}
+
+fn print_usage(
+    title: &str,
+    usage: &BTreeMap<String, (usize, Usage)>,
+    cpu: &BTreeMap<String, f64>,
+    seconds: f64,
+) {
+    println!("{title}");
+    for (name, (count, u)) in usage {
+        let used = cpu.get(name).copied().unwrap_or(0.0);
+        let label = if *count > 1 {
+            format!("{name} x{count}")
+        } else {
+            name.clone()
+        };
+        println!(
+            "  {label:<22} cpu {used:7.2} s ({:5.1}% of one core)  rss {:>8} KiB  peak {:>8} KiB",
+            100.0 * used / seconds,
+            u.rss_kib,
+            u.peak_rss_kib
+        );
+    }
+}
+
+async fn baselines() -> Result<(Duration, Duration), Error> {
+    let (tcp, grpc) = baseline::medians(20_000).await.map_err(|e| e.to_string())?;
+    println!(
+        "baseline: loopback TCP echo p50 {}   tonic unary p50 {}",
+        ms(tcp),
+        ms(grpc)
+    );
+    Ok((tcp, grpc))
+}
+
+fn report_games(figures: &GameFigures, seconds: f64, tcp: Duration, grpc: Duration) {
+    println!(
+        "moves: {} in {seconds:.0} s = {:.0} moves/s; games finished {}",
+        figures.moves,
+        figures.moves as f64 / seconds,
+        figures.games
+    );
+    if let Some(s) = figures.move_latency.summary() {
+        println!(
+            "  move (send -> ok)          {}",
+            s.line(Some(("tonic unary", grpc)))
+        );
+        println!(
+            "  {:27}(p50 = {:.1}x TCP echo)",
+            "",
+            s.p50.as_secs_f64() / tcp.as_secs_f64().max(1e-9)
+        );
+    }
+    if let Some(s) = figures.notify_latency.summary() {
+        println!(
+            "  opponent notified          {}",
+            s.line(Some(("tonic unary", grpc)))
+        );
+    }
+    for e in figures.errors.iter().take(5) {
+        println!("  error: {e}");
+    }
+    if figures.errors.len() > 5 {
+        println!("  … {} errors in all", figures.errors.len());
+    }
+}
+
+async fn moves(
+    cli: &Cli,
+    games: usize,
+    duration: u64,
+    warmup: u64,
+    hint_clients: usize,
+    max_plies: u32,
+) -> Result<(), Error> {
+    let (tcp, grpc) = baselines().await?;
+    let (stack, startup) = start_stack(cli).await;
+    println!("chess-stack ready in {}", ms(startup));
+    let port = stack.uqchess_port();
+    let window = Window::new(Duration::from_secs(warmup), Duration::from_secs(duration));
+    let before_start = window.start;
+    let hints = (hint_clients > 0)
+        .then(|| tokio::spawn(uqchess::hints(port, hint_clients, window.clone())));
+    // Resource use is counted from the start of the window.
+    let stack_pid = stack.pid();
+    let sampler = tokio::spawn(async move {
+        tokio::time::sleep_until(before_start.into()).await;
+        (
+            procs::tree_usage(stack_pid),
+            procs::usage(std::process::id()),
+        )
+    });
+    let figures = uqchess::games(port, games, window.clone(), max_plies).await;
+    let end = Instant::now().min(window.end);
+    let after = procs::tree_usage(stack_pid);
+    let me_after = procs::usage(std::process::id());
+    let (before, me_before) = sampler.await?;
+    let seconds = (end - window.start).as_secs_f64();
+    println!(
+        "scenario: {games} games through uqchess, {hint_clients} hint clients, {duration} s measured after {warmup} s"
+    );
+    report_games(&figures, seconds, tcp, grpc);
+    if let Some(hints) = hints {
+        let samples: Samples = hints.await??;
+        if let Some(s) = samples.summary() {
+            println!(
+                "  engine hint (send -> moves) {}",
+                s.line(Some(("tonic unary", grpc)))
+            );
+        }
+    }
+    print_usage(
+        "processes (during the measured window):",
+        &after,
+        &procs::cpu_between(&before, &after),
+        seconds,
+    );
+    if let (Some(a), Some(b)) = (me_after, me_before) {
+        println!(
+            "  {:<22} cpu {:7.2} s ({:5.1}% of one core)",
+            "chess-load",
+            a.cpu_secs - b.cpu_secs,
+            100.0 * (a.cpu_secs - b.cpu_secs) / seconds
+        );
+    }
+    let status = stack.stop().await;
+    println!("chess-stack stopped: {status}");
+    Ok(())
+}
+
+async fn latency(cli: &Cli, moves: usize) -> Result<(), Error> {
+    let (tcp, grpc) = baselines().await?;
+    let (stack, _) = start_stack(cli).await;
+    // One game at a time; a long window, stopped once enough moves are in.
+    let window = Window::new(Duration::from_secs(1), Duration::from_secs(3600));
+    let port = stack.uqchess_port();
+    let game = tokio::spawn(uqchess::games(port, 1, window.clone(), 200));
+    let started = Instant::now();
+    let expected = Duration::from_secs(1) + Duration::from_millis(5 * moves as u64);
+    tokio::time::sleep(expected).await;
+    window.stop();
+    let figures = game.await?;
+    println!("scenario: one game at a time, uncontended");
+    report_games(
+        &figures,
+        (started.elapsed() - Duration::from_secs(1)).as_secs_f64(),
+        tcp,
+        grpc,
+    );
+    stack.stop().await;
+    Ok(())
+}
+
+async fn hints_impact(
+    cli: &Cli,
+    games: usize,
+    duration: u64,
+    hint_clients: usize,
+) -> Result<(), Error> {
+    let (_, grpc) = baselines().await?;
+    let (stack, _) = start_stack(cli).await;
+    let port = stack.uqchess_port();
+    let mut p99 = Vec::new();
+    for clients in [0, hint_clients] {
+        let window = Window::new(Duration::from_secs(3), Duration::from_secs(duration));
+        let hints =
+            (clients > 0).then(|| tokio::spawn(uqchess::hints(port, clients, window.clone())));
+        let figures = uqchess::games(port, games, window.clone(), 200).await;
+        println!("{games} games, {clients} hint clients:");
+        if let Some(s) = figures.move_latency.summary() {
+            println!(
+                "  move (send -> ok)          {}",
+                s.line(Some(("tonic unary", grpc)))
+            );
+            p99.push(s.p99);
+        }
+        if let Some(hints) = hints
+            && let Some(s) = hints.await??.summary()
+        {
+            println!("  engine hint (send -> moves) {}", s.line(None));
+        }
+    }
+    if let [without, with] = p99[..] {
+        println!(
+            "human-move p99 with the engine saturated / without = {:.2}",
+            with.as_secs_f64() / without.as_secs_f64()
+        );
+    }
+    stack.stop().await;
+    Ok(())
+}
+
+fn gateway_usage(stack: &StackProcess) -> Option<Usage> {
+    chess_e2e::children_of(stack.pid())
+        .into_iter()
+        .find(|&pid| chess_e2e::process_name(pid).as_deref() == Some("chess-gateway"))
+        .and_then(procs::usage)
+}
+
+async fn idle(cli: &Cli, connections: usize) -> Result<(), Error> {
+    let (stack, _) = start_stack(cli).await;
+    let port = stack.uqchess_port();
+    // Warm the gateway up so one-off allocations are not charged to the
+    // connections.
+    drop(uqchess::idle_connections(port, 100).await?);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let before = gateway_usage(&stack).ok_or("no gateway process")?;
+    let open = uqchess::idle_connections(port, connections).await?;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let during = gateway_usage(&stack).ok_or("no gateway process")?;
+    drop(open);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after = gateway_usage(&stack).ok_or("no gateway process")?;
+    let per = (during.rss_kib as f64 - before.rss_kib as f64) / connections as f64;
+    println!(
+        "gateway RSS: {} KiB before, {} KiB with {connections} idle connections, {} KiB after they left",
+        before.rss_kib, during.rss_kib, after.rss_kib
+    );
+    println!("gateway memory per idle connection: {per:.2} KiB");
+    let cpu_before = during.cpu_secs;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let idle_usage = procs::tree_usage(stack.pid());
+    let still = gateway_usage(&stack).ok_or("no gateway process")?;
+    println!(
+        "gateway CPU while idle for 5 s: {:.3} s",
+        still.cpu_secs - cpu_before
+    );
+    print_usage("processes:", &idle_usage, &BTreeMap::new(), 1.0);
+    stack.stop().await;
+    Ok(())
+}
+
+async fn startup(cli: &Cli, runs: usize) -> Result<(), Error> {
+    let mut times = Vec::new();
+    for _ in 0..runs {
+        let (stack, took) = start_stack(cli).await;
+        println!("chess-stack start to every service SERVING: {}", ms(took));
+        times.push(took);
+        stack.stop().await;
+    }
+    times.sort_unstable();
+    if let Some(median) = times.get(times.len() / 2) {
+        println!("median over {runs} runs: {}", ms(*median));
+    }
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli: Cli = clap::Parser::parse();
+    let result = match &cli.scenario {
+        Scenario::Baseline { rounds } => {
+            async {
+                let tcp = baseline::tcp_echo(*rounds).await?;
+                let grpc = baseline::tonic_unary(*rounds)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                if let (Some(t), Some(g)) = (tcp.summary(), grpc.summary()) {
+                    println!("loopback TCP echo  {}", t.line(None));
+                    println!("tonic unary        {}", g.line(None));
+                }
+                Ok::<_, Error>(())
+            }
+            .await
+        }
+        Scenario::Startup { runs } => startup(&cli, *runs).await,
+        Scenario::Moves {
+            games,
+            duration,
+            warmup,
+            hint_clients,
+            max_plies,
+        } => moves(&cli, *games, *duration, *warmup, *hint_clients, *max_plies).await,
+        Scenario::Latency { moves } => latency(&cli, *moves).await,
+        Scenario::Hints {
+            games,
+            duration,
+            hint_clients,
+        } => hints_impact(&cli, *games, *duration, *hint_clients).await,
+        Scenario::Idle { connections } => idle(&cli, *connections).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("chess-load: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

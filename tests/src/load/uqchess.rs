@@ -1,0 +1,296 @@
+//! Load through the uqchess front: games between pairs of connections
+//! playing random legal moves as fast as the server answers, clients asking
+//! the engine for hints, and idle connections.
+
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use rand::{Rng as _, SeedableRng as _, rngs::StdRng};
+use shakmaty::{CastlingMode, Chess, Color, Position as _};
+use tokio::{
+    io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, Lines},
+    net::{
+        TcpStream,
+        tcp::{OwnedReadHalf, OwnedWriteHalf},
+    },
+    sync::Mutex,
+};
+
+use super::stats::Samples;
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// One uqchess connection.
+struct Conn {
+    lines: Lines<BufReader<OwnedReadHalf>>,
+    writer: OwnedWriteHalf,
+}
+
+impl Conn {
+    async fn open(port: u16) -> Result<Self, Error> {
+        let stream = TcpStream::connect(("127.0.0.1", port)).await?;
+        stream.set_nodelay(true)?;
+        let (read, writer) = stream.into_split();
+        Ok(Self {
+            lines: BufReader::new(read).lines(),
+            writer,
+        })
+    }
+
+    async fn send(&mut self, line: &str) -> Result<(), Error> {
+        self.writer.write_all(line.as_bytes()).await?;
+        Ok(())
+    }
+
+    async fn line(&mut self) -> Result<String, Error> {
+        self.lines
+            .next_line()
+            .await?
+            .ok_or_else(|| "the server closed the connection".into())
+    }
+
+    /// Reads a line and checks it.
+    async fn expect(&mut self, want: &str) -> Result<(), Error> {
+        let got = self.line().await?;
+        if got == want {
+            Ok(())
+        } else {
+            Err(format!("expected {want:?}, got {got:?}").into())
+        }
+    }
+}
+
+/// The measurement window, shared by every task.
+#[derive(Debug)]
+pub struct Window {
+    pub start: Instant,
+    pub end: Instant,
+    stop: AtomicBool,
+}
+
+impl Window {
+    pub fn new(warmup: Duration, duration: Duration) -> Arc<Self> {
+        let start = Instant::now() + warmup;
+        Arc::new(Self {
+            start,
+            end: start + duration,
+            stop: AtomicBool::new(false),
+        })
+    }
+
+    fn contains(&self, at: Instant) -> bool {
+        at >= self.start && at < self.end
+    }
+
+    fn over(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || Instant::now() >= self.end
+    }
+
+    /// Ends every task early.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// What the game tasks measured inside the window.
+#[derive(Debug, Default)]
+pub struct GameFigures {
+    /// Moves acknowledged inside the window.
+    pub moves: u64,
+    /// Games that ended (and were replaced).
+    pub games: u64,
+    /// Send → `ok`.
+    pub move_latency: Samples,
+    /// Send → the opponent's `moved`.
+    pub notify_latency: Samples,
+    /// Errors that stopped a game task.
+    pub errors: Vec<String>,
+}
+
+/// The lines both sides get after a move, beyond `ok` / `moved`.
+fn aftermath(position: &Chess, mover: Color) -> Option<String> {
+    let colour = if mover == Color::White {
+        "white"
+    } else {
+        "black"
+    };
+    if position.is_checkmate() {
+        Some(format!("gameover checkmate {colour}"))
+    } else if position.is_stalemate() {
+        Some("gameover stalemate".to_owned())
+    } else if position.is_check() {
+        Some("check".to_owned())
+    } else {
+        None
+    }
+}
+
+/// Plays games between two connections until the window closes; a game is
+/// resigned after `max_plies` and replaced.
+async fn play_games(
+    port: u16,
+    seed: u64,
+    pairing: Arc<Mutex<()>>,
+    window: Arc<Window>,
+    max_plies: u32,
+) -> Result<GameFigures, Error> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut white = Conn::open(port).await?;
+    let mut black = Conn::open(port).await?;
+    let mut figures = GameFigures::default();
+    while !window.over() {
+        {
+            // One pair at a time, so these two are paired with each other.
+            let _pairing = pairing.lock().await;
+            white.send("start human white\n").await?;
+            black.send("start human black\n").await?;
+            white.expect("started white").await?;
+            black.expect("started black").await?;
+        }
+        let mut position = Chess::default();
+        let mut plies = 0;
+        loop {
+            if window.over() {
+                return Ok(figures);
+            }
+            let mover = position.turn();
+            let (me, them) = if mover == Color::White {
+                (&mut white, &mut black)
+            } else {
+                (&mut black, &mut white)
+            };
+            if plies >= max_plies {
+                let winner = if mover == Color::White {
+                    "black"
+                } else {
+                    "white"
+                };
+                me.send("resign\n").await?;
+                let line = format!("gameover resignation {winner}");
+                me.expect(&line).await?;
+                them.expect(&line).await?;
+                figures.games += 1;
+                break;
+            }
+            let moves = position.legal_moves();
+            let m = moves[rng.random_range(0..moves.len())];
+            let uci = m.to_uci(CastlingMode::Standard).to_string();
+            position.play_unchecked(m);
+            plies += 1;
+            let sent = Instant::now();
+            me.send(&format!("move {uci}\n")).await?;
+            let moved = format!("moved {uci}");
+            let (ok, notified) = tokio::join!(
+                async {
+                    me.expect("ok").await?;
+                    Ok::<_, Error>(Instant::now())
+                },
+                async {
+                    them.expect(&moved).await?;
+                    Ok::<_, Error>(Instant::now())
+                },
+            );
+            let (ok, notified) = (ok?, notified?);
+            if window.contains(ok) {
+                figures.moves += 1;
+                figures.move_latency.record(ok - sent);
+                figures.notify_latency.record(notified - sent);
+            }
+            if let Some(line) = aftermath(&position, mover) {
+                me.expect(&line).await?;
+                them.expect(&line).await?;
+                if line.starts_with("gameover") {
+                    figures.games += 1;
+                    break;
+                }
+            }
+        }
+    }
+    Ok(figures)
+}
+
+/// Runs `games` concurrent games through the uqchess front at `port`.
+pub async fn games(port: u16, games: usize, window: Arc<Window>, max_plies: u32) -> GameFigures {
+    let pairing = Arc::new(Mutex::new(()));
+    let mut tasks = Vec::with_capacity(games);
+    for i in 0..games {
+        tasks.push(tokio::spawn(play_games(
+            port,
+            i as u64,
+            Arc::clone(&pairing),
+            Arc::clone(&window),
+            max_plies,
+        )));
+    }
+    let mut total = GameFigures::default();
+    for task in tasks {
+        match task.await {
+            Ok(Ok(f)) => {
+                total.moves += f.moves;
+                total.games += f.games;
+                total.move_latency.merge(f.move_latency);
+                total.notify_latency.merge(f.notify_latency);
+            }
+            Ok(Err(e)) => total.errors.push(e.to_string()),
+            Err(e) => total.errors.push(e.to_string()),
+        }
+    }
+    total
+}
+
+/// Clients playing the computer that ask for the best move over and over,
+/// keeping the engine pool busy. Returns the hint latencies in the window.
+pub async fn hints(port: u16, clients: usize, window: Arc<Window>) -> Result<Samples, Error> {
+    let mut tasks = Vec::with_capacity(clients);
+    for _ in 0..clients {
+        let window = Arc::clone(&window);
+        tasks.push(tokio::spawn(async move {
+            let mut conn = Conn::open(port).await?;
+            conn.send("start computer white\n").await?;
+            conn.expect("started white").await?;
+            let mut samples = Samples::default();
+            while !window.over() {
+                let sent = Instant::now();
+                conn.send("hint best\n").await?;
+                let line = conn.line().await?;
+                if !line.starts_with("moves ") {
+                    return Err(format!("unexpected hint answer {line:?}").into());
+                }
+                let done = Instant::now();
+                if window.contains(done) {
+                    samples.record(done - sent);
+                }
+            }
+            Ok::<_, Error>(samples)
+        }));
+    }
+    let mut all = Samples::default();
+    for task in tasks {
+        all.merge(task.await??);
+    }
+    Ok(all)
+}
+
+/// Opens `count` connections that each make one request, and keeps them.
+pub async fn idle_connections(port: u16, count: usize) -> Result<Vec<TcpStream>, Error> {
+    let mut streams = Vec::with_capacity(count);
+    for _ in 0..count {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).await?;
+        stream.write_all(b"board\n").await?;
+        streams.push(stream);
+    }
+    // Every session has answered once it has seen its request.
+    for stream in &mut streams {
+        let mut reply = [0u8; 11];
+        tokio::io::AsyncReadExt::read_exact(stream, &mut reply).await?;
+        if &reply != b"error game\n" {
+            return Err(format!("unexpected reply {:?}", String::from_utf8_lossy(&reply)).into());
+        }
+    }
+    Ok(streams)
+}
