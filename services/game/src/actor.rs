@@ -69,13 +69,19 @@ pub enum Action {
     Abort,
 }
 
-/// The outcome of an action.
+/// The outcome of an action: what it caused and where the game stands, but
+/// not the game itself (copying a long game for every move would cost in
+/// proportion to its length).
 #[derive(Clone, Debug)]
 pub struct Acted {
-    /// The game after the action.
-    pub game: Game,
     pub events: Vec<Event>,
     pub clock: ClockReading,
+    /// Whether the game runs clocks.
+    pub timed: bool,
+    /// Half-moves played after the action.
+    pub ply: u32,
+    /// The side the acting player plays.
+    pub side: Color,
 }
 
 /// The position a hint is computed for.
@@ -384,8 +390,10 @@ impl Actor {
         }?;
         self.commit(&events, now).await?;
         Ok(Acted {
-            game: self.game.clone(),
             clock: self.game.clock(now),
+            timed: self.game.time_control().is_timed(),
+            ply: self.game.ply(),
+            side,
             events,
         })
     }

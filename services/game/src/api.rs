@@ -226,11 +226,8 @@ impl GameService for GameApi {
         Ok(Response::new(pb::MakeMoveResponse {
             move_made,
             game_ended: ended(&acted.events),
-            clock: Some(convert::clock(
-                &acted.clock,
-                acted.game.time_control().is_timed(),
-            )),
-            ply: acted.game.ply(),
+            clock: Some(convert::clock(&acted.clock, acted.timed)),
+            ply: acted.ply,
         }))
     }
 
@@ -283,14 +280,8 @@ impl GameService for GameApi {
         let acted = self
             .act(&r.game_id, &r.player_id, Action::DeclineDraw)
             .await?;
-        let offered_by = acted
-            .game
-            .side_of(&r.player_id)
-            .map_or(common::Color::Unspecified, |side| {
-                chess_domain::color_to_pb(!side)
-            });
         Ok(Response::new(pb::DeclineDrawResponse {
-            offered_by: offered_by as i32,
+            offered_by: chess_domain::color_to_pb(!acted.side) as i32,
         }))
     }
 

@@ -27,7 +27,9 @@ pub mod games {
         pub rules: String,
         pub rated: bool,
         pub initial_fen: String,
-        /// Position after the last move, for listings.
+        /// Position and ply count as of the last change of status or draw
+        /// offer, for listings of finished games; the moves table is the
+        /// record of play, and live games are listed from their actors.
         pub fen: String,
         pub ply: i32,
         /// `active` or `finished`.

@@ -266,23 +266,42 @@ async fn write_loop(db: DatabaseConnection, mut jobs: mpsc::Receiver<Job>) {
     }
 }
 
+/// Moves inserted per statement; SQLite allows 32766 bound values, seven a
+/// move.
+const MOVES_PER_INSERT: usize = 1000;
+
+/// Commits `ops` in one transaction. Moves are written with one multi-row
+/// insert per batch rather than a statement each: under load, one commit
+/// carries the moves of hundreds of games.
 async fn commit<'a>(
     db: &DatabaseConnection,
     ops: impl Iterator<Item = &'a WriteOp>,
 ) -> Result<(), DbErr> {
+    let ops: Vec<&WriteOp> = ops.collect();
     let txn = db.begin().await?;
-    for op in ops {
+    // Games first: their moves refer to them.
+    for op in &ops {
+        if let WriteOp::InsertGame(game) = op {
+            games::Entity::insert((**game).clone())
+                .exec_without_returning(&txn)
+                .await?;
+        }
+    }
+    let moves: Vec<moves::ActiveModel> = ops
+        .iter()
+        .filter_map(|op| match op {
+            WriteOp::InsertMove(mv) => Some(mv.clone()),
+            _ => None,
+        })
+        .collect();
+    for chunk in moves.chunks(MOVES_PER_INSERT) {
+        moves::Entity::insert_many(chunk.to_vec())
+            .exec_without_returning(&txn)
+            .await?;
+    }
+    for op in &ops {
         match op {
-            WriteOp::InsertGame(game) => {
-                games::Entity::insert((**game).clone())
-                    .exec_without_returning(&txn)
-                    .await?;
-            }
-            WriteOp::InsertMove(mv) => {
-                moves::Entity::insert(mv.clone())
-                    .exec_without_returning(&txn)
-                    .await?;
-            }
+            WriteOp::InsertGame(_) | WriteOp::InsertMove(_) => {}
             WriteOp::UpdateGame(game) => {
                 let game = (**game).clone();
                 let id = match &game.id {
@@ -464,7 +483,8 @@ pub fn ops_for(game: &Game, events: &[Event], now: i64) -> Vec<WriteOp> {
     for event in events {
         match event {
             Event::MoveMade { ply, mv, .. } => {
-                changed = true;
+                // The moves table is the record of play; the game's row is
+                // only rewritten when its status or draw offer changes.
                 ops.push(WriteOp::InsertMove(moves::ActiveModel {
                     game_id: Set(game.id().to_owned()),
                     ply: Set(*ply as i32),
