@@ -38,11 +38,11 @@ pub const LINE_TIMEOUT: Duration = Duration::from_secs(20);
 /// test command does).
 pub fn binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
-    // target/<profile>/deps/<test> → target/<profile>/<name>
-    let dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target directory");
+    // Tests run from target/<profile>/deps/, programs from target/<profile>/.
+    let mut dir = exe.parent().expect("target directory");
+    if dir.file_name().is_some_and(|n| n == "deps") {
+        dir = dir.parent().expect("target directory");
+    }
     let path = dir.join(name);
     assert!(
         path.is_file(),

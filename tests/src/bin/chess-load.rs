@@ -71,8 +71,9 @@ enum Scenario {
         /// Clients asking for engine hints meanwhile.
         #[arg(long, default_value_t = 0)]
         hint_clients: usize,
-        /// Plies after which a game is resigned and replaced.
-        #[arg(long, default_value_t = 200)]
+        /// Plies after which a game is resigned and replaced (games are
+        /// otherwise kept going: random moves avoid ending them).
+        #[arg(long, default_value_t = 100_000)]
         max_plies: u32,
     },
     /// One game at a time: the uncontended move latency.

@@ -130,6 +130,23 @@ fn aftermath(position: &Chess, mover: Color) -> Option<String> {
     }
 }
 
+/// A random legal move, avoiding those that end the game while there are
+/// others: replacing a game means pairing again, which is one pair at a
+/// time, so games are kept going and the load stays on the move path.
+fn choose_move(position: &Chess, rng: &mut StdRng) -> shakmaty::Move {
+    let moves = position.legal_moves();
+    let first = rng.random_range(0..moves.len());
+    for offset in 0..moves.len() {
+        let m = moves[(first + offset) % moves.len()];
+        let mut after = position.clone();
+        after.play_unchecked(m);
+        if !after.is_checkmate() && !after.is_stalemate() {
+            return m;
+        }
+    }
+    moves[first]
+}
+
 /// Plays games between two connections until the window closes; a game is
 /// resigned after `max_plies` and replaced.
 async fn play_games(
@@ -177,8 +194,7 @@ async fn play_games(
                 figures.games += 1;
                 break;
             }
-            let moves = position.legal_moves();
-            let m = moves[rng.random_range(0..moves.len())];
+            let m = choose_move(&position, &mut rng);
             let uci = m.to_uci(CastlingMode::Standard).to_string();
             position.play_unchecked(m);
             plies += 1;
