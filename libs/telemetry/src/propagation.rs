@@ -120,6 +120,13 @@ pub struct ClientTrace<S> {
     inner: S,
 }
 
+impl<S> ClientTrace<S> {
+    /// The wrapped service.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
 impl<S, B> tower::Service<http::Request<B>> for ClientTrace<S>
 where
     S: tower::Service<http::Request<B>>,

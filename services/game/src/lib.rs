@@ -62,7 +62,7 @@ pub enum Error {
     #[error("cannot open the game database: {0}")]
     Store(#[from] store::StoreError),
     #[error("invalid service address: {0}")]
-    Address(#[from] tonic::transport::Error),
+    Address(#[from] chess_runtime::client::Error),
 }
 
 /// Runs the service until shutdown.

@@ -22,7 +22,7 @@ impl Backends {
         game: &str,
         matchmaking: &str,
         rating: &str,
-    ) -> Result<Self, tonic::transport::Error> {
+    ) -> Result<Self, chess_runtime::client::Error> {
         Ok(Self {
             game: GameServiceClient::new(chess_runtime::channel(game)?),
             matchmaking: MatchmakingServiceClient::new(chess_runtime::channel(matchmaking)?),

@@ -85,7 +85,7 @@ pub enum Error {
     #[error(transparent)]
     Server(#[from] chess_runtime::server::Error),
     #[error("invalid service address: {0}")]
-    Address(#[from] tonic::transport::Error),
+    Address(#[from] chess_runtime::client::Error),
     #[error(transparent)]
     TokenKey(#[from] auth::KeyError),
     #[error("mail: {0}")]

@@ -54,7 +54,7 @@ pub enum Error {
     #[error("cannot open the lobby database: {0}")]
     Storage(#[from] lobby::store::StoreError),
     #[error("invalid service address: {0}")]
-    Address(#[from] tonic::transport::Error),
+    Address(#[from] chess_runtime::client::Error),
 }
 
 /// Runs the service until shutdown.
