@@ -14,7 +14,7 @@ use std::{path::Path, time::Duration};
 
 use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbErr};
 
-#[cfg(feature = "testing")]
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
 /// Why a database could not be opened.
@@ -105,6 +105,38 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnecti
     Ok(db)
 }
 
+/// Runs `migrate` while holding a database-wide lock, so that replicas of a
+/// service starting together on PostgreSQL apply the migrations one at a
+/// time (the others then find nothing left to do). SQLite needs no lock:
+/// its writers already exclude each other.
+pub async fn migrate_exclusively<F, Fut>(
+    db: &DatabaseConnection,
+    lock: i64,
+    migrate: F,
+) -> Result<(), DbErr>
+where
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = Result<(), DbErr>>,
+{
+    use sea_orm::{ConnectionTrait as _, DbBackend, Statement, TransactionTrait as _};
+    if db.get_database_backend() != DbBackend::Postgres {
+        return migrate().await;
+    }
+    // A transaction-scoped advisory lock, held by this transaction's
+    // connection until it ends, whatever connections the migrations use.
+    let holder = db.begin().await?;
+    holder
+        .execute_raw(Statement::from_sql_and_values(
+            DbBackend::Postgres,
+            "SELECT pg_advisory_xact_lock($1)",
+            [lock.into()],
+        ))
+        .await?;
+    let result = migrate().await;
+    holder.commit().await?;
+    result
+}
+
 /// `url` with any password replaced by `***`, for messages.
 pub fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
@@ -141,6 +173,31 @@ mod tests {
             Some(Path::new("data/g.sqlite"))
         );
         assert_eq!(sqlite_path("sqlite::memory:"), None);
+    }
+
+    #[tokio::test]
+    async fn migrations_take_turns_on_postgres() {
+        use std::time::{Duration, Instant};
+        let url = testing::fresh_postgres_database().await;
+        let a = connect(&url, 4).await.unwrap();
+        let b = connect(&url, 4).await.unwrap();
+        let run = |db: DatabaseConnection| async move {
+            let mut span = (Instant::now(), Instant::now());
+            migrate_exclusively(&db, 42, || async {
+                span.0 = Instant::now();
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                span.1 = Instant::now();
+                Ok(())
+            })
+            .await
+            .unwrap();
+            span
+        };
+        let (first, second) = tokio::join!(run(a), run(b));
+        assert!(
+            first.1 <= second.0 || second.1 <= first.0,
+            "the two migrations overlapped"
+        );
     }
 
     #[tokio::test]

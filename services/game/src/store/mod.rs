@@ -89,7 +89,11 @@ impl Store {
     /// writer.
     pub async fn open(url: &str) -> Result<Self, StoreError> {
         let db = chess_storage::connect(url, 8).await?;
-        migration::Migrator::up(&db, None).await?;
+        // Replicas starting together take turns.
+        chess_storage::migrate_exclusively(&db, 0x4348_4553_5347, || {
+            migration::Migrator::up(&db, None)
+        })
+        .await?;
         let (writer, jobs) = mpsc::channel(4096);
         tokio::spawn(write_loop(db.clone(), jobs));
         Ok(Self { db, writer })

@@ -45,7 +45,11 @@ impl Store {
     /// Opens the database at `url` and applies the migrations.
     pub async fn open(url: &str) -> Result<Self, StoreError> {
         let db = chess_storage::connect(url, 4).await?;
-        migration::Migrator::up(&db, None).await?;
+        // Replicas starting together take turns.
+        chess_storage::migrate_exclusively(&db, 0x4348_4553_534d, || {
+            migration::Migrator::up(&db, None)
+        })
+        .await?;
         Ok(Self { db })
     }
 

@@ -209,7 +209,11 @@ impl Store {
     pub async fn open(url: &str, connections: u32, system: System) -> Result<Self, StoreError> {
         let backend = Backend::of(url)?;
         let db = chess_storage::connect(url, connections).await?;
-        migration::Migrator::up(&db, None).await?;
+        // Replicas starting together take turns.
+        chess_storage::migrate_exclusively(&db, 0x4348_4553_5352, || {
+            migration::Migrator::up(&db, None)
+        })
+        .await?;
         let store = Self {
             db,
             backend,
