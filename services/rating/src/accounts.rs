@@ -200,9 +200,21 @@ fn hash(password: &[u8]) -> Result<String, HashError> {
         .map_err(|e| HashError(e.to_string()))
 }
 
+/// Runs password hashing off the async threads, a few at a time: each
+/// Argon2id run takes 19 MiB and a core's worth of time, so a burst of logins
+/// must queue rather than exhaust memory.
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, HashError> {
+    static HASHING: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+    let permits = HASHING.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+        tokio::sync::Semaphore::new(cores)
+    });
+    let _permit = permits
+        .acquire()
+        .await
+        .map_err(|e| HashError(e.to_string()))?;
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|e| HashError(e.to_string()))
