@@ -96,7 +96,12 @@ pub enum Error {
 pub async fn run(config: Config) -> Result<(), Error> {
     let tokens = auth::Tokens::from_config(
         config.token_key.as_deref(),
-        config.token_key_file.as_deref(),
+        // An empty value (as an environment variable can only give) means
+        // no file.
+        config
+            .token_key_file
+            .as_deref()
+            .filter(|p| !p.as_os_str().is_empty()),
         Duration::from_secs(config.token_ttl_hours * 3600),
     )?;
     let mailer = mail::Mailer::new(
