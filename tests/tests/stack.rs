@@ -86,12 +86,17 @@ async fn starts_serves_restarts_and_stops() {
     }
     assert!(serving(&stack.gateway).await, "gateway is not SERVING");
     let gateway_services = reflected_services(&stack.gateway).await;
-    assert!(
-        gateway_services
-            .iter()
-            .any(|s| s == "grpc.health.v1.Health"),
-        "{gateway_services:?}"
-    );
+    for wanted in [
+        "chess.gateway.v1.AccountService",
+        "chess.gateway.v1.LobbyService",
+        "chess.gateway.v1.PlayService",
+        "grpc.health.v1.Health",
+    ] {
+        assert!(
+            gateway_services.iter().any(|s| s == wanted),
+            "gateway does not list {wanted}: {gateway_services:?}"
+        );
+    }
 
     let children = services_of(stack.pid());
     let mut names: Vec<&str> = children.iter().map(|(n, _)| n.as_str()).collect();
