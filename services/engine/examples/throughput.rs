@@ -5,7 +5,8 @@
 //!
 //! ```text
 //! cargo build --release -p chess-engine --examples
-//! target/release/examples/throughput [--rounds 2] [--requests 48] [--callers 8] [--sequential 24]
+//! target/release/examples/throughput [--rounds 5] [--requests 48] [--callers 8] [--sequential 24]
+//!     [--movetime 500] [--depth 15] [--raw-depth 18]
 //! ```
 //!
 //! In the concurrent rounds every request is its own game, so each search
@@ -16,6 +17,11 @@
 //! `(elapsed × processes − Σ engine time) / requests` (and then includes the
 //! `ucinewgame` hash clearing); the sequential phase (one caller, no game
 //! switches) measures it per request.
+//!
+//! The machine may be shared, so the pools alternate round by round and the
+//! median of the per-round ratios is reported next to the overall ratio; the
+//! run ends by measuring how two Stockfish processes scale on the machine
+//! without the service (`--raw-depth 0` skips it).
 
 #[path = "support/mod.rs"]
 mod support;
@@ -44,16 +50,13 @@ const POSITIONS: [&str; 12] = [
 /// Request `i`. With `fresh`, each request is its own game, so the process
 /// clears its hash first (`ucinewgame`) and every request costs the same
 /// whichever process serves it; without, the hash carries over.
-fn request(i: usize, fresh: bool) -> pb::BestMoveRequest {
+fn request(i: usize, fresh: bool, limits: pb::SearchLimits) -> pb::BestMoveRequest {
     pb::BestMoveRequest {
         position: Some(pb::Position {
             fen: POSITIONS[i % POSITIONS.len()].to_owned(),
             moves: Vec::new(),
         }),
-        strength: Some(Strength::Limits(pb::SearchLimits {
-            movetime_ms: 500,
-            depth: 15,
-        })),
+        strength: Some(Strength::Limits(limits)),
         game_id: if fresh {
             format!("bench-{i}")
         } else {
@@ -72,11 +75,16 @@ struct Timing {
 type Client =
     chess_proto::engine::v1::engine_service_client::EngineServiceClient<tonic::transport::Channel>;
 
-async fn timed(client: &Client, i: usize, fresh: bool) -> anyhow::Result<Timing> {
+async fn timed(
+    client: &Client,
+    i: usize,
+    fresh: bool,
+    limits: pb::SearchLimits,
+) -> anyhow::Result<Timing> {
     let mut client = client.clone();
     let started = Instant::now();
     let result = client
-        .best_move(request(i, fresh))
+        .best_move(request(i, fresh, limits))
         .await?
         .into_inner()
         .result
@@ -93,7 +101,12 @@ struct Round {
 }
 
 /// `requests` requests from `callers` concurrent callers.
-async fn saturate(engine: &Engine, requests: usize, callers: usize) -> anyhow::Result<Round> {
+async fn saturate(
+    engine: &Engine,
+    requests: usize,
+    callers: usize,
+    limits: pb::SearchLimits,
+) -> anyhow::Result<Round> {
     let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let started = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
@@ -107,7 +120,7 @@ async fn saturate(engine: &Engine, requests: usize, callers: usize) -> anyhow::R
                 if i >= requests {
                     return anyhow::Ok(timings);
                 }
-                timings.push(timed(&client, i, true).await?);
+                timings.push(timed(&client, i, true, limits).await?);
             }
         });
     }
@@ -127,10 +140,19 @@ fn ms(d: Duration) -> f64 {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let rounds: usize = flag("--rounds", 2)?;
+    let rounds: usize = flag("--rounds", 5)?.max(1);
     let requests: usize = flag("--requests", 48)?;
     let callers: usize = flag("--callers", 8)?;
     let sequential: usize = flag("--sequential", 24)?;
+    let limits = pb::SearchLimits {
+        movetime_ms: flag("--movetime", 500)?,
+        depth: flag("--depth", 15)?,
+    };
+    let raw_depth: u32 = flag("--raw-depth", 18)?;
+    println!(
+        "limits: movetime {} ms, depth {} (0: unset)",
+        limits.movetime_ms, limits.depth
+    );
     println!("load average before: {}", load_average());
 
     let pools = [1usize, 2];
@@ -139,15 +161,17 @@ async fn main() -> anyhow::Result<()> {
         let engine = Engine::start(&["--pool-size".into(), size.to_string()]).await?;
         // Warm each process (NNUE, hash) before measuring.
         for i in 0..size * 2 {
-            timed(&engine.client, i, true).await?;
+            timed(&engine.client, i, true, limits).await?;
         }
         engines.push(engine);
     }
 
     let mut totals = [(Duration::ZERO, Duration::ZERO, 0usize); 2];
+    let mut ratios = Vec::new();
     for round in 1..=rounds {
+        let mut rates = [0.0; 2];
         for (index, size) in pools.iter().enumerate() {
-            let result = saturate(&engines[index], requests, callers).await?;
+            let result = saturate(&engines[index], requests, callers, limits).await?;
             let engine_total: Duration = result.timings.iter().map(|t| t.engine).sum();
             let overhead = (result.elapsed.as_secs_f64() * *size as f64
                 - engine_total.as_secs_f64())
@@ -161,11 +185,23 @@ async fn main() -> anyhow::Result<()> {
                 ms(engine_total) / result.timings.len() as f64,
                 overhead * 1000.0
             );
+            rates[index] = result.timings.len() as f64 / result.elapsed.as_secs_f64();
             totals[index].0 += result.elapsed;
             totals[index].1 += engine_total;
             totals[index].2 += result.timings.len();
         }
+        ratios.push(rates[1] / rates[0]);
     }
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "per-round ratios (pool 2 / pool 1): {}; median {:.2}x",
+        ratios
+            .iter()
+            .map(|r| format!("{r:.2}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        ratios[ratios.len() / 2]
+    );
     let throughput =
         |(elapsed, _, n): (Duration, Duration, usize)| n as f64 / elapsed.as_secs_f64();
     let (one, two) = (throughput(totals[0]), throughput(totals[1]));
@@ -184,7 +220,7 @@ async fn main() -> anyhow::Result<()> {
     // One caller at a time on the pool of 1: wall minus Stockfish's time.
     let mut overheads = Vec::new();
     for i in 0..sequential {
-        let t = timed(&engines[0].client, i, false).await?;
+        let t = timed(&engines[0].client, i, false, limits).await?;
         overheads.push(ms(t.wall) - ms(t.engine));
     }
     overheads.sort_by(f64::total_cmp);
@@ -198,6 +234,42 @@ async fn main() -> anyhow::Result<()> {
             overheads[overheads.len() - 1]
         );
     }
+    if raw_depth > 0 {
+        raw_scaling(raw_depth).await?;
+    }
     println!("load average after: {}", load_average());
+    Ok(())
+}
+
+/// What the machine itself allows: nodes per second of one Stockfish
+/// searching alone, and of two searching at once, without the service.
+async fn raw_scaling(depth: u32) -> anyhow::Result<()> {
+    let stockfish = chess_engine::default_stockfish_path();
+    let search = |stockfish: std::path::PathBuf| async move {
+        let mut engine =
+            chess_uci::Engine::start(&stockfish, chess_uci::Timeouts::default()).await?;
+        engine.new_game().await?;
+        engine.position(None, &[]).await?;
+        let mut search = engine
+            .go(&chess_uci::Go {
+                depth: Some(depth),
+                ..chess_uci::Go::default()
+            })
+            .await?;
+        let mut nps = 0;
+        while let Some(event) = search.next().await? {
+            if let chess_uci::SearchEvent::Info(info) = event {
+                nps = info.nps.unwrap_or(nps);
+            }
+        }
+        anyhow::Ok(nps)
+    };
+    let alone = search(stockfish.clone()).await?;
+    let (a, b) = tokio::try_join!(search(stockfish.clone()), search(stockfish))?;
+    println!(
+        "raw Stockfish (depth {depth} from the start, no service): one alone {alone} nps; \
+         two at once {a} + {b} nps = {:.2}x one alone",
+        (a + b) as f64 / alone as f64
+    );
     Ok(())
 }

@@ -8,7 +8,7 @@
 //! instead is the number of candidate moves: with a Skill Level below 20,
 //! Stockfish picks its move among the `MultiPV` best lines (at least 4), and
 //! at Skill Level 0 it barely prefers the better ones. So levels 1–3 all play
-//! at Skill Level 0 and choose among 40, 10 and 4 candidates: the wider the
+//! at Skill Level 0 and choose among 40, 6 and 4 candidates: the wider the
 //! choice, the weaker the play.
 //!
 //! Each search states every strength option it needs ([`Strength`]), and a
@@ -88,7 +88,7 @@ pub struct Level(u8);
 /// Per level: movetime in ms, depth, Skill Level, MultiPV.
 const LEVELS: [(u32, u32, u8, u8); 8] = [
     (50, 5, 0, 40),
-    (100, 5, 0, 10),
+    (100, 5, 0, 6),
     (150, 5, 0, 4),
     (200, 5, 3, 1),
     (300, 5, 7, 1),
