@@ -30,7 +30,6 @@ async fn a_killed_process_fails_its_request_and_is_replaced() {
         "engine-unavailable"
     );
 
-    service.wait_for(ServingStatus::Serving).await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     let new = loop {
         let pids = service.stockfish_pids();
@@ -41,6 +40,29 @@ async fn a_killed_process_fails_its_request_and_is_replaced() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert_ne!(new, old);
+    // The new process exists before its handshake is over; until then the
+    // pool has no live engine and refuses at once, as it should. Once the
+    // handshake is done, health says so and requests are served.
+    loop {
+        let answer = service
+            .client()
+            .list_moves(chess_proto::engine::v1::ListMovesRequest {
+                position: position("", &[]),
+            })
+            .await;
+        match answer {
+            Ok(listed) => {
+                assert_eq!(listed.into_inner().moves.len(), 20);
+                break;
+            }
+            Err(status) => {
+                assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+                assert!(tokio::time::Instant::now() < deadline, "never served");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    }
+    service.wait_for(ServingStatus::Serving).await;
     for moves in [&[][..], &["e2e4"][..], &["e2e4", "e7e5"][..]] {
         let found = service
             .client()
