@@ -9,6 +9,7 @@
 //! chess-load baseline
 //! chess-load startup [--runs 5]
 //! chess-load moves [--games 1000] [--duration 60] [--warmup 5] [--hint-clients 0]
+//! chess-load grpc [--games 100] [--duration 30] [--warmup 10]
 //! chess-load latency [--moves 2000]
 //! chess-load hints [--games 50] [--duration 20] [--hint-clients 8]
 //! chess-load idle [--connections 10000]
@@ -75,6 +76,17 @@ enum Scenario {
         /// otherwise kept going: random moves avoid ending them).
         #[arg(long, default_value_t = 100_000)]
         max_plies: u32,
+    },
+    /// Concurrent games between registered players through the public gRPC
+    /// API (challenge, accept, MakeMove, StreamEvents).
+    Grpc {
+        #[arg(long, default_value_t = 100)]
+        games: usize,
+        #[arg(long, default_value_t = 30)]
+        duration: u64,
+        /// Seconds before measuring; the players register and sign in then.
+        #[arg(long, default_value_t = 10)]
+        warmup: u64,
     },
     /// One game at a time: the uncontended move latency.
     Latency {
@@ -238,6 +250,34 @@ async fn moves(
     Ok(())
 }
 
+async fn grpc(cli: &Cli, games: usize, duration: u64, warmup: u64) -> Result<(), Error> {
+    let (tcp, grpc) = baselines().await?;
+    let (stack, _) = start_stack(cli).await;
+    let window = Window::new(Duration::from_secs(warmup), Duration::from_secs(duration));
+    let start = window.start;
+    let stack_pid = stack.pid();
+    let sampler = tokio::spawn(async move {
+        tokio::time::sleep_until(start.into()).await;
+        procs::tree_usage(stack_pid)
+    });
+    let figures = chess_e2e::load::grpc::games(&stack.gateway, games, window.clone()).await?;
+    let after = procs::tree_usage(stack_pid);
+    let before = sampler.await?;
+    let seconds = (Instant::now().min(window.end) - window.start).as_secs_f64();
+    println!(
+        "scenario: {games} games through the public gRPC API, {duration} s measured after {warmup} s"
+    );
+    report_games(&figures, seconds, tcp, grpc);
+    print_usage(
+        "processes (during the measured window):",
+        &after,
+        &procs::cpu_between(&before, &after),
+        seconds,
+    );
+    stack.stop().await;
+    Ok(())
+}
+
 async fn latency(cli: &Cli, moves: usize) -> Result<(), Error> {
     let (tcp, grpc) = baselines().await?;
     let (stack, _) = start_stack(cli).await;
@@ -381,6 +421,11 @@ async fn main() -> ExitCode {
             hint_clients,
             max_plies,
         } => moves(&cli, *games, *duration, *warmup, *hint_clients, *max_plies).await,
+        Scenario::Grpc {
+            games,
+            duration,
+            warmup,
+        } => grpc(&cli, *games, *duration, *warmup).await,
         Scenario::Latency { moves } => latency(&cli, *moves).await,
         Scenario::Hints {
             games,

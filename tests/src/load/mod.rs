@@ -1,8 +1,9 @@
 //! The load generator's parts: measurement ([`stats`], [`procs`]), the
-//! baselines measured in the same run ([`baseline`]) and the loads
-//! ([`uqchess`]).
+//! baselines measured in the same run ([`baseline`]) and the loads through
+//! the uqchess front ([`uqchess`]) and the public gRPC API ([`grpc`]).
 
 pub mod baseline;
+pub mod grpc;
 pub mod procs;
 pub mod stats;
 pub mod uqchess;

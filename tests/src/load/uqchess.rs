@@ -83,11 +83,11 @@ impl Window {
         })
     }
 
-    fn contains(&self, at: Instant) -> bool {
+    pub fn contains(&self, at: Instant) -> bool {
         at >= self.start && at < self.end
     }
 
-    fn over(&self) -> bool {
+    pub fn over(&self) -> bool {
         self.stop.load(Ordering::Relaxed) || Instant::now() >= self.end
     }
 
@@ -133,7 +133,7 @@ fn aftermath(position: &Chess, mover: Color) -> Option<String> {
 /// A random legal move, avoiding those that end the game while there are
 /// others: replacing a game means pairing again, which is one pair at a
 /// time, so games are kept going and the load stays on the move path.
-fn choose_move(position: &Chess, rng: &mut StdRng) -> shakmaty::Move {
+pub fn choose_move(position: &Chess, rng: &mut StdRng) -> shakmaty::Move {
     let moves = position.legal_moves();
     let first = rng.random_range(0..moves.len());
     for offset in 0..moves.len() {

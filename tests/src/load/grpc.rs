@@ -1,0 +1,224 @@
+//! Load through the public gRPC API: pairs of registered players, each game
+//! made by a challenge and its acceptance, moves played with `MakeMove`, and
+//! each player's `StreamEvents` stream carrying the opponent's moves.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::Instant,
+};
+
+use chess_proto::{
+    common::v1 as common,
+    gateway::v1::{
+        self as pb, account_service_client::AccountServiceClient,
+        lobby_service_client::LobbyServiceClient, play_service_client::PlayServiceClient,
+    },
+};
+use rand::{SeedableRng as _, rngs::StdRng};
+use shakmaty::{CastlingMode, Chess, Position as _};
+use tokio::sync::Notify;
+use tonic::{Request, metadata::MetadataValue, transport::Channel};
+
+use super::uqchess::{GameFigures, Window, choose_move};
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// A signed-in player.
+#[derive(Clone)]
+struct Player {
+    username: String,
+    bearer: MetadataValue<tonic::metadata::Ascii>,
+}
+
+impl Player {
+    fn request<T>(&self, message: T) -> Request<T> {
+        let mut request = Request::new(message);
+        request
+            .metadata_mut()
+            .insert("authorization", self.bearer.clone());
+        request
+    }
+}
+
+async fn sign_up(channel: &Channel, username: String) -> Result<Player, Error> {
+    let mut accounts = AccountServiceClient::new(channel.clone());
+    let password = "a long enough password".to_owned();
+    accounts
+        .register(pb::RegisterRequest {
+            username: username.clone(),
+            email: format!("{username}@load.test"),
+            password: password.clone(),
+        })
+        .await?;
+    let token = accounts
+        .login(pb::LoginRequest {
+            login: username.clone(),
+            password,
+        })
+        .await?
+        .into_inner()
+        .token;
+    Ok(Player {
+        username,
+        bearer: format!("Bearer {token}").parse()?,
+    })
+}
+
+/// When each ply of each game reached a player's event stream.
+#[derive(Default)]
+struct Arrivals {
+    seen: Mutex<HashMap<(String, u32), Instant>>,
+    changed: Notify,
+}
+
+impl Arrivals {
+    /// Waits until ply `ply` of `game` has arrived, and returns when it did.
+    async fn wait(&self, game: &str, ply: u32) -> Instant {
+        loop {
+            let notified = self.changed.notified();
+            if let Some(at) = self
+                .seen
+                .lock()
+                .expect("not poisoned")
+                .remove(&(game.to_owned(), ply))
+            {
+                return at;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// Opens a player's event stream (subscribed once this returns) and reads
+/// it in the background for as long as it lasts, noting move arrivals.
+async fn follow(channel: Channel, player: &Player, arrivals: Arc<Arrivals>) -> Result<(), Error> {
+    let mut play = PlayServiceClient::new(channel);
+    let mut events = play
+        .stream_events(player.request(pb::StreamEventsRequest {}))
+        .await?
+        .into_inner();
+    tokio::spawn(async move {
+        while let Ok(Some(event)) = events.message().await {
+            if let Some(pb::stream_events_response::Event::Game(event)) = event.event
+                && matches!(event.kind, Some(common::game_event::Kind::MoveMade(_)))
+            {
+                arrivals
+                    .seen
+                    .lock()
+                    .expect("not poisoned")
+                    .insert((event.game_id, event.ply), Instant::now());
+                arrivals.changed.notify_waiters();
+            }
+        }
+    });
+    Ok(())
+}
+
+async fn play_game(
+    channel: Channel,
+    index: usize,
+    run: u64,
+    window: Arc<Window>,
+) -> Result<GameFigures, Error> {
+    let white = sign_up(&channel, format!("w{run}x{index}")).await?;
+    let black = sign_up(&channel, format!("b{run}x{index}")).await?;
+    let arrivals = [Arc::new(Arrivals::default()), Arc::new(Arrivals::default())];
+    for (player, arrived) in [(&white, &arrivals[0]), (&black, &arrivals[1])] {
+        follow(channel.clone(), player, Arc::clone(arrived)).await?;
+    }
+    let mut lobby = LobbyServiceClient::new(channel.clone());
+    let untimed = common::TimeControl {
+        kind: Some(common::time_control::Kind::Untimed(common::Untimed {})),
+    };
+    let challenge = lobby
+        .create_challenge(white.request(pb::CreateChallengeRequest {
+            opponent_username: black.username.clone(),
+            time_control: Some(untimed),
+            color: common::ColorChoice::White as i32,
+            rated: false,
+            expires_in_seconds: 0,
+        }))
+        .await?
+        .into_inner()
+        .challenge
+        .ok_or("no challenge")?;
+    let game_id = lobby
+        .accept_challenge(black.request(pb::AcceptChallengeRequest {
+            challenge_id: challenge.challenge_id,
+        }))
+        .await?
+        .into_inner()
+        .challenge
+        .map(|c| c.game_id)
+        .ok_or("no game")?;
+
+    let mut play = PlayServiceClient::new(channel);
+    let mut rng = StdRng::seed_from_u64(index as u64);
+    let mut position = Chess::default();
+    let mut figures = GameFigures::default();
+    let mut ply = 0;
+    while !window.over() {
+        if position.is_game_over() {
+            break;
+        }
+        let m = choose_move(&position, &mut rng);
+        let uci = m.to_uci(CastlingMode::Standard).to_string();
+        position.play_unchecked(m);
+        ply += 1;
+        let (mover, opponent) = if ply % 2 == 1 {
+            (&white, &arrivals[1])
+        } else {
+            (&black, &arrivals[0])
+        };
+        let sent = Instant::now();
+        let request = mover.request(pb::MakeMoveRequest {
+            game_id: game_id.clone(),
+            r#move: uci,
+        });
+        let (made, notified) = tokio::join!(play.make_move(request), opponent.wait(&game_id, ply));
+        made?;
+        let ok = Instant::now();
+        if window.contains(ok) {
+            figures.moves += 1;
+            figures.move_latency.record(ok - sent);
+            figures
+                .notify_latency
+                .record(notified.saturating_duration_since(sent));
+        }
+    }
+    Ok(figures)
+}
+
+/// Runs `games` concurrent games through the public gRPC API at `addr`.
+pub async fn games(addr: &str, games: usize, window: Arc<Window>) -> Result<GameFigures, Error> {
+    let channel = Channel::from_shared(format!("http://{addr}"))?
+        .tcp_nodelay(true)
+        .connect()
+        .await?;
+    let run = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_secs()
+        % 100_000;
+    let mut tasks = Vec::with_capacity(games);
+    for index in 0..games {
+        tasks.push(tokio::spawn(play_game(
+            channel.clone(),
+            index,
+            run,
+            Arc::clone(&window),
+        )));
+    }
+    let mut total = GameFigures::default();
+    for task in tasks {
+        match task.await? {
+            Ok(f) => {
+                total.moves += f.moves;
+                total.move_latency.merge(f.move_latency);
+                total.notify_latency.merge(f.notify_latency);
+            }
+            Err(e) => total.errors.push(e.to_string()),
+        }
+    }
+    Ok(total)
+}
