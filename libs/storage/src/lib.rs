@@ -77,6 +77,10 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnecti
         .acquire_timeout(Duration::from_secs(30))
         .sqlx_logging(false);
     if backend == Backend::Sqlite {
+        // A file on this machine cannot drop a connection the way a network
+        // can: pinging it before every use would only add a round trip to
+        // every transaction.
+        options.test_before_acquire(false);
         if let Some(dir) = sqlite_path(url)
             .and_then(Path::parent)
             .filter(|d| !d.as_os_str().is_empty())
