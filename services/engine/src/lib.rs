@@ -78,6 +78,12 @@ pub struct Config {
     /// Hash table size per process in MiB (Stockfish's `Hash` option).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
     pub hash_mb: u32,
+    /// Niceness of the Stockfish processes, 0 (the service's own priority)
+    /// to 19 (lowest). Where Stockfish shares cores with latency-sensitive
+    /// services (the whole system on one machine), a positive value keeps
+    /// searches from delaying their moves.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=19))]
+    pub stockfish_nice: i32,
     /// How many requests may wait for a free process; beyond that requests
     /// are refused with RESOURCE_EXHAUSTED.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -103,6 +109,7 @@ impl Config {
                 .map_or_else(default_pool_size, |n| n as usize),
             threads: self.threads,
             hash_mb: self.hash_mb,
+            nice: self.stockfish_nice,
             queue_capacity: self.queue_capacity as usize,
             timeouts: chess_uci::Timeouts {
                 handshake: answer,

@@ -57,6 +57,8 @@ pub struct PoolConfig {
     pub threads: u32,
     /// `Hash` per process, in MiB.
     pub hash_mb: u32,
+    /// The processes' niceness (0 = the service's own priority).
+    pub nice: i32,
     /// How many requests may wait.
     pub queue_capacity: usize,
     pub timeouts: chess_uci::Timeouts,
@@ -148,6 +150,7 @@ impl Pool {
             stockfish: config.stockfish.clone(),
             threads: config.threads,
             hash_mb: config.hash_mb,
+            nice: config.nice,
             timeouts: config.timeouts,
         });
         let size = config.size.max(1);

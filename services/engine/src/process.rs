@@ -17,6 +17,7 @@ pub(crate) struct ProcessConfig {
     pub(crate) stockfish: PathBuf,
     pub(crate) threads: u32,
     pub(crate) hash_mb: u32,
+    pub(crate) nice: i32,
     pub(crate) timeouts: Timeouts,
 }
 
@@ -76,6 +77,16 @@ impl Process {
     /// rely on, so its state is known.
     pub(crate) async fn start(config: &ProcessConfig) -> Result<Self, chess_uci::Error> {
         let mut engine = Engine::start(&config.stockfish, config.timeouts).await?;
+        if config.nice != 0
+            && let Some(pid) = engine
+                .pid()
+                .and_then(|p| rustix::process::Pid::from_raw(p as i32))
+            && let Err(e) = rustix::process::setpriority_process(Some(pid), config.nice)
+        {
+            // Searches then compete with the other processes as equals:
+            // slower answers elsewhere, never wrong ones.
+            tracing::warn!(pid = pid.as_raw_nonzero().get(), error = %e, "cannot lower Stockfish's priority");
+        }
         let strength = Strength::FULL;
         let configured = async {
             engine.set_option("Threads", config.threads).await?;

@@ -212,3 +212,36 @@ fn bad_flags_exit_with_status_2() {
     assert_eq!(status, Some(2));
     assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
 }
+
+/// The niceness of process `pid` (field 19 of `/proc/<pid>/stat`).
+fn niceness(pid: u32) -> i32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = stat.rsplit_once(')').unwrap().1;
+    after.split_whitespace().nth(16).unwrap().parse().unwrap()
+}
+
+#[tokio::test]
+async fn stockfish_runs_at_the_configured_niceness_restarts_included() {
+    let service = Service::start(&["--stockfish-nice", "7"]).await;
+    let first = service.stockfish_pids();
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!(niceness(first[0]), 7);
+    assert_eq!(
+        niceness(service.pid()),
+        0,
+        "the service itself keeps its own"
+    );
+    kill9(first[0]);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let pids = service.stockfish_pids();
+        if pids.len() == 1 && pids != first && niceness(pids[0]) == 7 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not restarted at niceness 7"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

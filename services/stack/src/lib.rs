@@ -38,6 +38,10 @@ pub const ENGINE_UNAVAILABLE: i32 = 3;
 /// How long the services have to become SERVING.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// The engine's Stockfish niceness when the whole system runs on one
+/// machine.
+const STOCKFISH_NICE: i32 = 10;
+
 /// How to run the system.
 #[derive(Clone, Debug)]
 pub struct StackOptions {
@@ -216,7 +220,9 @@ impl Stack {
             out
         };
 
-        let mut engine = args(&[]);
+        // Everything shares this machine's cores: searches yield to the
+        // services, so a busy engine pool does not slow everyone's moves.
+        let mut engine = args(&[("--stockfish-nice", STOCKFISH_NICE.to_string().into())]);
         if let Some(path) = &options.stockfish_path {
             engine.extend(["--stockfish-path".into(), path.into()]);
         }
