@@ -470,6 +470,65 @@ async fn a_thousand_simultaneous_connections() {
     }
 }
 
+/// The gateway's resident memory, from `/proc`.
+fn gateway_rss_kib(server: &UqServer) -> u64 {
+    let pid = children_of(server.pid())
+        .into_iter()
+        .find(|&pid| process_name(pid).as_deref() == Some("chess-gateway"))
+        .expect("a gateway process");
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("VmRSS")
+}
+
+#[tokio::test]
+async fn memory_goes_back_down_after_a_crowd_leaves() {
+    let server = UqServer::start().await;
+    // A few connections first, so one-off allocations are in the baseline.
+    for _ in 0..10 {
+        let mut c = server.connect().await;
+        c.ask("board", &["error game"]).await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let baseline = gateway_rss_kib(&server);
+    let mut crowd = Vec::new();
+    for _ in 0..1000 {
+        let mut c = server.connect().await;
+        c.send("board\n").await;
+        crowd.push(c);
+    }
+    for c in &mut crowd {
+        c.expect(&["error game"]).await;
+    }
+    let peak = gateway_rss_kib(&server);
+    assert!(
+        peak > baseline + 2048,
+        "a thousand connections should show: {baseline} KiB, then {peak} KiB"
+    );
+    drop(crowd);
+    // Freed memory goes back to the system within seconds.
+    let limit = baseline + (peak - baseline) / 4;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(40);
+    loop {
+        let now = gateway_rss_kib(&server);
+        if now <= limit {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{baseline} KiB before, {peak} KiB with the crowd, still {now} KiB after it left"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    // And the server still answers.
+    let mut c = server.connect().await;
+    c.ask("board", &["error game"]).await;
+}
+
 #[tokio::test]
 async fn the_terminal_client_plays_against_the_real_server() {
     let server = UqServer::start().await;
