@@ -11,7 +11,7 @@
 //! chess-load moves [--games 1000] [--duration 60] [--warmup 5] [--hint-clients 0]
 //! chess-load grpc [--games 100] [--duration 30] [--warmup 10]
 //! chess-load latency [--moves 2000]
-//! chess-load hints [--games 50] [--duration 20] [--hint-clients 8]
+//! chess-load hints [--games 50] [--duration 20] [--hint-clients 8] [--think-ms 0]
 //! chess-load idle [--connections 10000]
 //! ```
 
@@ -27,7 +27,7 @@ use chess_e2e::{
         baseline,
         procs::{self, Usage},
         stats::{Samples, ms},
-        uqchess::{self, GameFigures, Window},
+        uqchess::{self, GameFigures, Pace, Window},
     },
 };
 
@@ -102,6 +102,10 @@ enum Scenario {
         duration: u64,
         #[arg(long, default_value_t = 8)]
         hint_clients: usize,
+        /// Each player's thinking time before a move, in milliseconds (0:
+        /// the games play as fast as the system answers, using every core).
+        #[arg(long, default_value_t = 0)]
+        think_ms: u64,
     },
     /// Gateway memory per idle connection, and after they leave.
     Idle {
@@ -212,7 +216,16 @@ async fn moves(
             procs::usage(std::process::id()),
         )
     });
-    let figures = uqchess::games(port, games, window.clone(), max_plies).await;
+    let figures = uqchess::games(
+        port,
+        games,
+        window.clone(),
+        Pace {
+            max_plies,
+            think: Duration::ZERO,
+        },
+    )
+    .await;
     let end = Instant::now().min(window.end);
     let after = procs::tree_usage(stack_pid);
     let me_after = procs::usage(std::process::id());
@@ -284,7 +297,15 @@ async fn latency(cli: &Cli, moves: usize) -> Result<(), Error> {
     // One game at a time; a long window, stopped once enough moves are in.
     let window = Window::new(Duration::from_secs(1), Duration::from_secs(3600));
     let port = stack.uqchess_port();
-    let game = tokio::spawn(uqchess::games(port, 1, window.clone(), 200));
+    let game = tokio::spawn(uqchess::games(
+        port,
+        1,
+        window.clone(),
+        Pace {
+            max_plies: 200,
+            think: Duration::ZERO,
+        },
+    ));
     let started = Instant::now();
     let expected = Duration::from_secs(1) + Duration::from_millis(5 * moves as u64);
     tokio::time::sleep(expected).await;
@@ -306,6 +327,7 @@ async fn hints_impact(
     games: usize,
     duration: u64,
     hint_clients: usize,
+    think: Duration,
 ) -> Result<(), Error> {
     let (_, grpc) = baselines().await?;
     let (stack, _) = start_stack(cli).await;
@@ -315,8 +337,21 @@ async fn hints_impact(
         let window = Window::new(Duration::from_secs(3), Duration::from_secs(duration));
         let hints =
             (clients > 0).then(|| tokio::spawn(uqchess::hints(port, clients, window.clone())));
-        let figures = uqchess::games(port, games, window.clone(), 200).await;
-        println!("{games} games, {clients} hint clients:");
+        let figures = uqchess::games(
+            port,
+            games,
+            window.clone(),
+            Pace {
+                max_plies: 200,
+                think,
+            },
+        )
+        .await;
+        println!(
+            "{games} games ({} ms thinking a move), {clients} hint clients: {:.0} moves/s",
+            think.as_millis(),
+            figures.moves as f64 / duration as f64
+        );
         if let Some(s) = figures.move_latency.summary() {
             println!(
                 "  move (send -> ok)          {}",
@@ -348,33 +383,47 @@ fn gateway_usage(stack: &StackProcess) -> Option<Usage> {
 }
 
 async fn idle(cli: &Cli, connections: usize) -> Result<(), Error> {
+    // The gateway's allocator hands freed memory back within about ten
+    // seconds.
+    const SETTLE: Duration = Duration::from_secs(15);
     let (stack, _) = start_stack(cli).await;
     let port = stack.uqchess_port();
+    let gateway = || gateway_usage(&stack).ok_or("no gateway process");
     // Warm the gateway up so one-off allocations are not charged to the
     // connections.
     drop(uqchess::idle_connections(port, 100).await?);
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let before = gateway_usage(&stack).ok_or("no gateway process")?;
+    tokio::time::sleep(SETTLE).await;
+    let before = gateway()?;
     let open = uqchess::idle_connections(port, connections).await?;
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let during = gateway_usage(&stack).ok_or("no gateway process")?;
-    drop(open);
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let after = gateway_usage(&stack).ok_or("no gateway process")?;
-    let per = (during.rss_kib as f64 - before.rss_kib as f64) / connections as f64;
-    println!(
-        "gateway RSS: {} KiB before, {} KiB with {connections} idle connections, {} KiB after they left",
-        before.rss_kib, during.rss_kib, after.rss_kib
-    );
-    println!("gateway memory per idle connection: {per:.2} KiB");
-    let cpu_before = during.cpu_secs;
+    let during = gateway()?;
+    let cpu = during.cpu_secs;
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let idle_usage = procs::tree_usage(stack.pid());
-    let still = gateway_usage(&stack).ok_or("no gateway process")?;
+    let held = gateway()?;
+    drop(open);
+    tokio::time::sleep(SETTLE).await;
+    let after = gateway()?;
+    // A second crowd: nothing the first one left behind adds up.
+    drop(uqchess::idle_connections(port, connections).await?);
+    tokio::time::sleep(SETTLE).await;
+    let again = gateway()?;
+    let per = (during.rss_kib as f64 - before.rss_kib as f64) / connections as f64;
+    println!("gateway RSS before: {} KiB", before.rss_kib);
     println!(
-        "gateway CPU while idle for 5 s: {:.3} s",
-        still.cpu_secs - cpu_before
+        "gateway RSS with {connections} idle connections: {} KiB = {per:.2} KiB per connection",
+        during.rss_kib
     );
+    println!(
+        "gateway CPU over 5 s holding them idle: {:.3} s",
+        held.cpu_secs - cpu
+    );
+    println!(
+        "gateway RSS {} s after they left: {} KiB; after a second crowd came and went: {} KiB",
+        SETTLE.as_secs(),
+        after.rss_kib,
+        again.rss_kib
+    );
+    let idle_usage = procs::tree_usage(stack.pid());
     print_usage("processes:", &idle_usage, &BTreeMap::new(), 1.0);
     stack.stop().await;
     Ok(())
@@ -431,7 +480,17 @@ async fn main() -> ExitCode {
             games,
             duration,
             hint_clients,
-        } => hints_impact(&cli, *games, *duration, *hint_clients).await,
+            think_ms,
+        } => {
+            hints_impact(
+                &cli,
+                *games,
+                *duration,
+                *hint_clients,
+                Duration::from_millis(*think_ms),
+            )
+            .await
+        }
         Scenario::Idle { connections } => idle(&cli, *connections).await,
     };
     match result {

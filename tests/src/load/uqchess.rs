@@ -147,14 +147,24 @@ pub fn choose_move(position: &Chess, rng: &mut StdRng) -> shakmaty::Move {
     moves[first]
 }
 
+/// How the load generator's games are played.
+#[derive(Clone, Copy, Debug)]
+pub struct Pace {
+    /// Plies after which a game is resigned and replaced.
+    pub max_plies: u32,
+    /// A player's thinking time before each move (zero: as fast as the
+    /// system answers).
+    pub think: Duration,
+}
+
 /// Plays games between two connections until the window closes; a game is
-/// resigned after `max_plies` and replaced.
+/// resigned after `pace.max_plies` and replaced.
 async fn play_games(
     port: u16,
     seed: u64,
     pairing: Arc<Mutex<()>>,
     window: Arc<Window>,
-    max_plies: u32,
+    pace: Pace,
 ) -> Result<GameFigures, Error> {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut white = Conn::open(port).await?;
@@ -181,7 +191,7 @@ async fn play_games(
             } else {
                 (&mut black, &mut white)
             };
-            if plies >= max_plies {
+            if plies >= pace.max_plies {
                 let winner = if mover == Color::White {
                     "black"
                 } else {
@@ -193,6 +203,9 @@ async fn play_games(
                 them.expect(&line).await?;
                 figures.games += 1;
                 break;
+            }
+            if !pace.think.is_zero() {
+                tokio::time::sleep(pace.think).await;
             }
             let m = choose_move(&position, &mut rng);
             let uci = m.to_uci(CastlingMode::Standard).to_string();
@@ -231,7 +244,7 @@ async fn play_games(
 }
 
 /// Runs `games` concurrent games through the uqchess front at `port`.
-pub async fn games(port: u16, games: usize, window: Arc<Window>, max_plies: u32) -> GameFigures {
+pub async fn games(port: u16, games: usize, window: Arc<Window>, pace: Pace) -> GameFigures {
     let pairing = Arc::new(Mutex::new(()));
     let mut tasks = Vec::with_capacity(games);
     for i in 0..games {
@@ -240,7 +253,7 @@ pub async fn games(port: u16, games: usize, window: Arc<Window>, max_plies: u32)
             i as u64,
             Arc::clone(&pairing),
             Arc::clone(&window),
-            max_plies,
+            pace,
         )));
     }
     let mut total = GameFigures::default();
