@@ -115,7 +115,13 @@ async fn follow(channel: Channel, player: &Player, arrivals: Arc<Arrivals>) -> R
     Ok(())
 }
 
-async fn play_game(
+/// Plies after which a game is resigned and replaced, so games keep going
+/// on the move path instead of drifting into long endgames.
+const MAX_PLIES: u32 = 200;
+
+/// One pair of players: signs both up, follows both event streams, then
+/// plays game after game between them until the window closes.
+async fn play_games(
     channel: Channel,
     index: usize,
     run: u64,
@@ -127,6 +133,26 @@ async fn play_game(
     for (player, arrived) in [(&white, &arrivals[0]), (&black, &arrivals[1])] {
         follow(channel.clone(), player, Arc::clone(arrived)).await?;
     }
+    let mut rng = StdRng::seed_from_u64(index as u64);
+    let mut figures = GameFigures::default();
+    while !window.over() {
+        let game_id = start_game(&channel, &white, &black).await?;
+        play_game(
+            &channel,
+            &game_id,
+            [&white, &black],
+            &arrivals,
+            &mut rng,
+            &window,
+            &mut figures,
+        )
+        .await?;
+    }
+    Ok(figures)
+}
+
+/// White challenges black to an unrated untimed game; black accepts.
+async fn start_game(channel: &Channel, white: &Player, black: &Player) -> Result<String, Error> {
     let mut lobby = LobbyServiceClient::new(channel.clone());
     let untimed = common::TimeControl {
         kind: Some(common::time_control::Kind::Untimed(common::Untimed {})),
@@ -143,7 +169,7 @@ async fn play_game(
         .into_inner()
         .challenge
         .ok_or("no challenge")?;
-    let game_id = lobby
+    lobby
         .accept_challenge(black.request(pb::AcceptChallengeRequest {
             challenge_id: challenge.challenge_id,
         }))
@@ -151,33 +177,47 @@ async fn play_game(
         .into_inner()
         .challenge
         .map(|c| c.game_id)
-        .ok_or("no game")?;
+        .ok_or_else(|| "no game".into())
+}
 
-    let mut play = PlayServiceClient::new(channel);
-    let mut rng = StdRng::seed_from_u64(index as u64);
+/// Plays one game until it ends, the window closes, or it reaches
+/// `MAX_PLIES` (then the side to move resigns).
+async fn play_game(
+    channel: &Channel,
+    game_id: &str,
+    [white, black]: [&Player; 2],
+    arrivals: &[Arc<Arrivals>; 2],
+    rng: &mut StdRng,
+    window: &Window,
+    figures: &mut GameFigures,
+) -> Result<(), Error> {
+    let mut play = PlayServiceClient::new(channel.clone());
     let mut position = Chess::default();
-    let mut figures = GameFigures::default();
     let mut ply = 0;
-    while !window.over() {
-        if position.is_game_over() {
-            break;
+    loop {
+        let mover = if ply % 2 == 0 { white } else { black };
+        if window.over() || ply >= MAX_PLIES {
+            play.resign(mover.request(pb::ResignRequest {
+                game_id: game_id.to_owned(),
+            }))
+            .await?;
+            figures.games += 1;
+            return Ok(());
         }
-        let m = choose_move(&position, &mut rng);
+        let m = choose_move(&position, rng);
         let uci = m.to_uci(CastlingMode::Standard).to_string();
         position.play_unchecked(m);
         ply += 1;
-        let (mover, opponent) = if ply % 2 == 1 {
-            (&white, &arrivals[1])
-        } else {
-            (&black, &arrivals[0])
-        };
+        let opponent = &arrivals[usize::from(ply % 2 == 1)];
         let sent = Instant::now();
         let request = mover.request(pb::MakeMoveRequest {
-            game_id: game_id.clone(),
+            game_id: game_id.to_owned(),
             r#move: uci,
         });
-        let (made, notified) = tokio::join!(play.make_move(request), opponent.wait(&game_id, ply));
-        made?;
+        // The opponent's arrival is only awaited for a move that was made.
+        let made = async { Ok::<_, Error>(play.make_move(request).await?.into_inner()) };
+        let (made, notified) =
+            tokio::try_join!(made, async { Ok(opponent.wait(game_id, ply).await) })?;
         let ok = Instant::now();
         if window.contains(ok) {
             figures.moves += 1;
@@ -186,8 +226,13 @@ async fn play_game(
                 .notify_latency
                 .record(notified.saturating_duration_since(sent));
         }
+        // The server ends games by rules the random mover does not track
+        // (the 75-move rule, fivefold repetition).
+        if made.game_ended.is_some() || position.is_game_over() {
+            figures.games += 1;
+            return Ok(());
+        }
     }
-    Ok(figures)
 }
 
 /// Runs `games` concurrent games through the public gRPC API at `addr`.
@@ -202,7 +247,7 @@ pub async fn games(addr: &str, games: usize, window: Arc<Window>) -> Result<Game
         % 100_000;
     let mut tasks = Vec::with_capacity(games);
     for index in 0..games {
-        tasks.push(tokio::spawn(play_game(
+        tasks.push(tokio::spawn(play_games(
             channel.clone(),
             index,
             run,
@@ -214,6 +259,7 @@ pub async fn games(addr: &str, games: usize, window: Arc<Window>) -> Result<Game
         match task.await? {
             Ok(f) => {
                 total.moves += f.moves;
+                total.games += f.games;
                 total.move_latency.merge(f.move_latency);
                 total.notify_latency.merge(f.notify_latency);
             }
