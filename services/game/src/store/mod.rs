@@ -282,6 +282,22 @@ async fn commit<'a>(
     ops: impl Iterator<Item = &'a WriteOp>,
 ) -> Result<(), DbErr> {
     let ops: Vec<&WriteOp> = ops.collect();
+    // The common case, moves and nothing else, is one statement: it commits
+    // on its own, all or nothing, without the two extra trips to the
+    // database that BEGIN and COMMIT cost.
+    if ops.len() <= MOVES_PER_INSERT && ops.iter().all(|op| matches!(op, WriteOp::InsertMove(_))) {
+        let moves = ops.iter().filter_map(|op| match op {
+            WriteOp::InsertMove(mv) => Some(mv.clone()),
+            _ => None,
+        });
+        if ops.is_empty() {
+            return Ok(());
+        }
+        moves::Entity::insert_many(moves)
+            .exec_without_returning(db)
+            .await?;
+        return Ok(());
+    }
     let txn = db.begin().await?;
     // Games first: their moves refer to them.
     for op in &ops {
