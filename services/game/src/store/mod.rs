@@ -18,7 +18,10 @@ use sea_orm::{
 };
 use sea_orm_migration::MigratorTrait as _;
 use shakmaty::Color;
-use tokio::sync::{mpsc, oneshot};
+use tokio::{
+    runtime::{Handle, RuntimeFlavor},
+    sync::{mpsc, oneshot},
+};
 
 pub use entities::{games, moves, results_outbox};
 
@@ -46,7 +49,7 @@ pub enum StoreError {
 #[derive(Debug)]
 pub enum WriteOp {
     InsertGame(Box<games::ActiveModel>),
-    InsertMove(moves::ActiveModel),
+    InsertMove(moves::Model),
     UpdateGame(Box<games::ActiveModel>),
     InsertResult(results_outbox::ActiveModel),
     DeleteResult(String),
@@ -94,8 +97,14 @@ impl Store {
             migration::Migrator::up(&db, None)
         })
         .await?;
+        let direct = match chess_storage::sqlite_path(url) {
+            Some(path) => {
+                Some(DirectMoves::open(path).map_err(|e| StoreError::Db(direct_error(e)))?)
+            }
+            None => None,
+        };
         let (writer, jobs) = mpsc::channel(4096);
-        tokio::spawn(write_loop(db.clone(), jobs));
+        tokio::spawn(write_loop(db.clone(), direct, jobs));
         Ok(Self { db, writer })
     }
 
@@ -243,10 +252,15 @@ impl Store {
 }
 
 /// Commits queued jobs, batching those that arrive during a commit.
-async fn write_loop(db: DatabaseConnection, mut jobs: mpsc::Receiver<Job>) {
+async fn write_loop(
+    db: DatabaseConnection,
+    mut direct: Option<DirectMoves>,
+    mut jobs: mpsc::Receiver<Job>,
+) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while jobs.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        match commit(&db, batch.iter().flat_map(|j| j.ops.iter())).await {
+        let ops: Vec<&WriteOp> = batch.iter().flat_map(|j| j.ops.iter()).collect();
+        match commit_any(&db, direct.as_mut(), &ops).await {
             Ok(()) => {
                 for job in batch.drain(..) {
                     // A caller that stopped waiting no longer needs the answer.
@@ -262,12 +276,39 @@ async fn write_loop(db: DatabaseConnection, mut jobs: mpsc::Receiver<Job>) {
                 // One job's failure must not fail the others: commit each
                 // on its own.
                 for job in batch.drain(..) {
-                    let result = commit(&db, job.ops.iter()).await;
+                    let ops: Vec<&WriteOp> = job.ops.iter().collect();
+                    let result = commit_any(&db, direct.as_mut(), &ops).await;
                     let _ = job.done.send(result);
                 }
             }
         }
     }
+}
+
+/// Commits `ops` in one transaction: moves alone straight into SQLite when
+/// the database is a SQLite file, everything else through sea-orm.
+async fn commit_any(
+    db: &DatabaseConnection,
+    direct: Option<&mut DirectMoves>,
+    ops: &[&WriteOp],
+) -> Result<(), DbErr> {
+    match direct {
+        Some(direct) if only_moves(ops) => {
+            // The write blocks this thread for the flush; on a multi-threaded
+            // runtime the thread's other tasks move to another one meanwhile.
+            // (A single-threaded runtime, as in some tests, simply waits.)
+            let mut write = || direct.insert(ops).map_err(direct_error);
+            match Handle::current().runtime_flavor() {
+                RuntimeFlavor::MultiThread => tokio::task::block_in_place(write),
+                _ => write(),
+            }
+        }
+        _ => commit(db, ops).await,
+    }
+}
+
+fn only_moves(ops: &[&WriteOp]) -> bool {
+    ops.iter().all(|op| matches!(op, WriteOp::InsertMove(_)))
 }
 
 /// Moves inserted per statement; SQLite allows 32766 bound values, seven a
@@ -277,22 +318,18 @@ const MOVES_PER_INSERT: usize = 1000;
 /// Commits `ops` in one transaction. Moves are written with one multi-row
 /// insert per batch rather than a statement each: under load, one commit
 /// carries the moves of hundreds of games.
-async fn commit<'a>(
-    db: &DatabaseConnection,
-    ops: impl Iterator<Item = &'a WriteOp>,
-) -> Result<(), DbErr> {
-    let ops: Vec<&WriteOp> = ops.collect();
+async fn commit(db: &DatabaseConnection, ops: &[&WriteOp]) -> Result<(), DbErr> {
+    if ops.is_empty() {
+        return Ok(());
+    }
     // The common case, moves and nothing else, is one statement: it commits
     // on its own, all or nothing, without the two extra trips to the
     // database that BEGIN and COMMIT cost.
-    if ops.len() <= MOVES_PER_INSERT && ops.iter().all(|op| matches!(op, WriteOp::InsertMove(_))) {
+    if ops.len() <= MOVES_PER_INSERT && only_moves(ops) {
         let moves = ops.iter().filter_map(|op| match op {
-            WriteOp::InsertMove(mv) => Some(mv.clone()),
+            WriteOp::InsertMove(mv) => Some(move_row(mv)),
             _ => None,
         });
-        if ops.is_empty() {
-            return Ok(());
-        }
         moves::Entity::insert_many(moves)
             .exec_without_returning(db)
             .await?;
@@ -300,7 +337,7 @@ async fn commit<'a>(
     }
     let txn = db.begin().await?;
     // Games first: their moves refer to them.
-    for op in &ops {
+    for op in ops {
         if let WriteOp::InsertGame(game) = op {
             games::Entity::insert((**game).clone())
                 .exec_without_returning(&txn)
@@ -310,7 +347,7 @@ async fn commit<'a>(
     let moves: Vec<moves::ActiveModel> = ops
         .iter()
         .filter_map(|op| match op {
-            WriteOp::InsertMove(mv) => Some(mv.clone()),
+            WriteOp::InsertMove(mv) => Some(move_row(mv)),
             _ => None,
         })
         .collect();
@@ -319,7 +356,7 @@ async fn commit<'a>(
             .exec_without_returning(&txn)
             .await?;
     }
-    for op in &ops {
+    for op in ops {
         match op {
             WriteOp::InsertGame(_) | WriteOp::InsertMove(_) => {}
             WriteOp::UpdateGame(game) => {
@@ -359,6 +396,79 @@ async fn commit<'a>(
         }
     }
     txn.commit().await
+}
+
+fn move_row(mv: &moves::Model) -> moves::ActiveModel {
+    moves::ActiveModel {
+        game_id: Set(mv.game_id.clone()),
+        ply: Set(mv.ply),
+        uci: Set(mv.uci.clone()),
+        san: Set(mv.san.clone()),
+        submitted: Set(mv.submitted.clone()),
+        played_at: Set(mv.played_at),
+        clock_after_ms: Set(mv.clock_after_ms),
+    }
+}
+
+/// The SQLite moves table, written straight from the writer's thread. A
+/// commit through sqlx hands each statement to sqlx's worker thread and back;
+/// on the one write every move makes, that cost about as much as the write
+/// itself (see BENCHMARKS.md). Every other write and every read goes through
+/// sea-orm; the single writer keeps the two connections from contending.
+struct DirectMoves {
+    conn: rusqlite::Connection,
+}
+
+impl DirectMoves {
+    const INSERT: &str = "INSERT INTO moves \
+        (game_id, ply, uci, san, submitted, played_at, clock_after_ms) \
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+
+    /// Opens the (migrated) database file with the pool's settings.
+    fn open(path: &std::path::Path) -> rusqlite::Result<Self> {
+        let conn = rusqlite::Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        Ok(Self { conn })
+    }
+
+    /// Inserts the moves of `ops` in one transaction; durable on return.
+    fn insert(&mut self, ops: &[&WriteOp]) -> rusqlite::Result<()> {
+        let txn = self.conn.transaction()?;
+        {
+            let mut insert = txn.prepare_cached(Self::INSERT)?;
+            for op in ops {
+                let WriteOp::InsertMove(mv) = op else {
+                    continue;
+                };
+                insert.execute(rusqlite::params![
+                    mv.game_id,
+                    mv.ply,
+                    mv.uci,
+                    mv.san,
+                    mv.submitted,
+                    mv.played_at,
+                    mv.clock_after_ms,
+                ])?;
+            }
+        }
+        txn.commit()
+    }
+}
+
+impl std::fmt::Debug for DirectMoves {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DirectMoves").finish_non_exhaustive()
+    }
+}
+
+fn direct_error(e: rusqlite::Error) -> DbErr {
+    DbErr::Custom(format!("sqlite: {e}"))
 }
 
 fn parse_token(token: &str) -> Option<(i64, String)> {
@@ -505,14 +615,14 @@ pub fn ops_for(game: &Game, events: &[Event], now: i64) -> Vec<WriteOp> {
             Event::MoveMade { ply, mv, .. } => {
                 // The moves table is the record of play; the game's row is
                 // only rewritten when its status or draw offer changes.
-                ops.push(WriteOp::InsertMove(moves::ActiveModel {
-                    game_id: Set(game.id().to_owned()),
-                    ply: Set(*ply as i32),
-                    uci: Set(mv.uci.clone()),
-                    san: Set(mv.san.clone()),
-                    submitted: Set(mv.submitted.clone()),
-                    played_at: Set(mv.at),
-                    clock_after_ms: Set(mv.clock_after),
+                ops.push(WriteOp::InsertMove(moves::Model {
+                    game_id: game.id().to_owned(),
+                    ply: *ply as i32,
+                    uci: mv.uci.clone(),
+                    san: mv.san.clone(),
+                    submitted: mv.submitted.clone(),
+                    played_at: mv.at,
+                    clock_after_ms: mv.clock_after,
                 }));
             }
             Event::DrawOffered { .. } | Event::DrawDeclined { .. } => changed = true,
@@ -659,5 +769,82 @@ mod tests {
         }
         assert_eq!(decode_time_control("daily"), None);
         assert_eq!(decode_time_control("sometimes:1"), None);
+    }
+
+    fn guest(id: &str) -> Participant {
+        Participant::Guest {
+            id: id.to_owned(),
+            name: id.to_owned(),
+        }
+    }
+
+    fn new_game(id: &str) -> Game {
+        let setup = GameSetup {
+            white: guest("w"),
+            black: guest("b"),
+            time_control: TimeControl::Untimed,
+            rules: RuleSet::Standard,
+            rated: false,
+            initial_fen: None,
+        };
+        Game::new(id.to_owned(), setup, 0).unwrap()
+    }
+
+    /// Moves written straight into SQLite by many concurrent callers are
+    /// all stored, and a caller whose move cannot be stored fails alone.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_moves_on_sqlite_are_kept_and_a_bad_one_fails_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = chess_storage::sqlite_url(&dir.path().join("game.sqlite"));
+        let store = Store::open(&url).await.unwrap();
+        let mut games: Vec<Game> = (0..20).map(|i| new_game(&format!("g{i}"))).collect();
+        for game in &games {
+            store
+                .write(vec![WriteOp::InsertGame(Box::new(new_game_row(
+                    game, None,
+                )))])
+                .await
+                .unwrap();
+        }
+        let line = ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6"];
+        for (ply, uci) in line.iter().enumerate() {
+            let side = if ply % 2 == 0 {
+                Color::White
+            } else {
+                Color::Black
+            };
+            let mut writes = Vec::new();
+            for game in &mut games {
+                let events = game.play(side, uci, 1_000).unwrap();
+                let ops = ops_for(game, &events, 1_000);
+                let store = store.clone();
+                writes.push(tokio::spawn(async move { store.write(ops).await }));
+            }
+            // A move of a game that does not exist breaks the foreign key.
+            let orphan = WriteOp::InsertMove(moves::Model {
+                game_id: "missing".to_owned(),
+                ply: ply as i32 + 1,
+                uci: (*uci).to_owned(),
+                san: String::new(),
+                submitted: (*uci).to_owned(),
+                played_at: 1_000,
+                clock_after_ms: None,
+            });
+            let bad = {
+                let store = store.clone();
+                tokio::spawn(async move { store.write(vec![orphan]).await })
+            };
+            for write in writes {
+                write.await.unwrap().unwrap();
+            }
+            assert!(bad.await.unwrap().is_err());
+        }
+        drop(store);
+        let reopened = Store::open(&url).await.unwrap();
+        for game in &games {
+            let stored = reopened.load(game.id()).await.unwrap().unwrap();
+            assert_eq!(stored.fen(), game.fen());
+            assert_eq!(stored.ply() as usize, line.len());
+        }
     }
 }
