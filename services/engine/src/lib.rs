@@ -84,6 +84,13 @@ pub struct Config {
     /// searches from delaying their moves.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=19))]
     pub stockfish_nice: i32,
+    /// Run the Stockfish processes under Linux's `SCHED_IDLE` policy: they
+    /// search only on CPU time nothing else wants. Stronger than any
+    /// niceness; for machines where searches share cores with the other
+    /// services. A search's time limit still holds; its depth is what gives
+    /// way when the cores are busy.
+    #[arg(long)]
+    pub stockfish_idle: bool,
     /// How many requests may wait for a free process; beyond that requests
     /// are refused with RESOURCE_EXHAUSTED.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -110,6 +117,7 @@ impl Config {
             threads: self.threads,
             hash_mb: self.hash_mb,
             nice: self.stockfish_nice,
+            idle: self.stockfish_idle,
             queue_capacity: self.queue_capacity as usize,
             timeouts: chess_uci::Timeouts {
                 handshake: answer,

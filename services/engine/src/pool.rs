@@ -59,6 +59,8 @@ pub struct PoolConfig {
     pub hash_mb: u32,
     /// The processes' niceness (0 = the service's own priority).
     pub nice: i32,
+    /// Whether the processes run under `SCHED_IDLE`.
+    pub idle: bool,
     /// How many requests may wait.
     pub queue_capacity: usize,
     pub timeouts: chess_uci::Timeouts,
@@ -151,6 +153,7 @@ impl Pool {
             threads: config.threads,
             hash_mb: config.hash_mb,
             nice: config.nice,
+            idle: config.idle,
             timeouts: config.timeouts,
         });
         let size = config.size.max(1);

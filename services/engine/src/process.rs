@@ -18,6 +18,7 @@ pub(crate) struct ProcessConfig {
     pub(crate) threads: u32,
     pub(crate) hash_mb: u32,
     pub(crate) nice: i32,
+    pub(crate) idle: bool,
     pub(crate) timeouts: Timeouts,
 }
 
@@ -77,15 +78,26 @@ impl Process {
     /// rely on, so its state is known.
     pub(crate) async fn start(config: &ProcessConfig) -> Result<Self, chess_uci::Error> {
         let mut engine = Engine::start(&config.stockfish, config.timeouts).await?;
-        if config.nice != 0
-            && let Some(pid) = engine
-                .pid()
-                .and_then(|p| rustix::process::Pid::from_raw(p as i32))
-            && let Err(e) = rustix::process::setpriority_process(Some(pid), config.nice)
-        {
-            // Searches then compete with the other processes as equals:
-            // slower answers elsewhere, never wrong ones.
-            tracing::warn!(pid = pid.as_raw_nonzero().get(), error = %e, "cannot lower Stockfish's priority");
+        // Set before the options below: `Threads` makes Stockfish create its
+        // search threads anew, and they inherit the main thread's priority
+        // and policy. If the kernel refuses, searches compete with the other
+        // processes as equals: slower answers elsewhere, never wrong ones.
+        let pid = engine
+            .pid()
+            .and_then(|p| rustix::process::Pid::from_raw(p as i32));
+        if let Some(pid) = pid {
+            if config.nice != 0
+                && let Err(e) = rustix::process::setpriority_process(Some(pid), config.nice)
+            {
+                tracing::warn!(pid = pid.as_raw_nonzero().get(), error = %e, "cannot lower Stockfish's priority");
+            }
+            if config.idle
+                && scheduler::set_policy(pid.as_raw_nonzero().get(), scheduler::Policy::Idle, 0)
+                    .is_err()
+            {
+                let e = std::io::Error::last_os_error();
+                tracing::warn!(pid = pid.as_raw_nonzero().get(), error = %e, "cannot run Stockfish under SCHED_IDLE");
+            }
         }
         let strength = Strength::FULL;
         let configured = async {

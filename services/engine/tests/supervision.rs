@@ -245,3 +245,50 @@ async fn stockfish_runs_at_the_configured_niceness_restarts_included() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// The scheduling policy of every thread of process `pid` (field 41 of
+/// `/proc/<pid>/task/<tid>/stat`; 0 is `SCHED_OTHER`, 5 `SCHED_IDLE`).
+fn thread_policies(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(|task| {
+            let stat = std::fs::read_to_string(task.ok()?.path().join("stat")).ok()?;
+            let after = stat.rsplit_once(')')?.1;
+            after.split_whitespace().nth(38)?.parse().ok()
+        })
+        .collect()
+}
+
+/// Every thread of `pid` runs under `SCHED_IDLE`, the search threads too.
+fn all_idle(pid: u32) -> bool {
+    let policies = thread_policies(pid);
+    // Stockfish runs its UCI loop and at least one search thread.
+    policies.len() >= 2 && policies.iter().all(|&p| p == 5)
+}
+
+#[tokio::test]
+async fn stockfish_runs_under_sched_idle_restarts_included() {
+    let service = Service::start(&["--stockfish-idle"]).await;
+    let first = service.stockfish_pids();
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert!(all_idle(first[0]), "{:?}", thread_policies(first[0]));
+    assert!(
+        thread_policies(service.pid()).iter().all(|&p| p == 0),
+        "the service itself keeps its own policy"
+    );
+    kill9(first[0]);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let pids = service.stockfish_pids();
+        if pids.len() == 1 && pids != first && all_idle(pids[0]) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not restarted under SCHED_IDLE"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -221,8 +221,10 @@ impl Stack {
         };
 
         // Everything shares this machine's cores: searches yield to the
-        // services, so a busy engine pool does not slow everyone's moves.
+        // services, so a busy engine pool does not slow everyone's moves
+        // (SCHED_IDLE where the kernel allows it, else the niceness).
         let mut engine = args(&[("--stockfish-nice", STOCKFISH_NICE.to_string().into())]);
+        engine.push("--stockfish-idle".into());
         if let Some(path) = &options.stockfish_path {
             engine.extend(["--stockfish-path".into(), path.into()]);
         }
