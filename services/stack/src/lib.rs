@@ -275,6 +275,7 @@ impl Stack {
             Arc::clone(&gateway_listeners[0]),
         );
         gateway_child.listeners = gateway_listeners;
+        // Each after the services it calls: they stop in the reverse order.
         let children = vec![
             child("engine", binary("chess-engine")?, engine, engine_listener),
             child("rating", binary("chess-rating")?, rating, rating_listener),

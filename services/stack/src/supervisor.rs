@@ -23,7 +23,7 @@ use tokio::{
     io::{AsyncBufReadExt as _, AsyncRead, BufReader},
     process::{Child, ChildStdin, Command},
     sync::mpsc,
-    task::JoinSet,
+    task::JoinHandle,
     time::Instant,
 };
 use tokio_util::sync::CancellationToken;
@@ -68,38 +68,56 @@ const HEALTHY_RUN: Duration = Duration::from_secs(30);
 /// Supervises a set of children.
 #[derive(Debug)]
 pub struct Supervisor {
-    stop: CancellationToken,
-    tasks: JoinSet<()>,
+    /// In the order given: each child's stop signal and supervising task.
+    children: Vec<(CancellationToken, JoinHandle<()>)>,
 }
 
 impl Supervisor {
-    /// Starts every child; their exits are reported on the returned channel.
+    /// Starts every child, each after those it depends on come first in
+    /// `children`; their exits are reported on the returned channel.
     /// `announce_restarts` prints a line to standard error when a child dies.
     pub fn start(
         children: Vec<ChildSpec>,
         output: Output,
         announce_restarts: bool,
     ) -> (Self, mpsc::UnboundedReceiver<Exit>) {
-        let stop = CancellationToken::new();
         let (exits, exits_rx) = mpsc::unbounded_channel();
-        let mut tasks = JoinSet::new();
-        for spec in children {
-            tasks.spawn(supervise(
-                spec,
-                output,
-                announce_restarts,
-                stop.clone(),
-                exits.clone(),
-            ));
-        }
-        (Self { stop, tasks }, exits_rx)
+        let children = children
+            .into_iter()
+            .map(|spec| {
+                let stop = CancellationToken::new();
+                let task = tokio::spawn(supervise(
+                    spec,
+                    output,
+                    announce_restarts,
+                    stop.clone(),
+                    exits.clone(),
+                ));
+                (stop, task)
+            })
+            .collect();
+        (Self { children }, exits_rx)
     }
 
-    /// Asks every child to stop and waits until all have (killing those that
-    /// take longer than the grace period).
+    /// Stops the children one at a time, last started first, each given the
+    /// grace period before it is killed: a service finishing its in-flight
+    /// calls still has the services it calls.
     pub async fn stop(mut self) {
-        self.stop.cancel();
-        while self.tasks.join_next().await.is_some() {}
+        for (stop, task) in std::mem::take(&mut self.children).into_iter().rev() {
+            stop.cancel();
+            // A supervising task that panicked has nothing left to stop.
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for Supervisor {
+    /// Without [`Supervisor::stop`], the children are killed (their
+    /// supervising tasks end, and every child is killed on drop).
+    fn drop(&mut self) {
+        for (_, task) in &self.children {
+            task.abort();
+        }
     }
 }
 
@@ -227,5 +245,44 @@ async fn supervise(
             () = stop.cancelled() => return,
         }
         backoff = (backoff * 2).min(Duration::from_secs(30));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child that, once asked to stop, waits `delay_ms` and then appends
+    /// `name` to `log`.
+    fn recorder(name: &'static str, delay_ms: u64, log: &std::path::Path) -> ChildSpec {
+        let script = format!(
+            "cat >/dev/null; sleep {}; echo {name} >> '{}'",
+            delay_ms as f64 / 1000.0,
+            log.display()
+        );
+        ChildSpec {
+            name,
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), script.into(), "sh".into()],
+            listeners: Vec::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn children_stop_last_started_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("stopped");
+        // Stopped all at once, the quickest would finish first: the reverse
+        // of the order wanted.
+        let children = vec![
+            recorder("first", 0, &log),
+            recorder("second", 150, &log),
+            recorder("third", 300, &log),
+        ];
+        let (supervisor, _exits) = Supervisor::start(children, Output::Silent, false);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        supervisor.stop().await;
+        let stopped = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(stopped, "third\nsecond\nfirst\n");
     }
 }
