@@ -29,7 +29,15 @@ pub enum Error {
     },
     #[error("cannot open database {url}: {source}")]
     Connect { url: String, source: DbErr },
+    #[error("cannot open database {url}: {source}")]
+    ConnectDirect {
+        url: String,
+        source: rusqlite::Error,
+    },
 }
+
+/// How long a SQLite connection waits for another's write lock.
+const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Which kind of database a URL names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,7 +60,7 @@ impl Backend {
 }
 
 /// The file a `sqlite:` URL names, if it names one (not `:memory:`).
-pub fn sqlite_path(url: &str) -> Option<&Path> {
+fn sqlite_path(url: &str) -> Option<&Path> {
     let rest = url
         .strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))?;
@@ -95,7 +103,7 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnecti
             o.create_if_missing(true)
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Full)
-                .busy_timeout(Duration::from_secs(10))
+                .busy_timeout(SQLITE_BUSY_TIMEOUT)
                 .foreign_keys(true)
         });
     }
@@ -107,6 +115,33 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnecti
         })?;
     tracing::debug!(url = %redact(url), "database open");
     Ok(db)
+}
+
+/// A plain connection to the SQLite file `url` names, with the settings of
+/// [`connect`]'s pool, for a writer that runs its statements on its own
+/// thread rather than handing each to sqlx's worker thread. None for other
+/// databases and in-memory SQLite. The file must exist (open the pool
+/// first).
+pub fn connect_sqlite_direct(url: &str) -> Result<Option<rusqlite::Connection>, Error> {
+    let Some(path) = sqlite_path(url) else {
+        return Ok(None);
+    };
+    let open = || {
+        use rusqlite::OpenFlags;
+        let conn = rusqlite::Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(SQLITE_BUSY_TIMEOUT)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        Ok(conn)
+    };
+    open().map(Some).map_err(|source| Error::ConnectDirect {
+        url: redact(url),
+        source,
+    })
 }
 
 /// Runs `migrate` while holding a database-wide lock, so that replicas of a

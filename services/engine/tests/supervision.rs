@@ -213,11 +213,18 @@ fn bad_flags_exit_with_status_2() {
     assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
 }
 
+/// Field `field` (numbered from 1, as in proc(5)) of a `stat` file under
+/// `/proc`; None if the process or thread is gone.
+fn stat_field(path: &std::path::Path, field: usize) -> Option<i64> {
+    let stat = std::fs::read_to_string(path).ok()?;
+    // The name (field 2) may hold spaces; fields 3 on follow its `)`.
+    let after = stat.rsplit_once(')')?.1;
+    after.split_whitespace().nth(field - 3)?.parse().ok()
+}
+
 /// The niceness of process `pid` (field 19 of `/proc/<pid>/stat`).
-fn niceness(pid: u32) -> i32 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let after = stat.rsplit_once(')').unwrap().1;
-    after.split_whitespace().nth(16).unwrap().parse().unwrap()
+fn niceness(pid: u32) -> i64 {
+    stat_field(format!("/proc/{pid}/stat").as_ref(), 19).unwrap()
 }
 
 #[tokio::test]
@@ -248,16 +255,12 @@ async fn stockfish_runs_at_the_configured_niceness_restarts_included() {
 
 /// The scheduling policy of every thread of process `pid` (field 41 of
 /// `/proc/<pid>/task/<tid>/stat`; 0 is `SCHED_OTHER`, 5 `SCHED_IDLE`).
-fn thread_policies(pid: u32) -> Vec<u32> {
+fn thread_policies(pid: u32) -> Vec<i64> {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return Vec::new();
     };
     tasks
-        .filter_map(|task| {
-            let stat = std::fs::read_to_string(task.ok()?.path().join("stat")).ok()?;
-            let after = stat.rsplit_once(')')?.1;
-            after.split_whitespace().nth(38)?.parse().ok()
-        })
+        .filter_map(|task| stat_field(&task.ok()?.path().join("stat"), 41))
         .collect()
 }
 

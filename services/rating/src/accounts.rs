@@ -6,9 +6,7 @@
 //! checked against a dummy hash with the same cost, so the answer takes as
 //! long as for a wrong password and tells nothing about which part was wrong.
 
-use std::sync::Arc;
-
-use std::cell::RefCell;
+use std::{cell::RefCell, sync::Arc};
 
 use argon2::{
     Algorithm, Argon2, Block, Params, PasswordHash, Version,

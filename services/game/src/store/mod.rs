@@ -97,12 +97,7 @@ impl Store {
             migration::Migrator::up(&db, None)
         })
         .await?;
-        let direct = match chess_storage::sqlite_path(url) {
-            Some(path) => {
-                Some(DirectMoves::open(path).map_err(|e| StoreError::Db(direct_error(e)))?)
-            }
-            None => None,
-        };
+        let direct = chess_storage::connect_sqlite_direct(url)?.map(|conn| DirectMoves { conn });
         let (writer, jobs) = mpsc::channel(4096);
         tokio::spawn(write_loop(db.clone(), direct, jobs));
         Ok(Self { db, writer })
@@ -423,19 +418,6 @@ impl DirectMoves {
     const INSERT: &str = "INSERT INTO moves \
         (game_id, ply, uci, san, submitted, played_at, clock_after_ms) \
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
-
-    /// Opens the (migrated) database file with the pool's settings.
-    fn open(path: &std::path::Path) -> rusqlite::Result<Self> {
-        let conn = rusqlite::Connection::open_with_flags(
-            path,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "FULL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        Ok(Self { conn })
-    }
 
     /// Inserts the moves of `ops` in one transaction; durable on return.
     fn insert(&mut self, ops: &[&WriteOp]) -> rusqlite::Result<()> {
