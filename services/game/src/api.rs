@@ -8,10 +8,11 @@ use chess_proto::{
     common::v1 as common,
     game::v1::{self as pb, game_service_server::GameService},
 };
+use chess_runtime::Reason;
 use rand::Rng as _;
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::{Stream, wrappers::ReceiverStream};
-use tonic::{Request, Response, Status};
+use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
 use crate::{
@@ -441,18 +442,29 @@ impl GameService for GameApi {
         let (game, events) = self.registry.watch(&r.game_id).await?;
         let now = self.now();
         let wrap = |event| pb::WatchGameResponse { event: Some(event) };
-        let mut first = vec![wrap(convert::notice(
-            &game,
-            now,
-            common::game_event::Kind::Snapshot(convert::game_state(&game, now, true)),
-        ))];
-        if let Some(from) = r.from_ply {
-            first.extend(
-                game.moves_after(from)
-                    .iter()
-                    .map(|e| wrap(convert::event(&game, e, now))),
-            );
-        }
+        // A new watcher starts from the whole state; one resuming gets only
+        // what it missed, so nothing it already applied comes again.
+        let first = match r.from_ply {
+            None => vec![wrap(convert::notice(
+                &game,
+                now,
+                common::game_event::Kind::Snapshot(convert::game_state(&game, now, true)),
+            ))],
+            Some(from) => game
+                .catch_up(from)
+                .ok_or_else(|| {
+                    Reason::InvalidRequest.status(
+                        Code::OutOfRange,
+                        format!(
+                            "from_ply {from} is beyond the game's last ply ({})",
+                            game.ply()
+                        ),
+                    )
+                })?
+                .iter()
+                .map(|e| wrap(convert::event(&game, e, now)))
+                .collect(),
+        };
         let live = game.is_active().then_some(events);
         let shutdown = self.registry.context().shutdown.clone();
         Ok(Response::new(forward(first, live, shutdown, wrap, true)))

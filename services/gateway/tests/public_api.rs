@@ -233,8 +233,23 @@ async fn only_a_games_players_act_in_it() {
         .game
         .unwrap();
     assert_eq!(state.ply, 2);
-    // Mallory may watch (from the first ply: the second move is replayed).
+    // Mallory may watch: from the start, the whole state first.
     let mut watch = play
+        .watch_game(pb::WatchGameRequest {
+            game_id: game_id.clone(),
+            from_ply: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let first = watch.message().await.unwrap().unwrap().event.unwrap();
+    match first.kind {
+        Some(GameKind::Snapshot(state)) => assert_eq!(state.ply, 2),
+        other => panic!("unexpected {other:?}"),
+    }
+    // Resuming after the first ply, only the second move comes: a client
+    // applying every move it receives never plays one twice.
+    let mut resumed = play
         .watch_game(pb::WatchGameRequest {
             game_id: game_id.clone(),
             from_ply: Some(1),
@@ -242,9 +257,8 @@ async fn only_a_games_players_act_in_it() {
         .await
         .unwrap()
         .into_inner();
-    let first = watch.message().await.unwrap().unwrap().event.unwrap();
-    assert!(matches!(first.kind, Some(GameKind::Snapshot(_))));
-    let replayed = watch.message().await.unwrap().unwrap().event.unwrap();
+    let replayed = resumed.message().await.unwrap().unwrap().event.unwrap();
+    assert_eq!(replayed.ply, 2);
     match replayed.kind {
         Some(GameKind::MoveMade(m)) => assert_eq!(m.r#move.unwrap().san, "c5"),
         other => panic!("unexpected {other:?}"),
@@ -259,6 +273,12 @@ async fn only_a_games_players_act_in_it() {
         .game_ended
         .unwrap();
     assert_eq!(resigned.result, wire::GameResult::WhiteWins as i32);
+    let live = resumed.message().await.unwrap().unwrap().event.unwrap();
+    assert_eq!(live.ply, 2);
+    assert!(
+        matches!(live.kind, Some(GameKind::GameEnded(_))),
+        "{live:?}"
+    );
     let pgn = play
         .export_pgn(pb::ExportPgnRequest { game_id })
         .await

@@ -788,9 +788,28 @@ impl Game {
         self.position.is_check()
     }
 
-    /// The move events of every ply after `from_ply`, as they were published,
-    /// for a watcher catching up.
-    pub fn moves_after(&self, from_ply: u32) -> Vec<Event> {
+    /// What a watcher who has seen the game up to `from_ply` missed, in
+    /// order: every move after it (as it was published), then the draw offer
+    /// standing now, then the ending if the game is over. Applied on top of
+    /// the game as of `from_ply`, these give the game as it is now, and none
+    /// repeats a move the watcher has; `None` if the game has not reached
+    /// `from_ply`.
+    pub fn catch_up(&self, from_ply: u32) -> Option<Vec<Event>> {
+        if from_ply > self.ply() {
+            return None;
+        }
+        let mut events = self.moves_after(from_ply);
+        if let Some(by) = self.draw_offer {
+            events.push(Event::DrawOffered { by });
+        }
+        if let Some(ending) = self.ending {
+            events.push(Event::GameEnded(ending));
+        }
+        Some(events)
+    }
+
+    /// The move events of every ply after `from_ply`, as they were published.
+    fn moves_after(&self, from_ply: u32) -> Vec<Event> {
         let Ok(mut position) = parse_fen(&self.initial_fen) else {
             return Vec::new();
         };
@@ -1237,6 +1256,24 @@ mod tests {
         assert_eq!(g.moves_after(0), moves);
         assert_eq!(g.moves_after(2), moves[2..].to_vec());
         assert!(g.moves_after(4).is_empty());
+    }
+
+    #[test]
+    fn catching_up_repeats_nothing_the_watcher_has() {
+        let mut g = standard();
+        let published = play_all(&mut g, &["e4", "e5", "Nf3"]);
+        let offer = g.offer_draw(Color::Black, 0).unwrap();
+        // Every ply was seen: only the standing offer, which has no ply of
+        // its own, is told again.
+        assert_eq!(g.catch_up(3), Some(offer.clone()));
+        let mut missed = published[1..].to_vec();
+        missed.extend(offer.clone());
+        assert_eq!(g.catch_up(1), Some(missed));
+        let ended = g.resign(Color::White, 0).unwrap();
+        let mut missed = published[2..].to_vec();
+        missed.extend(ended);
+        assert_eq!(g.catch_up(2), Some(missed));
+        assert_eq!(g.catch_up(4), None);
     }
 
     #[test]

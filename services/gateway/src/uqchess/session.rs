@@ -58,9 +58,6 @@ struct Play {
     /// After a move against the computer: its reply is part of the answer.
     awaiting_engine: bool,
     events: Option<Streaming<game_pb::WatchGameResponse>>,
-    /// How the game ended, learnt from a snapshot while catching up: told
-    /// once the replayed moves have been.
-    ended: Option<common::GameEnded>,
 }
 
 impl Play {
@@ -274,7 +271,6 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
             // The engine moves first when it has white.
             awaiting_engine: versus_computer && colour == Color::Black,
             events: None,
-            ended: None,
         };
         play.events = self.subscribe(&play.game_id, 0).await;
         self.state = State::Game(play);
@@ -362,15 +358,6 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
             Ok(Some(response)) => response.event,
             Ok(None) | Err(_) => {
                 play.events = None;
-                if play.in_progress
-                    && let Some(ended) = play.ended.take()
-                {
-                    play.in_progress = false;
-                    play.awaiting_engine = false;
-                    let line = gameover_line(&ended);
-                    self.say(&line);
-                    return;
-                }
                 if play.in_progress {
                     // Follow again from what the client has been told.
                     let (game_id, from) = (play.game_id.clone(), play.told_ply);
@@ -400,21 +387,6 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
                 play.in_progress = false;
                 play.awaiting_engine = false;
                 lines.push_str(&gameover_line(&ended));
-            }
-            Some(common::game_event::Kind::Snapshot(state))
-                if state.status == common::GameStatus::Finished as i32 =>
-            {
-                // The game ended while this session was not following it;
-                // the moves it missed come first.
-                play.ended = Some(common::GameEnded {
-                    result: state.result,
-                    termination: state.termination,
-                    winner: match common::GameResult::try_from(state.result) {
-                        Ok(common::GameResult::WhiteWins) => common::Color::White as i32,
-                        Ok(common::GameResult::BlackWins) => common::Color::Black as i32,
-                        _ => common::Color::Unspecified as i32,
-                    },
-                });
             }
             Some(common::game_event::Kind::EngineFailed(_)) if play.awaiting_engine => {
                 play.awaiting_engine = false;
