@@ -14,7 +14,7 @@ async fn buf_curl(args: &[&str]) -> String {
         .args(args)
         .output()
         .await
-        .expect("buf is installed (npm install --global @bufbuild/buf)");
+        .expect("buf is on PATH (scripts/setup test installs it in node_modules/.bin)");
     assert!(
         output.status.success(),
         "buf curl {args:?} failed: {}",
