@@ -23,6 +23,7 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.request
 import uuid
 
 import grpc
@@ -279,6 +280,19 @@ class PublicApi(unittest.TestCase):
         self.assertIn(f"Subject: {erin.name} played 1. d4", message)
         self.assertIn(joined.game_id, message)
         self.assertIn("72 hours", message)
+        # The link is the gateway's own address (no --public-url given), and
+        # it opens the game over plain HTTP on the gRPC port.
+        link = f"http://{GATEWAY}/games/{joined.game_id}"
+        self.assertIn(f"Open the game: {link}", message)
+        with urllib.request.urlopen(link, timeout=TIMEOUT) as page:
+            self.assertEqual(page.status, 200)
+            self.assertEqual(page.headers["Content-Type"], "text/html; charset=utf-8")
+            html = page.read().decode()
+        self.assertIn("<li>d4</li>", html)
+        self.assertIn(f"White: <b>{erin.name}</b>", html)
+        with urllib.request.urlopen(f"{link}.pgn", timeout=TIMEOUT) as pgn:
+            self.assertTrue(pgn.headers["Content-Type"].startswith("application/x-chess-pgn"))
+            self.assertIn("1. d4", pgn.read().decode())
 
 
 if __name__ == "__main__":

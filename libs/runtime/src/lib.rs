@@ -4,7 +4,8 @@
 //!   (`CHESS_<SERVICE>_<FLAG>`), with bad flags reported on one line.
 //! - [`server`]: binding the listen address, the gRPC server with the standard
 //!   health service, reflection (v1 and v1alpha), trace propagation and
-//!   graceful shutdown on SIGTERM, SIGINT or end of standard input.
+//!   graceful shutdown on SIGTERM, SIGINT or end of standard input; a front
+//!   layer may answer plain HTTP on the same port.
 //! - [`client`]: lazily connected, traced channels to other services.
 //! - [`reason`]: machine-readable reasons attached to gRPC errors.
 

@@ -1,6 +1,7 @@
 //! The gRPC server every service runs.
 
 use std::{
+    convert::Infallible,
     net::SocketAddr,
     sync::{Arc, Mutex, OnceLock},
     time::Duration,
@@ -84,12 +85,23 @@ impl Health {
     }
 }
 
+/// The server's HTTP service as a front layer sees it: every request on the
+/// port, gRPC or not, and its response.
+pub type HttpService = tower::util::BoxCloneSyncService<
+    http::Request<tonic::body::Body>,
+    http::Response<tonic::body::Body>,
+    Infallible,
+>;
+
+/// Wraps the gRPC service in what a server answers besides gRPC (plain HTTP
+/// pages on the same port).
+type Front = Arc<dyn Fn(HttpService) -> HttpService + Send + Sync>;
+
 /// Shutdown as seen from inside a service: cancelled when the server begins to
 /// stop, so long-lived streams and background tasks can end.
 pub type Shutdown = CancellationToken;
 
 /// A bound gRPC server that has not started serving yet.
-#[derive(Debug)]
 pub struct Server {
     service: &'static str,
     listener: TcpListener,
@@ -101,6 +113,18 @@ pub struct Server {
         tonic_health::pb::health_server::HealthServer<tonic_health::server::HealthService>,
     shutdown: CancellationToken,
     grpc_web: bool,
+    front: Option<Front>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("service", &self.service)
+            .field("local_addr", &self.local_addr)
+            .field("grpc_web", &self.grpc_web)
+            .field("front", &self.front.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Server {
@@ -139,12 +163,25 @@ impl Server {
             health_service,
             shutdown: CancellationToken::new(),
             grpc_web: false,
+            front: None,
         })
     }
 
     /// Also serves gRPC-Web (HTTP/1.1 and browser clients) on the same port.
     pub fn with_grpc_web(mut self, enabled: bool) -> Self {
         self.grpc_web = enabled;
+        self
+    }
+
+    /// Puts `front` before everything else on the port: it gets each
+    /// request first, with the gRPC service (tracing, gRPC-Web, the routes)
+    /// to hand gRPC calls to, and answers the rest itself. It sees requests
+    /// before gRPC-Web does, which refuses any other HTTP/1.1 request.
+    pub fn with_front(
+        mut self,
+        front: impl Fn(HttpService) -> HttpService + Send + Sync + 'static,
+    ) -> Self {
+        self.front = Some(Arc::new(front));
         self
     }
 
@@ -213,7 +250,10 @@ impl Server {
         let server = tonic::transport::Server::builder()
             .http2_keepalive_interval(Some(Duration::from_secs(30)))
             .http2_keepalive_timeout(Some(Duration::from_secs(10)))
-            .accept_http1(self.grpc_web)
+            .accept_http1(self.grpc_web || self.front.is_some())
+            .layer(tower::util::option_layer(self.front.map(|front| {
+                tower::layer::layer_fn(move |inner| front(HttpService::new(inner)))
+            })))
             .layer(chess_telemetry::ServerTraceLayer)
             .layer(tower::util::option_layer(
                 self.grpc_web.then(tonic_web::GrpcWebLayer::new),

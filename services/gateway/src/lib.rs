@@ -5,6 +5,8 @@
 //! - [`public`]: the public gRPC API (`chess.gateway.v1`), also as gRPC-Web,
 //!   and the email notices of daily games.
 //! - [`auth`]: signed session tokens; [`mail`]: outgoing mail.
+//! - [`web`]: plain HTTP pages on the public port (a game at
+//!   `/games/<id>`, the link in the emails), beside gRPC and gRPC-Web.
 //! - [`uqchess`]: the uqchess line protocol on its own TCP port.
 //! - [`backends`]: the clients of the internal services.
 
@@ -13,6 +15,7 @@ pub mod backends;
 pub mod mail;
 pub mod public;
 pub mod uqchess;
+pub mod web;
 
 use std::{sync::Arc, time::Duration};
 
@@ -67,9 +70,12 @@ pub struct Config {
     /// Sender of outgoing mail.
     #[arg(long, default_value = "Rookery <noreply@localhost>")]
     pub mail_from: String,
-    /// The address players reach the server at, for links in emails.
-    #[arg(long, default_value = "http://127.0.0.1:50051")]
-    pub public_url: String,
+    /// The address players reach this gateway at, `http(s)://host[:port][/prefix]`:
+    /// the emails link `<public-url>/games/<id>`, which this port serves as a
+    /// page. Default: `http://` and the public gRPC address, with 127.0.0.1
+    /// for an unspecified host (0.0.0.0, [::]).
+    #[arg(long)]
+    pub public_url: Option<web::PublicUrl>,
     /// Email the opponent after each move of a daily game. Exactly one
     /// replica should do it: with several, set `false` on all but one.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
@@ -115,16 +121,29 @@ pub async fn run(config: Config) -> Result<(), Error> {
         DEFAULT_LISTEN,
         &public::SERVICE_NAMES,
     )
-    .await?
-    .with_grpc_web(true);
+    .await?;
     let backends = backends::Backends::connect(
         &config.game_addr,
         &config.matchmaking_addr,
         &config.rating_addr,
     )?;
+    let server = server
+        .with_grpc_web(true)
+        .with_front(web::front(backends.clone()));
+    let public_url = match config.public_url {
+        Some(url) => url,
+        None => {
+            let url = web::PublicUrl::for_listener(server.local_addr());
+            if server.local_addr().ip().is_unspecified() {
+                tracing::warn!(%url, "links in emails use this address; set --public-url to the one players reach");
+            }
+            url
+        }
+    };
+    tracing::info!(%public_url, "game pages served at <public-url>/games/<id>");
     let notifier = config.notify_daily_moves.then(|| {
         tokio::spawn(
-            public::notifier::Notifier::new(backends.clone(), mailer, &config.public_url)
+            public::notifier::Notifier::new(backends.clone(), mailer, public_url)
                 .run(server.shutdown()),
         )
     });

@@ -464,11 +464,15 @@ async fn playing_the_engine_with_hints() {
 async fn daily_moves_are_emailed_over_smtp() {
     let sink = common::SmtpSink::start().await;
     let url = sink.url();
+    // A public URL given explicitly is the base of the links, trailing
+    // slash or not.
     let system = System::start(&[
         "--smtp-url",
         &url,
         "--mail-from",
         "Rookery <chess@example.org>",
+        "--public-url",
+        "https://chess.example.org/",
     ])
     .await;
     let alice = system.sign_up("alice").await;
@@ -583,4 +587,20 @@ async fn without_smtp_mail_goes_to_the_directory_and_one_replica_sends() {
     assert!(text.contains("To: alice@example.org"), "{text}");
     assert!(text.contains("bob played 1. e4"), "{text}");
     assert!(!quiet_mail.exists(), "the quiet replica sent mail too");
+
+    // Without --public-url the link is the gateway's own address, and it
+    // opens the game over plain HTTP on the gRPC port.
+    let link = text
+        .split_whitespace()
+        .find(|word| word.starts_with("http"))
+        .unwrap_or_else(|| panic!("no link in {text}"));
+    let expected = format!("http://{}/games/{game_id}", system.gateway.addr);
+    assert_eq!(link, expected);
+    let path = &link[format!("http://{}", system.gateway.addr).len()..];
+    let page = common::http(&system.gateway.addr, "GET", path, &[], b"").await;
+    assert_eq!(page.status, 200, "{}", page.text());
+    let html = page.text();
+    assert!(html.contains("<li>e4</li>"), "{html}");
+    assert!(html.contains("Black to move."), "{html}");
+    assert!(html.contains("White: <b>bob</b>"), "{html}");
 }

@@ -51,6 +51,9 @@ pub struct StackOptions {
     pub data_dir: PathBuf,
     /// The public gRPC (and gRPC-Web) address.
     pub grpc_listen: String,
+    /// The gateway's `--public-url`; by default `http://` and the address
+    /// `grpc_listen` bound (127.0.0.1 for an unspecified host).
+    pub public_url: Option<String>,
     /// The uqchess address; empty for none.
     pub uqchess_listen: String,
     pub stockfish_path: Option<PathBuf>,
@@ -99,6 +102,9 @@ pub enum StartError {
 #[derive(Clone, Debug)]
 pub struct Addresses {
     pub gateway: String,
+    /// Where players reach the gateway, for links: `http://<gateway>` unless
+    /// another was given.
+    pub public_url: String,
     pub uqchess: String,
     pub matchmaking: String,
     pub game: String,
@@ -191,8 +197,13 @@ impl Stack {
         let rating_listener = listen("127.0.0.1:0")?;
         let game_listener = listen("127.0.0.1:0")?;
         let matchmaking_listener = listen("127.0.0.1:0")?;
+        let gateway_addr = reach(&gateway_listener);
         let addresses = Addresses {
-            gateway: reach(&gateway_listener),
+            public_url: options
+                .public_url
+                .clone()
+                .unwrap_or_else(|| format!("http://{gateway_addr}")),
+            gateway: gateway_addr,
             uqchess: uqchess_listener.as_deref().map(reach).unwrap_or_default(),
             matchmaking: reach(&matchmaking_listener),
             game: reach(&game_listener),
@@ -251,6 +262,7 @@ impl Stack {
             ("--rating-addr", addresses.rating.clone().into()),
             ("--token-key-file", token_key.into()),
             ("--mail-dir", data_dir.join("mail").into()),
+            ("--public-url", addresses.public_url.clone().into()),
         ]);
         let mut gateway_listeners = vec![gateway_listener];
         match uqchess_listener {

@@ -20,6 +20,11 @@ struct Config {
     /// Address of the public gRPC and gRPC-Web API.
     #[arg(long, default_value = "127.0.0.1:50051")]
     grpc_listen: String,
+    /// The address players reach the gateway at, for the links in emails
+    /// (`<public-url>/games/<id>` opens the game). Default: `http://` and
+    /// the address --grpc-listen bound, with 127.0.0.1 for 0.0.0.0 or [::].
+    #[arg(long)]
+    public_url: Option<String>,
     /// Address of the uqchess line protocol; empty to turn it off.
     #[arg(long, default_value = "127.0.0.1:50050")]
     uqchess_listen: String,
@@ -67,6 +72,7 @@ async fn main() -> ExitCode {
         bin_dir,
         data_dir: config.data_dir.clone(),
         grpc_listen: config.grpc_listen.clone(),
+        public_url: config.public_url.clone(),
         uqchess_listen: config.uqchess_listen.clone(),
         stockfish_path: config.stockfish_path.clone(),
         engine_pool_size: config.engine_pool_size,
@@ -106,6 +112,10 @@ async fn main() -> ExitCode {
     let data = config.data_dir.canonicalize().unwrap_or(config.data_dir);
     println!("chess-stack: all five services are SERVING");
     println!("  public gRPC API   {}  (gRPC and gRPC-Web)", a.gateway);
+    println!(
+        "  game pages        {}/games/<id>  (linked from emails)",
+        a.public_url.trim_end_matches('/')
+    );
     if !a.uqchess.is_empty() {
         println!("  uqchess protocol  {}", a.uqchess);
     }

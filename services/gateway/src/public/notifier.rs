@@ -21,6 +21,7 @@ use tokio::sync::Semaphore;
 use crate::{
     backends::Backends,
     mail::{Mail, Mailer},
+    web::PublicUrl,
 };
 
 /// Emails being sent at once.
@@ -33,16 +34,16 @@ const MAX_BACKOFF: Duration = Duration::from_secs(10);
 pub struct Notifier {
     backends: Backends,
     mailer: Mailer,
-    /// Base of the links in the emails, without a trailing slash.
-    public_url: String,
+    /// Base of the links in the emails.
+    public_url: PublicUrl,
 }
 
 impl Notifier {
-    pub fn new(backends: Backends, mailer: Mailer, public_url: &str) -> Arc<Self> {
+    pub fn new(backends: Backends, mailer: Mailer, public_url: PublicUrl) -> Arc<Self> {
         Arc::new(Self {
             backends,
             mailer,
-            public_url: public_url.trim_end_matches('/').to_owned(),
+            public_url,
         })
     }
 
@@ -165,14 +166,14 @@ impl Notifier {
     }
 }
 
-fn registered_id(player: Option<&common::Player>) -> Option<&str> {
+pub(crate) fn registered_id(player: Option<&common::Player>) -> Option<&str> {
     match player.and_then(|p| p.kind.as_ref()) {
         Some(common::player::Kind::Registered(r)) => Some(&r.player_id),
         _ => None,
     }
 }
 
-fn display_name(player: Option<&common::Player>) -> String {
+pub(crate) fn display_name(player: Option<&common::Player>) -> String {
     match player.and_then(|p| p.kind.as_ref()) {
         Some(common::player::Kind::Registered(r)) => r.username.clone(),
         Some(common::player::Kind::Guest(g)) => g.display_name.clone(),
@@ -197,7 +198,7 @@ fn compose(
     state: &common::GameState,
     mover: &str,
     made: &common::MoveMade,
-    public_url: &str,
+    public_url: &PublicUrl,
 ) -> Mail {
     let (ply, san) = made
         .r#move
@@ -211,7 +212,7 @@ fn compose(
         Some(common::time_control::Kind::Daily(d)) => d.turn_hours,
         _ => 0,
     };
-    let link = format!("{public_url}/games/{game_id}");
+    let link = public_url.game(game_id);
     let subject = format!("{mover} played {played} in {white} vs {black}");
     let mut body = format!(
         "{mover} played {played} in your daily game {white} (white) vs {black} (black), game {game_id}.\n\n"
@@ -284,7 +285,7 @@ mod tests {
             &state,
             "alice",
             &made,
-            "https://chess.example.org",
+            &"https://chess.example.org/".parse().unwrap(),
         );
         assert_eq!(mail.to, "bob@example.org");
         assert_eq!(mail.subject, "alice played 1. e4 in alice vs bob");

@@ -20,7 +20,8 @@ use chess_proto::{
     },
 };
 use tokio::{
-    io::{AsyncBufReadExt as _, BufReader},
+    io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader},
+    net::TcpStream,
     process::{Child, Command},
 };
 use tonic::{Request, transport::Channel};
@@ -201,8 +202,6 @@ impl System {
             "a test key that is long enough",
             "--mail-dir",
             &mail,
-            "--public-url",
-            "https://chess.example.org",
         ];
         args.extend_from_slice(gateway_args);
         let gateway =
@@ -404,5 +403,112 @@ impl SmtpSink {
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+}
+
+/// An HTTP/1.1 answer as it came over the socket.
+#[derive(Debug)]
+pub struct HttpAnswer {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl HttpAnswer {
+    /// The value of header `name` (any case), if sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// Sends one plain HTTP/1.1 request over a new TCP connection to `addr`
+/// (`Connection: close`) and reads the whole answer, decoding a chunked
+/// body.
+pub async fn http(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> HttpAnswer {
+    let mut stream = TcpStream::connect(addr).await.expect("connect over TCP");
+    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if !body.is_empty() {
+        request.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).await.expect("send");
+    stream.write_all(body).await.expect("send the body");
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut raw))
+        .await
+        .expect("an answer within 20 s")
+        .expect("read the answer");
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no header end in {:?}", String::from_utf8_lossy(&raw)));
+    let head = String::from_utf8(raw[..split].to_vec()).expect("ASCII headers");
+    let mut lines = head.split("\r\n");
+    let status_line = lines.next().expect("a status line");
+    let status = status_line
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("bad status line {status_line:?}"));
+    assert!(status_line.starts_with("HTTP/1.1 "), "{status_line}");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    let mut answer = HttpAnswer {
+        status,
+        headers,
+        body: raw[split + 4..].to_vec(),
+    };
+    if answer
+        .header("transfer-encoding")
+        .is_some_and(|t| t.eq_ignore_ascii_case("chunked"))
+    {
+        answer.body = dechunk(&answer.body);
+    } else if let Some(length) = answer.header("content-length")
+        && method != "HEAD"
+    {
+        assert_eq!(
+            answer.body.len(),
+            length.parse::<usize>().unwrap(),
+            "the body is as long as Content-Length says"
+        );
+    }
+    answer
+}
+
+/// The payload of a chunked body.
+fn dechunk(mut raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let end = raw
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .expect("a chunk size line");
+        let size_line = std::str::from_utf8(&raw[..end]).expect("ASCII chunk size");
+        let size = usize::from_str_radix(size_line.split(';').next().unwrap().trim(), 16)
+            .expect("a hexadecimal chunk size");
+        raw = &raw[end + 2..];
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&raw[..size]);
+        raw = &raw[size + 2..];
     }
 }

@@ -93,6 +93,7 @@ async fn main() -> ExitCode {
         bin_dir,
         data_dir: PathBuf::from(data.path()),
         grpc_listen: "127.0.0.1:0".to_owned(),
+        public_url: None,
         uqchess_listen: format!("0.0.0.0:{port}"),
         stockfish_path: None,
         engine_pool_size: None,
