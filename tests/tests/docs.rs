@@ -1,5 +1,5 @@
-//! The command blocks of `docs/*.md` run as written against a live
-//! `chess-stack`: they are the first thing users copy.
+//! The command blocks of the pages under `docs/` run as written against a
+//! live `chess-stack`: they are the first thing users copy.
 //!
 //! Every ```` ```sh ```` block of a page runs, in order, in one `bash` from the
 //! repository root (later blocks use names earlier ones set), with `set -e`
@@ -104,50 +104,119 @@ async fn run(script: &str) -> (bool, String, String) {
     )
 }
 
-#[tokio::test]
-async fn calling_the_services_runs_as_written() {
+/// The pages with commands, each with what its run must print.
+const PAGES: [(&str, &[&str]); 2] = [
+    (
+        "docs/calling-the-services.md",
+        &[
+            "\"username\": \"alice\"", // Me and GetProfile
+            "\"drawOffered\"",         // both streams saw the offer…
+            "\"drawDeclined\"",        // …its refusal…
+            "\"gameEnded\"",           // …and the resignation
+            "1. e4 e5 1-0",            // the PGN
+            "\"status\": \"SERVING\"", // health
+        ],
+    ),
+    (
+        "docs/codegen/README.md",
+        &[
+            // Both clients, TypeScript then Python, on the generated stubs;
+            // a new player's blitz rating under club Elo (the default).
+            "registered ts_",
+            "registered py_",
+            "signed in as ",
+            "blitz rating 1200",
+            "leaderboard CLUB_ELO: ",
+        ],
+    ),
+];
+
+/// The addresses the pages use (chess-stack's defaults), and the service
+/// behind each.
+const DOCUMENTED: [(&str, &str); 5] = [
+    ("127.0.0.1:50051", "gateway"),
+    ("127.0.0.1:50052", "matchmaking"),
+    ("127.0.0.1:50053", "game"),
+    ("127.0.0.1:50054", "rating"),
+    ("127.0.0.1:50055", "engine"),
+];
+
+/// Runs the commands of `page` against a new stack and checks that they
+/// succeed and print each of `expected`.
+async fn run_page(page: &str, expected: &[&str]) {
     require_tool("buf").await;
     require_tool("jq").await;
-    let page = std::fs::read_to_string(root().join("docs/calling-the-services.md")).unwrap();
-    let blocks = sh_blocks(&page);
-    assert!(blocks.len() >= 8, "only {} sh blocks found", blocks.len());
+    let text = std::fs::read_to_string(root().join(page)).unwrap();
+    let blocks = sh_blocks(&text);
+    assert!(!blocks.is_empty(), "{page} has no sh blocks");
 
     let stack = StackProcess::start(&[], &[]).await;
     let mut script = blocks.concat();
-    for (documented, actual) in [
-        ("127.0.0.1:50051", stack.gateway.as_str()),
-        ("127.0.0.1:50052", stack.internal("matchmaking")),
-        ("127.0.0.1:50053", stack.internal("game")),
-        ("127.0.0.1:50054", stack.internal("rating")),
-        ("127.0.0.1:50055", stack.internal("engine")),
-    ] {
-        assert!(
-            script.contains(documented),
-            "the page never calls {documented}"
-        );
+    for (documented, service) in DOCUMENTED {
+        let actual = match service {
+            "gateway" => stack.gateway.as_str(),
+            internal => stack.internal(internal),
+        };
         script = script.replace(documented, actual);
     }
 
     let (ok, stdout, stderr) = run(&script).await;
     assert!(
         ok,
-        "a documented command failed\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+        "a command of {page} failed\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
     );
-    // What the page's story leads to, as printed along the way.
-    for expected in [
-        "\"username\": \"alice\"", // Me and GetProfile
-        "\"drawOffered\"",         // both streams saw the offer…
-        "\"drawDeclined\"",        // …its refusal…
-        "\"gameEnded\"",           // …and the resignation
-        "1. e4 e5 1-0",            // the PGN
-        "\"status\": \"SERVING\"", // health
-    ] {
+    for expected in expected {
         assert!(
             stdout.contains(expected),
-            "{expected} missing from the output\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+            "{expected} missing from the output of {page}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
         );
     }
     stack.stop().await;
+}
+
+#[tokio::test]
+async fn calling_the_services_runs_as_written() {
+    let (page, expected) = PAGES[0];
+    run_page(page, expected).await;
+}
+
+#[tokio::test]
+async fn generating_stubs_runs_as_written() {
+    let (page, expected) = PAGES[1];
+    run_page(page, expected).await;
+}
+
+/// Every Markdown file under `dir`, relative to the root.
+fn markdown_under(dir: &Path, found: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            if path
+                .file_name()
+                .is_some_and(|n| n != "node_modules" && n != "gen")
+            {
+                markdown_under(&path, found);
+            }
+        } else if path.extension().is_some_and(|e| e == "md") {
+            let relative = path.strip_prefix(root()).unwrap();
+            found.push(relative.to_string_lossy().into_owned());
+        }
+    }
+}
+
+#[test]
+fn every_page_with_commands_is_run() {
+    let mut pages = Vec::new();
+    markdown_under(&root().join("docs"), &mut pages);
+    for page in pages {
+        let text = std::fs::read_to_string(root().join(&page)).unwrap();
+        if !sh_blocks(&text).is_empty() {
+            assert!(
+                PAGES.iter().any(|(p, _)| *p == page),
+                "{page} has sh blocks but no test runs them: add it to PAGES"
+            );
+        }
+    }
 }
 
 #[test]
