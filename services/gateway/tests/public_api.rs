@@ -152,7 +152,11 @@ async fn accounts_sessions_and_profiles() {
         .unwrap()
         .into_inner();
     assert_eq!(board.rating_system, wire::RatingSystem::ClubElo as i32);
-    assert_eq!(board.entries.len(), 1);
+    // Alice has not played: she is not ranked (her profile shows her
+    // starting ratings).
+    assert!(board.entries.is_empty(), "{:?}", board.entries);
+    assert_eq!(profile.ratings.len(), 5);
+    assert!(profile.ratings.iter().all(|r| r.games_played == 0));
     // Signed-in calls need a session.
     let status = system
         .lobby()
@@ -259,6 +263,31 @@ async fn only_a_games_players_act_in_it() {
         .game_ended
         .unwrap();
     assert_eq!(resigned.result, wire::GameResult::WhiteWins as i32);
+    // Once the result reaches the rating service, both players are ranked;
+    // Mallory, registered but without a game, is not.
+    let mut accounts = system.accounts().await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let ranked = loop {
+        let board = accounts
+            .leaderboard(pb::LeaderboardRequest {
+                category: wire::SpeedCategory::Blitz as i32,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .entries;
+        if !board.is_empty() {
+            break board;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the result never reached the leaderboard"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    let names: Vec<_> = ranked.iter().map(|e| e.username.as_str()).collect();
+    assert_eq!(names, ["alice", "bob"]);
     let pgn = play
         .export_pgn(pb::ExportPgnRequest { game_id })
         .await

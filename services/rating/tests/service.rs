@@ -406,9 +406,13 @@ async fn leaderboard_order_and_paging(url: &str) {
     let service = RatingService::start(url).await;
     let mut client = service.client().await;
     let mut ids = std::collections::HashMap::new();
-    for name in ["alice", "Bob", "carol", "dave", "Eve"] {
+    for name in ["alice", "Bob", "carol", "dave", "Eve", "frank"] {
         ids.insert(name, register(&mut client, name).await);
     }
+    // An unrated game does not put its players on the board.
+    let mut casual = game("l0", &ids["Eve"], &ids["frank"], GameResult::WhiteWins);
+    casual.rated = false;
+    client.record_result(casual).await.expect("record unrated");
     for (game_id, white, black) in [
         ("l1", "alice", "Bob"),
         ("l2", "carol", "dave"),
@@ -424,17 +428,18 @@ async fn leaderboard_order_and_paging(url: &str) {
             .await
             .expect("record");
     }
-    // alice 1220 (2 games); carol and Eve 1200 (2 and 0); Bob and dave 1190.
+    // alice 1220 (2 games); carol 1200 (2); Bob and dave 1190. Eve and
+    // frank have played no rated game: they are not ranked.
     let expected = [
         ("alice", 1220.0, 2),
         ("carol", 1200.0, 2),
-        ("Eve", 1200.0, 0),
         ("Bob", 1190.0, 1),
         ("dave", 1190.0, 1),
     ];
     let whole = full_leaderboard(&mut client, 0).await;
-    let paged = full_leaderboard(&mut client, 2).await;
-    assert_eq!(whole, paged);
+    for page_size in [1, 2, 3] {
+        assert_eq!(whole, full_leaderboard(&mut client, page_size).await);
+    }
     let seen: Vec<_> = whole
         .iter()
         .map(|e| {
@@ -448,8 +453,26 @@ async fn leaderboard_order_and_paging(url: &str) {
         assert_eq!(entry.player_id, ids[entry.username.as_str()]);
     }
 
-    // A category without games lists everyone at the initial rating, by
-    // name.
+    // Their profile still shows the starting rating, in every rated
+    // category.
+    let eve = client
+        .get_player(pb::GetPlayerRequest {
+            key: Some(Key::PlayerId(ids["Eve"].clone())),
+        })
+        .await
+        .expect("profile")
+        .into_inner()
+        .profile
+        .expect("a profile");
+    assert_eq!(eve.ratings.len(), 5);
+    let eve_blitz = eve
+        .ratings
+        .iter()
+        .find(|r| r.category == SpeedCategory::Blitz as i32)
+        .expect("a blitz rating");
+    assert_eq!((eve_blitz.rating, eve_blitz.games_played), (1200.0, 0));
+
+    // A category nobody has played has an empty board.
     let bullet = client
         .leaderboard(pb::LeaderboardRequest {
             category: SpeedCategory::Bullet as i32,
@@ -461,8 +484,7 @@ async fn leaderboard_order_and_paging(url: &str) {
         .into_inner();
     assert_eq!(bullet.rating_system, RatingSystem::ClubElo as i32);
     assert!(bullet.next_page_token.is_empty());
-    let names: Vec<_> = bullet.entries.iter().map(|e| e.username.as_str()).collect();
-    assert_eq!(names, ["alice", "Bob", "carol", "dave", "Eve"]);
+    assert!(bullet.entries.is_empty());
 
     let status = client
         .leaderboard(pb::LeaderboardRequest {

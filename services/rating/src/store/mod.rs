@@ -794,8 +794,10 @@ impl Store {
             .collect()
     }
 
-    /// Up to `limit` players in `category`, best first and by username among
-    /// equals, after `after` if given.
+    /// Up to `limit` players with at least one rated game in `category`,
+    /// best first and by username among equals, after `after` if given. A
+    /// player who has not played is not ranked: their rating is only the
+    /// starting value (every row has one from registration on).
     pub async fn leaderboard(
         &self,
         category: SpeedCategory,
@@ -805,7 +807,8 @@ impl Store {
         let mut query = ratings::Entity::find()
             .find_also_related(players::Entity)
             .filter(ratings::Column::System.eq(self.system_name()))
-            .filter(ratings::Column::Category.eq(category.as_str()));
+            .filter(ratings::Column::Category.eq(category.as_str()))
+            .filter(ratings::Column::GamesPlayed.gt(0));
         if let Some(cursor) = after {
             query = query.filter(
                 Condition::any()
