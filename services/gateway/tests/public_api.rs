@@ -157,6 +157,14 @@ async fn accounts_sessions_and_profiles() {
     assert!(board.entries.is_empty(), "{:?}", board.entries);
     assert_eq!(profile.ratings.len(), 5);
     assert!(profile.ratings.iter().all(|r| r.games_played == 0));
+    let untimed = accounts
+        .leaderboard(pb::LeaderboardRequest {
+            category: wire::SpeedCategory::Untimed as i32,
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(untimed.code(), Code::InvalidArgument);
     // Signed-in calls need a session.
     let status = system
         .lobby()

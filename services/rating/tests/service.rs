@@ -43,6 +43,7 @@ on_sqlite_and_postgres!(
     parallel_results_for_one_player_lose_nothing,
     replayed_results_change_nothing,
     leaderboard_order_and_paging,
+    untimed_games_are_never_rated,
     restart_keeps_accounts_and_ratings,
     glicko2_ratings,
     logistic_elo_ratings,
@@ -496,6 +497,90 @@ async fn leaderboard_order_and_paging(url: &str) {
         .expect_err("bad token accepted");
     assert_eq!(status.code(), Code::InvalidArgument);
 
+    service.stop().await;
+}
+
+/// Untimed games are never rated: no rating, history or leaderboard in that
+/// category, and a report of a rated untimed game is refused.
+async fn untimed_games_are_never_rated(url: &str) {
+    let service = RatingService::start(url).await;
+    let mut client = service.client().await;
+    let a = register(&mut client, "timeless").await;
+    let b = register(&mut client, "clockless").await;
+
+    let mut rated = game("u1", &a, &b, GameResult::WhiteWins);
+    rated.category = SpeedCategory::Untimed as i32;
+    let status = client
+        .record_result(rated.clone())
+        .await
+        .expect_err("rated untimed game accepted");
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(status.message().contains("untimed"), "{}", status.message());
+
+    // Reported unrated, it is kept (so a repeat is known) and changes nothing.
+    let mut unrated = rated;
+    unrated.rated = false;
+    let recorded = client
+        .record_result(unrated.clone())
+        .await
+        .expect("unrated untimed game")
+        .into_inner();
+    assert!(recorded.first_time);
+    assert_eq!((recorded.white, recorded.black), (None, None));
+    assert!(
+        !client
+            .record_result(unrated)
+            .await
+            .expect("repeat")
+            .into_inner()
+            .first_time
+    );
+    assert_eq!(blitz(&mut client, &a).await.games_played, 0);
+    assert!(full_history(&mut client, &a, 50).await.is_empty());
+
+    let untimed = SpeedCategory::Untimed as i32;
+    let refusals = [
+        client
+            .leaderboard(pb::LeaderboardRequest {
+                category: untimed,
+                page_size: 0,
+                page_token: String::new(),
+            })
+            .await
+            .map(drop),
+        client
+            .get_rating_history(pb::GetRatingHistoryRequest {
+                player_id: a.clone(),
+                category: untimed,
+                page_size: 0,
+                page_token: String::new(),
+            })
+            .await
+            .map(drop),
+        client
+            .get_ratings(pb::GetRatingsRequest {
+                player_ids: vec![a.clone()],
+                category: untimed,
+            })
+            .await
+            .map(drop),
+    ];
+    for refusal in refusals {
+        let status = refusal.expect_err("an untimed rating was served");
+        assert_eq!(status.code(), Code::InvalidArgument);
+        assert!(status.message().contains("untimed"), "{}", status.message());
+    }
+
+    let profile = client
+        .get_player(pb::GetPlayerRequest {
+            key: Some(Key::PlayerId(a.clone())),
+        })
+        .await
+        .expect("profile")
+        .into_inner()
+        .profile
+        .expect("a profile");
+    assert!(profile.ratings.iter().all(|r| r.category != untimed));
     service.stop().await;
 }
 

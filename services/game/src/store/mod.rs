@@ -623,7 +623,9 @@ pub fn ops_for(game: &Game, events: &[Event], now: i64) -> Vec<WriteOp> {
                         black_id: Set(black_id.clone()),
                         result: Set(encode_result(result).to_owned()),
                         speed: Set(game.time_control().speed().as_str().to_owned()),
-                        rated: Set(game.rated()),
+                        // An untimed game stored as rated before untimed
+                        // games had their category is reported unrated.
+                        rated: Set(game.rated() && game.time_control().speed().is_rated()),
                         finished_at: Set(ending.at),
                     }));
                 }

@@ -277,7 +277,7 @@ impl Lobby {
     /// ratings read when the seeks were posted stay.
     async fn refresh_ratings(&self, seeks: &mut [Seek]) {
         let mut by_category: HashMap<SpeedCategory, Vec<String>> = HashMap::new();
-        for seek in seeks.iter() {
+        for seek in seeks.iter().filter(|s| s.speed().is_rated()) {
             let ids = by_category.entry(seek.speed()).or_default();
             if !ids.contains(&seek.poster.id) {
                 ids.push(seek.poster.id.clone());
@@ -310,11 +310,16 @@ impl Lobby {
                 reply,
             })
             .await??;
-        let rating = match self.rating_of(&requester.id, seek.speed()).await {
-            Ok(shown) => Some(shown.rating),
-            // Without a range the rating is only shown.
-            Err(LobbyError::Unavailable(_)) if !seek.has_range() => None,
-            Err(e) => return Err(e.into()),
+        let rating = if seek.speed().is_rated() {
+            match self.rating_of(&requester.id, seek.speed()).await {
+                Ok(shown) => Some(shown.rating),
+                // Without a range the rating is only shown.
+                Err(LobbyError::Unavailable(_)) if !seek.has_range() => None,
+                Err(e) => return Err(e.into()),
+            }
+        } else {
+            // Untimed seeks have no range and show no ratings.
+            None
         };
         let requested = self
             .ask(|reply| Message::RequestSeek {
