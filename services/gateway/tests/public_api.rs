@@ -27,6 +27,7 @@ async fn challenge_and_accept(
             color: color as i32,
             rated: true,
             expires_in_seconds: 0,
+            allow_hints: false,
         }))
         .await
         .expect("challenge")
@@ -213,6 +214,44 @@ async fn only_a_games_players_act_in_it() {
     ] {
         assert_eq!(status.code(), Code::PermissionDenied);
     }
+    // A rated game between two people allows no engine help: the hint is
+    // refused, with its reason, and changes nothing; the rules' list of legal
+    // moves stays open.
+    let refused = play
+        .hint(alice.call(pb::HintRequest {
+            game_id: game_id.clone(),
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::FailedPrecondition);
+    assert_eq!(Reason::of(&refused), Some(Reason::HintsNotAllowed));
+    assert_eq!(
+        refused.metadata().get("chess-reason").unwrap(),
+        "hints-not-allowed"
+    );
+    let unchanged = play
+        .get_game(pb::GetGameRequest {
+            game_id: game_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert_eq!(
+        (unchanged.ply, unchanged.status),
+        (0, wire::GameStatus::Active as i32)
+    );
+    assert!(unchanged.rated && !unchanged.hints_allowed);
+    let legal = play
+        .legal_moves(pb::LegalMovesRequest {
+            game_id: game_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .moves;
+    assert_eq!(legal.len(), 20);
     // Bob cannot move for Alice.
     let status = make_move(&system, &bob, &game_id, "e4").await.unwrap_err();
     assert_eq!(status.code(), Code::FailedPrecondition);
@@ -432,7 +471,10 @@ async fn playing_the_engine_with_hints() {
         .into_inner()
         .game
         .unwrap();
+    // Untimed: filed under its own category, unrated, hints allowed.
     assert!(!game.rated);
+    assert!(game.hints_allowed);
+    assert_eq!(game.speed, wire::SpeedCategory::Untimed as i32);
     assert!(matches!(
         game.black.and_then(|p| p.kind),
         Some(wire::player::Kind::Engine(wire::EnginePlayer { level: 1 }))
@@ -468,13 +510,135 @@ async fn playing_the_engine_with_hints() {
     }
     let board = play
         .board(pb::BoardRequest {
-            game_id: game.game_id,
+            game_id: game.game_id.clone(),
         })
         .await
         .unwrap()
         .into_inner()
         .board;
     assert!(board.contains("+---+"), "{board}");
+
+    // Finishing it changes no rating.
+    play.resign(alice.call(pb::ResignRequest {
+        game_id: game.game_id.clone(),
+    }))
+    .await
+    .unwrap();
+    let profile = system
+        .accounts()
+        .await
+        .get_profile(pb::GetProfileRequest {
+            username: "alice".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .profile
+        .unwrap();
+    assert!(profile.ratings.iter().all(|r| r.games_played == 0));
+    assert!(
+        profile
+            .ratings
+            .iter()
+            .all(|r| r.category != wire::SpeedCategory::Untimed as i32)
+    );
+}
+
+/// Between two people, hints need an unrated game whose seek (or challenge)
+/// allowed them; the other player sees that before joining.
+#[tokio::test]
+async fn hints_between_people_need_their_consent() {
+    let system = System::start(&[]).await;
+    let alice = system.sign_up("alice").await;
+    let bob = system.sign_up("bob").await;
+    let _alice_events = events(&system, &alice).await;
+    let mut lobby = system.lobby().await;
+    let mut play = system.play().await;
+
+    for (time_control, allow_hints, word) in [
+        (blitz(), true, "hints"),
+        (
+            wire::TimeControl {
+                kind: Some(wire::time_control::Kind::Untimed(wire::Untimed {})),
+            },
+            false,
+            "untimed",
+        ),
+    ] {
+        let refused = lobby
+            .create_seek(alice.call(pb::CreateSeekRequest {
+                time_control: Some(time_control),
+                rated: true,
+                allow_hints,
+                ..Default::default()
+            }))
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), Code::InvalidArgument);
+        assert!(refused.message().contains(word), "{}", refused.message());
+    }
+
+    let hint = |game_id: &str| {
+        let mut play = play.clone();
+        let request = bob.call(pb::HintRequest {
+            game_id: game_id.to_owned(),
+        });
+        async move { play.hint(request).await }
+    };
+    let mut game_of = async |allow_hints: bool| {
+        let seek = lobby
+            .create_seek(alice.call(pb::CreateSeekRequest {
+                time_control: Some(blitz()),
+                color: wire::ColorChoice::Black as i32,
+                rated: false,
+                accept_mode: wire::AcceptMode::Automatic as i32,
+                allow_hints,
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .seek
+            .unwrap();
+        let listed = lobby
+            .list_seeks(pb::ListSeeksRequest::default())
+            .await
+            .unwrap()
+            .into_inner()
+            .seeks;
+        let shown = listed.iter().find(|s| s.seek_id == seek.seek_id).unwrap();
+        assert_eq!(shown.allow_hints, allow_hints);
+        lobby
+            .request_seek(bob.call(pb::RequestSeekRequest {
+                seek_id: seek.seek_id,
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .request
+            .unwrap()
+            .game_id
+    };
+    let with_hints = game_of(true).await;
+    let without = game_of(false).await;
+
+    // Bob is white in both.
+    let best = hint(&with_hints).await.unwrap().into_inner().best_move;
+    assert_eq!(best.len(), 4, "{best}");
+    let refused = hint(&without).await.unwrap_err();
+    assert_eq!(refused.code(), Code::FailedPrecondition);
+    assert_eq!(Reason::of(&refused), Some(Reason::HintsNotAllowed));
+    // Alice may ask too, on her turn.
+    make_move(&system, &bob, &with_hints, &best).await.unwrap();
+    let answer = play
+        .hint(alice.call(pb::HintRequest {
+            game_id: with_hints.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .best_move;
+    assert!(!answer.is_empty());
 }
 
 #[tokio::test]
