@@ -22,7 +22,8 @@ impl InvalidInput {
     }
 }
 
-/// Speed category of a time control; ratings are kept per category.
+/// Speed category of a time control; ratings are kept per category, except
+/// for untimed games, which are never rated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SpeedCategory {
     Bullet,
@@ -30,17 +31,47 @@ pub enum SpeedCategory {
     Rapid,
     Classical,
     Correspondence,
+    /// No clock: casual games against the engine, uqchess games.
+    Untimed,
 }
 
 impl SpeedCategory {
-    /// Every category, fastest first.
-    pub const ALL: [Self; 5] = [
+    /// Every category, fastest first, untimed last.
+    pub const ALL: [Self; 6] = [
+        Self::Bullet,
+        Self::Blitz,
+        Self::Rapid,
+        Self::Classical,
+        Self::Correspondence,
+        Self::Untimed,
+    ];
+
+    /// The categories ratings are kept in: every one but untimed.
+    pub const RATED: [Self; 5] = [
         Self::Bullet,
         Self::Blitz,
         Self::Rapid,
         Self::Classical,
         Self::Correspondence,
     ];
+
+    /// Whether games of this category can be rated. Without a clock a game
+    /// cannot be rated: nothing stops a player from consulting an engine or
+    /// simply never moving.
+    pub fn is_rated(self) -> bool {
+        !matches!(self, Self::Untimed)
+    }
+
+    /// `self` if games of it can be rated, else why not.
+    pub fn rated(self) -> Result<Self, InvalidInput> {
+        if self.is_rated() {
+            Ok(self)
+        } else {
+            Err(InvalidInput::new(
+                "untimed games are not rated: there is no untimed rating",
+            ))
+        }
+    }
 
     /// The category of a game expected to last `seconds` per player: under 3
     /// minutes bullet, under 8 blitz, under 25 rapid, else classical.
@@ -61,6 +92,7 @@ impl SpeedCategory {
             Self::Rapid => "rapid",
             Self::Classical => "classical",
             Self::Correspondence => "correspondence",
+            Self::Untimed => "untimed",
         }
     }
 
@@ -86,6 +118,7 @@ impl TryFrom<i32> for SpeedCategory {
             Ok(pb::SpeedCategory::Rapid) => Ok(Self::Rapid),
             Ok(pb::SpeedCategory::Classical) => Ok(Self::Classical),
             Ok(pb::SpeedCategory::Correspondence) => Ok(Self::Correspondence),
+            Ok(pb::SpeedCategory::Untimed) => Ok(Self::Untimed),
             Ok(pb::SpeedCategory::Unspecified) | Err(_) => {
                 Err(InvalidInput::new("speed category must be given"))
             }
@@ -101,6 +134,7 @@ impl From<SpeedCategory> for pb::SpeedCategory {
             SpeedCategory::Rapid => Self::Rapid,
             SpeedCategory::Classical => Self::Classical,
             SpeedCategory::Correspondence => Self::Correspondence,
+            SpeedCategory::Untimed => Self::Untimed,
         }
     }
 }
@@ -173,11 +207,12 @@ impl TimeControl {
 
     /// The speed category, from the usual estimate of a game's length per
     /// player: initial time plus 40 increments; for n/k and daily games, 40
-    /// moves at their time per move. Daily and untimed games are
-    /// correspondence.
+    /// moves at their time per move. Daily games are correspondence; untimed
+    /// games have their own category.
     pub fn speed(self) -> SpeedCategory {
         match self {
-            Self::Untimed | Self::Daily { .. } => SpeedCategory::Correspondence,
+            Self::Untimed => SpeedCategory::Untimed,
+            Self::Daily { .. } => SpeedCategory::Correspondence,
             Self::Incremental {
                 initial_secs,
                 increment_secs,
@@ -444,7 +479,7 @@ mod tests {
             TimeControl::Daily { turn_hours: 48 }.speed(),
             SpeedCategory::Correspondence
         );
-        assert_eq!(TimeControl::Untimed.speed(), SpeedCategory::Correspondence);
+        assert_eq!(TimeControl::Untimed.speed(), SpeedCategory::Untimed);
     }
 
     #[test]
@@ -502,6 +537,26 @@ mod tests {
             );
             assert_eq!(SpeedCategory::from_name(c.as_str()), Some(c));
         }
+        assert_eq!(
+            SpeedCategory::from_name("untimed"),
+            Some(SpeedCategory::Untimed)
+        );
+    }
+
+    #[test]
+    fn untimed_games_are_never_rated() {
+        assert!(!SpeedCategory::Untimed.is_rated());
+        assert!(SpeedCategory::Untimed.rated().is_err());
+        assert!(!SpeedCategory::RATED.contains(&SpeedCategory::Untimed));
+        for c in SpeedCategory::RATED {
+            assert!(c.is_rated());
+            assert_eq!(c.rated(), Ok(c));
+        }
+        assert!(
+            SpeedCategory::ALL
+                .iter()
+                .all(|c| c.is_rated() == SpeedCategory::RATED.contains(c))
+        );
     }
 
     #[test]

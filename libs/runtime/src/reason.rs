@@ -32,11 +32,14 @@ pub enum Reason {
     InvalidRequest,
     /// The action is not possible in the current state.
     NotAllowed,
+    /// The game does not allow engine hints (a rated game, or one whose
+    /// players did not agree to them).
+    HintsNotAllowed,
 }
 
 impl Reason {
     /// Every reason.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::NotAPlayer,
         Self::NotYourTurn,
         Self::GameOver,
@@ -46,6 +49,7 @@ impl Reason {
         Self::EngineUnavailable,
         Self::InvalidRequest,
         Self::NotAllowed,
+        Self::HintsNotAllowed,
     ];
 
     /// The value sent on the wire.
@@ -60,6 +64,7 @@ impl Reason {
             Self::EngineUnavailable => "engine-unavailable",
             Self::InvalidRequest => "invalid-request",
             Self::NotAllowed => "not-allowed",
+            Self::HintsNotAllowed => "hints-not-allowed",
         }
     }
 

@@ -400,6 +400,9 @@ impl Actor {
 
     fn hint(&self, actor: &str) -> Result<HintPosition, Error> {
         let side = self.side_of(actor)?;
+        if !self.game.hints_allowed() {
+            return Err(Error::Game(GameError::HintsNotAllowed));
+        }
         if !self.game.is_active() {
             return Err(Error::Game(GameError::GameOver));
         }

@@ -57,6 +57,7 @@ impl GameApi {
             time_control: TimeControl::try_from(request.time_control.as_ref())?,
             rules: RuleSet::try_from(request.rules)?,
             rated: request.rated,
+            allow_hints: request.allow_hints,
             initial_fen: Some(request.initial_fen).filter(|f| !f.is_empty()),
         };
         let key = Some(request.idempotency_key).filter(|k| !k.is_empty());

@@ -188,6 +188,7 @@ pub fn game_state(game: &Game, now: Millis, with_moves: bool) -> pb::GameState {
         engine_failed: false,
         created_at: Some(timestamp(game.created_at())),
         finished_at: ending.map(|e| timestamp(e.at)),
+        hints_allowed: game.hints_allowed(),
     }
 }
 
@@ -227,6 +228,7 @@ pub fn row_state(row: &games::Model) -> Result<pb::GameState, store::StoreError>
         engine_failed: false,
         created_at: Some(timestamp(row.created_at)),
         finished_at: ending.map(|e| timestamp(e.at)),
+        hints_allowed: row.hints_allowed,
     })
 }
 

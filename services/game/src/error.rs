@@ -48,6 +48,9 @@ impl From<Error> for Status {
                         (Code::InvalidArgument, Reason::MalformedMove)
                     }
                     GameError::Illegal { .. } => (Code::FailedPrecondition, Reason::IllegalMove),
+                    GameError::HintsNotAllowed => {
+                        (Code::FailedPrecondition, Reason::HintsNotAllowed)
+                    }
                     GameError::NoDrawsInRuleSet
                     | GameError::NoAbortInRuleSet
                     | GameError::NoDrawOffer

@@ -95,7 +95,8 @@ async fn deliver(store: &Store, client: &mut RatingServiceClient<Channel>) -> bo
             black_id,
             result: result_pb(result) as i32,
             category: common::SpeedCategory::from(speed) as i32,
-            rated,
+            // Untimed games are never rated.
+            rated: rated && speed.is_rated(),
             finished_at: Some(timestamp(finished_at)),
         };
         match client.record_result(request).await {

@@ -34,6 +34,21 @@ async fn survives_a_crash(url: String) {
         .await
         .unwrap();
 
+    let with_hints = client
+        .create_game(pb::CreateGameRequest {
+            white: Some(guest("w")),
+            black: Some(guest("b")),
+            time_control: Some(untimed()),
+            allow_hints: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert!(with_hints.hints_allowed);
+
     let before = get(&mut client, &long).await;
     service.crash().await;
     // White's two seconds in `short` run out while nothing is running.
@@ -66,6 +81,9 @@ async fn survives_a_crash(url: String) {
 
     let still_offered = get(&mut client, &offered).await;
     assert_eq!(still_offered.draw_offer, c::Color::White as i32);
+    // Whether a game allows hints is stored with it.
+    assert!(get(&mut client, &with_hints.game_id).await.hints_allowed);
+    assert!(!get(&mut client, &long).await.hints_allowed);
 
     // Play goes on where it stopped.
     let r = play(&mut client, &long, "b", "Nc6").await.unwrap();

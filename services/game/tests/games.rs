@@ -175,6 +175,50 @@ async fn bad_input_is_refused_and_changes_nothing() {
         .unwrap_err();
     assert_eq!(e.code(), Code::InvalidArgument);
 
+    // Untimed games are never rated, and a rated game allows no hints.
+    for (time_control, allow_hints, word) in [
+        (untimed(), false, "untimed"),
+        (incremental(300, 0), true, "hints"),
+    ] {
+        let e = client
+            .create_game(pb::CreateGameRequest {
+                white: Some(registered("p1", "alice")),
+                black: Some(registered("p2", "bob")),
+                time_control: Some(time_control),
+                rated: true,
+                allow_hints,
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument);
+        assert!(e.message().contains(word), "{}", e.message());
+    }
+    // Two people who did not allow hints get none; the refusal comes before
+    // the engine is asked (none is reachable here) and changes nothing.
+    assert_eq!(game.speed, c::SpeedCategory::Untimed as i32);
+    assert!(!game.hints_allowed);
+    let e = client
+        .hint(pb::HintRequest {
+            game_id: id.into(),
+            player_id: "w".into(),
+            kind: pb::HintKind::Best as i32,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (e.code(), reason(&e)),
+        (Code::FailedPrecondition, Some(Reason::HintsNotAllowed))
+    );
+    // Legal moves are the rules' list, open to all.
+    let legal = client
+        .legal_moves(pb::LegalMovesRequest { game_id: id.into() })
+        .await
+        .unwrap()
+        .into_inner()
+        .moves;
+    assert_eq!(legal.len(), 20);
+
     let state = get(&mut client, id).await;
     assert_eq!(state.ply, 0);
     assert!(state.moves.is_empty());

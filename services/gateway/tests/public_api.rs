@@ -27,6 +27,7 @@ async fn challenge_and_accept(
             color: color as i32,
             rated: true,
             expires_in_seconds: 0,
+            allow_hints: false,
         }))
         .await
         .expect("challenge")
@@ -152,7 +153,19 @@ async fn accounts_sessions_and_profiles() {
         .unwrap()
         .into_inner();
     assert_eq!(board.rating_system, wire::RatingSystem::ClubElo as i32);
-    assert_eq!(board.entries.len(), 1);
+    // Alice has not played: she is not ranked (her profile shows her
+    // starting ratings).
+    assert!(board.entries.is_empty(), "{:?}", board.entries);
+    assert_eq!(profile.ratings.len(), 5);
+    assert!(profile.ratings.iter().all(|r| r.games_played == 0));
+    let untimed = accounts
+        .leaderboard(pb::LeaderboardRequest {
+            category: wire::SpeedCategory::Untimed as i32,
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(untimed.code(), Code::InvalidArgument);
     // Signed-in calls need a session.
     let status = system
         .lobby()
@@ -201,6 +214,44 @@ async fn only_a_games_players_act_in_it() {
     ] {
         assert_eq!(status.code(), Code::PermissionDenied);
     }
+    // A rated game between two people allows no engine help: the hint is
+    // refused, with its reason, and changes nothing; the rules' list of legal
+    // moves stays open.
+    let refused = play
+        .hint(alice.call(pb::HintRequest {
+            game_id: game_id.clone(),
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::FailedPrecondition);
+    assert_eq!(Reason::of(&refused), Some(Reason::HintsNotAllowed));
+    assert_eq!(
+        refused.metadata().get("chess-reason").unwrap(),
+        "hints-not-allowed"
+    );
+    let unchanged = play
+        .get_game(pb::GetGameRequest {
+            game_id: game_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert_eq!(
+        (unchanged.ply, unchanged.status),
+        (0, wire::GameStatus::Active as i32)
+    );
+    assert!(unchanged.rated && !unchanged.hints_allowed);
+    let legal = play
+        .legal_moves(pb::LegalMovesRequest {
+            game_id: game_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .moves;
+    assert_eq!(legal.len(), 20);
     // Bob cannot move for Alice.
     let status = make_move(&system, &bob, &game_id, "e4").await.unwrap_err();
     assert_eq!(status.code(), Code::FailedPrecondition);
@@ -279,6 +330,31 @@ async fn only_a_games_players_act_in_it() {
         matches!(live.kind, Some(GameKind::GameEnded(_))),
         "{live:?}"
     );
+    // Once the result reaches the rating service, both players are ranked;
+    // Mallory, registered but without a game, is not.
+    let mut accounts = system.accounts().await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let ranked = loop {
+        let board = accounts
+            .leaderboard(pb::LeaderboardRequest {
+                category: wire::SpeedCategory::Blitz as i32,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .entries;
+        if !board.is_empty() {
+            break board;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the result never reached the leaderboard"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    let names: Vec<_> = ranked.iter().map(|e| e.username.as_str()).collect();
+    assert_eq!(names, ["alice", "bob"]);
     let pgn = play
         .export_pgn(pb::ExportPgnRequest { game_id })
         .await
@@ -415,7 +491,10 @@ async fn playing_the_engine_with_hints() {
         .into_inner()
         .game
         .unwrap();
+    // Untimed: filed under its own category, unrated, hints allowed.
     assert!(!game.rated);
+    assert!(game.hints_allowed);
+    assert_eq!(game.speed, wire::SpeedCategory::Untimed as i32);
     assert!(matches!(
         game.black.and_then(|p| p.kind),
         Some(wire::player::Kind::Engine(wire::EnginePlayer { level: 1 }))
@@ -451,13 +530,135 @@ async fn playing_the_engine_with_hints() {
     }
     let board = play
         .board(pb::BoardRequest {
-            game_id: game.game_id,
+            game_id: game.game_id.clone(),
         })
         .await
         .unwrap()
         .into_inner()
         .board;
     assert!(board.contains("+---+"), "{board}");
+
+    // Finishing it changes no rating.
+    play.resign(alice.call(pb::ResignRequest {
+        game_id: game.game_id.clone(),
+    }))
+    .await
+    .unwrap();
+    let profile = system
+        .accounts()
+        .await
+        .get_profile(pb::GetProfileRequest {
+            username: "alice".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .profile
+        .unwrap();
+    assert!(profile.ratings.iter().all(|r| r.games_played == 0));
+    assert!(
+        profile
+            .ratings
+            .iter()
+            .all(|r| r.category != wire::SpeedCategory::Untimed as i32)
+    );
+}
+
+/// Between two people, hints need an unrated game whose seek (or challenge)
+/// allowed them; the other player sees that before joining.
+#[tokio::test]
+async fn hints_between_people_need_their_consent() {
+    let system = System::start(&[]).await;
+    let alice = system.sign_up("alice").await;
+    let bob = system.sign_up("bob").await;
+    let _alice_events = events(&system, &alice).await;
+    let mut lobby = system.lobby().await;
+    let mut play = system.play().await;
+
+    for (time_control, allow_hints, word) in [
+        (blitz(), true, "hints"),
+        (
+            wire::TimeControl {
+                kind: Some(wire::time_control::Kind::Untimed(wire::Untimed {})),
+            },
+            false,
+            "untimed",
+        ),
+    ] {
+        let refused = lobby
+            .create_seek(alice.call(pb::CreateSeekRequest {
+                time_control: Some(time_control),
+                rated: true,
+                allow_hints,
+                ..Default::default()
+            }))
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), Code::InvalidArgument);
+        assert!(refused.message().contains(word), "{}", refused.message());
+    }
+
+    let hint = |game_id: &str| {
+        let mut play = play.clone();
+        let request = bob.call(pb::HintRequest {
+            game_id: game_id.to_owned(),
+        });
+        async move { play.hint(request).await }
+    };
+    let mut game_of = async |allow_hints: bool| {
+        let seek = lobby
+            .create_seek(alice.call(pb::CreateSeekRequest {
+                time_control: Some(blitz()),
+                color: wire::ColorChoice::Black as i32,
+                rated: false,
+                accept_mode: wire::AcceptMode::Automatic as i32,
+                allow_hints,
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .seek
+            .unwrap();
+        let listed = lobby
+            .list_seeks(pb::ListSeeksRequest::default())
+            .await
+            .unwrap()
+            .into_inner()
+            .seeks;
+        let shown = listed.iter().find(|s| s.seek_id == seek.seek_id).unwrap();
+        assert_eq!(shown.allow_hints, allow_hints);
+        lobby
+            .request_seek(bob.call(pb::RequestSeekRequest {
+                seek_id: seek.seek_id,
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .request
+            .unwrap()
+            .game_id
+    };
+    let with_hints = game_of(true).await;
+    let without = game_of(false).await;
+
+    // Bob is white in both.
+    let best = hint(&with_hints).await.unwrap().into_inner().best_move;
+    assert_eq!(best.len(), 4, "{best}");
+    let refused = hint(&without).await.unwrap_err();
+    assert_eq!(refused.code(), Code::FailedPrecondition);
+    assert_eq!(Reason::of(&refused), Some(Reason::HintsNotAllowed));
+    // Alice may ask too, on her turn.
+    make_move(&system, &bob, &with_hints, &best).await.unwrap();
+    let answer = play
+        .hint(alice.call(pb::HintRequest {
+            game_id: with_hints.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .best_move;
+    assert!(!answer.is_empty());
 }
 
 #[tokio::test]

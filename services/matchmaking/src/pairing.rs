@@ -162,6 +162,8 @@ async fn pair(
         time_control: Some(chess_domain::TimeControl::Untimed.into()),
         rules: common::RuleSet::Uqchess as i32,
         rated: false,
+        // Hints are part of the uqchess protocol.
+        allow_hints: true,
         initial_fen: String::new(),
         idempotency_key: String::new(),
     });

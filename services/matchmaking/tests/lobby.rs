@@ -48,7 +48,16 @@ async fn request(
 }
 
 async fn game_players(lobby: &Lobby, game_id: &str) -> (String, String) {
-    let game = lobby
+    let game = game_state(lobby, game_id).await;
+    let id = |p: Option<wire::Player>| match p.and_then(|p| p.kind) {
+        Some(wire::player::Kind::Registered(r)) => r.player_id,
+        other => panic!("not a registered player: {other:?}"),
+    };
+    (id(game.white), id(game.black))
+}
+
+async fn game_state(lobby: &Lobby, game_id: &str) -> wire::GameState {
+    lobby
         .games()
         .await
         .get_game(GetGameRequest {
@@ -58,12 +67,7 @@ async fn game_players(lobby: &Lobby, game_id: &str) -> (String, String) {
         .expect("the game exists")
         .into_inner()
         .game
-        .expect("state");
-    let id = |p: Option<wire::Player>| match p.and_then(|p| p.kind) {
-        Some(wire::player::Kind::Registered(r)) => r.player_id,
-        other => panic!("not a registered player: {other:?}"),
-    };
-    (id(game.white), id(game.black))
+        .expect("state")
 }
 
 #[tokio::test]
@@ -366,6 +370,8 @@ async fn tables_survive_a_restart(mut lobby: Lobby) {
     let _alice_events = watch(&mut client, &alice).await;
     let mut table = seek(&alice, daily(72), wire::AcceptMode::Manual);
     table.color = wire::ColorChoice::Black as i32;
+    table.rated = false;
+    table.allow_hints = true;
     let table = client
         .create_seek(table)
         .await
@@ -387,6 +393,7 @@ async fn tables_survive_a_restart(mut lobby: Lobby) {
             color: wire::ColorChoice::White as i32,
             rated: false,
             expires_in_seconds: 0,
+            allow_hints: true,
         })
         .await
         .unwrap()
@@ -394,6 +401,7 @@ async fn tables_survive_a_restart(mut lobby: Lobby) {
         .challenge
         .unwrap();
     assert_eq!(challenge.challenged_id, alice.id);
+    assert!(challenge.allow_hints);
 
     lobby.crash_matchmaking().await;
     lobby.start_matchmaking().await;
@@ -404,6 +412,7 @@ async fn tables_survive_a_restart(mut lobby: Lobby) {
     assert_eq!(seen[0].seek_id, table.seek_id);
     assert_eq!(seen[0].time_control, Some(daily(72)));
     assert_eq!(seen[0].color, wire::ColorChoice::Black as i32);
+    assert!(seen[0].allow_hints && !seen[0].rated);
     let received = client
         .list_seek_requests(pb::ListSeekRequestsRequest {
             player_id: alice.id.clone(),
@@ -428,6 +437,8 @@ async fn tables_survive_a_restart(mut lobby: Lobby) {
         game_players(&lobby, &accepted.game_id).await,
         (bob.id.clone(), alice.id.clone())
     );
+    // The table's consent to hints reached its game.
+    assert!(game_state(&lobby, &accepted.game_id).await.hints_allowed);
     let incoming = client
         .list_challenges(pb::ListChallengesRequest {
             player_id: alice.id.clone(),
@@ -438,6 +449,7 @@ async fn tables_survive_a_restart(mut lobby: Lobby) {
         .incoming;
     assert_eq!(incoming.len(), 1);
     assert_eq!(incoming[0].challenge_id, challenge.challenge_id);
+    assert!(incoming[0].allow_hints);
 
     // And what is settled stays settled.
     lobby.crash_matchmaking().await;
@@ -473,6 +485,7 @@ async fn challenges_are_accepted_declined_and_cancelled() {
         color: color as i32,
         rated: true,
         expires_in_seconds: 0,
+        allow_hints: false,
     };
 
     let unknown = client
@@ -529,6 +542,9 @@ async fn challenges_are_accepted_declined_and_cancelled() {
         game_players(&lobby, &accepted.game_id).await,
         (bob.id.clone(), alice.id.clone())
     );
+    // A rated challenge: no hints in its game.
+    let game = game_state(&lobby, &accepted.game_id).await;
+    assert!(game.rated && !game.hints_allowed);
     match next_event(&mut alice_events).await {
         Kind::ChallengeAccepted(c) => assert_eq!(c.game_id, accepted.game_id),
         other => panic!("unexpected {other:?}"),
@@ -635,6 +651,7 @@ async fn challenges_expire_on_their_timer() {
             time_control: chess_domain::TimeControl::Untimed,
             color: chess_domain::ColorChoice::Either,
             rated: false,
+            allow_hints: false,
             status: ChallengeStatus::Pending,
             decline_reason: String::new(),
             game_id: None,
@@ -703,4 +720,100 @@ async fn bad_input_is_refused() {
     assert_eq!(status.code(), Code::InvalidArgument);
     let status = request(&lobby, "no-such-seek", &alice).await.unwrap_err();
     assert_eq!(status.code(), Code::NotFound);
+
+    // Untimed games are never rated, and rated games allow no hints.
+    let untimed = wire::TimeControl {
+        kind: Some(wire::time_control::Kind::Untimed(wire::Untimed {})),
+    };
+    let rated_untimed = seek(&alice, untimed, wire::AcceptMode::Manual);
+    let mut rated_hints = seek(&alice, blitz(), wire::AcceptMode::Manual);
+    rated_hints.allow_hints = true;
+    let mut ranged_untimed = seek(&alice, untimed, wire::AcceptMode::Manual);
+    ranged_untimed.rated = false;
+    ranged_untimed.min_rating = 1000;
+    for (bad, word) in [
+        (rated_untimed, "untimed"),
+        (rated_hints, "hints"),
+        (ranged_untimed, "untimed"),
+    ] {
+        let status = client.create_seek(bad).await.unwrap_err();
+        assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+        assert!(status.message().contains(word), "{}", status.message());
+    }
+    let bob = lobby.register("bob").await;
+    let challenge = |time_control: wire::TimeControl, allow_hints| pb::CreateChallengeRequest {
+        player_id: bob.id.clone(),
+        username: bob.name.clone(),
+        opponent_username: "alice".into(),
+        time_control: Some(time_control),
+        color: wire::ColorChoice::White as i32,
+        rated: true,
+        expires_in_seconds: 0,
+        allow_hints,
+    };
+    for (bad, word) in [
+        (challenge(untimed, false), "untimed"),
+        (challenge(blitz(), true), "hints"),
+    ] {
+        let status = client.create_challenge(bad).await.unwrap_err();
+        assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+        assert!(status.message().contains(word), "{}", status.message());
+    }
+    let listed = client
+        .list_challenges(pb::ListChallengesRequest {
+            player_id: alice.id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(listed.incoming.is_empty(), "a refused challenge was kept");
+}
+
+/// An unrated untimed seek is listed under its own category, without a
+/// rating beside it, and its game is untimed and unrated.
+#[tokio::test]
+async fn untimed_seeks_have_their_own_category() {
+    let lobby = Lobby::start().await;
+    let alice = lobby.register("alice").await;
+    let bob = lobby.register("bob").await;
+    let mut client = lobby.client().await;
+    let _alice_events = watch(&mut client, &alice).await;
+    let untimed = wire::TimeControl {
+        kind: Some(wire::time_control::Kind::Untimed(wire::Untimed {})),
+    };
+    let mut casual = seek(&alice, untimed, wire::AcceptMode::Automatic);
+    casual.rated = false;
+    let posted = client
+        .create_seek(casual)
+        .await
+        .unwrap()
+        .into_inner()
+        .seek
+        .unwrap();
+    assert_eq!(posted.speed, wire::SpeedCategory::Untimed as i32);
+    assert_eq!(posted.poster_rating, 0);
+    assert!(!posted.allow_hints);
+    let listed = |speed: wire::SpeedCategory| {
+        let mut client = client.clone();
+        let viewer = bob.id.clone();
+        async move {
+            client
+                .list_seeks(pb::ListSeeksRequest {
+                    viewer_id: viewer,
+                    speed: speed as i32,
+                    page_size: 0,
+                    page_token: String::new(),
+                })
+                .await
+                .unwrap()
+                .into_inner()
+                .seeks
+        }
+    };
+    assert_eq!(listed(wire::SpeedCategory::Untimed).await.len(), 1);
+    assert!(listed(wire::SpeedCategory::Correspondence).await.is_empty());
+    let started = request(&lobby, &posted.seek_id, &bob).await.unwrap();
+    let game = game_state(&lobby, &started.game_id).await;
+    assert_eq!(game.speed, wire::SpeedCategory::Untimed as i32);
+    assert!(!game.rated && !game.hints_allowed);
 }

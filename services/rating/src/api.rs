@@ -173,7 +173,7 @@ impl RatingApi {
         &self,
         request: pb::GetRatingsRequest,
     ) -> Result<pb::GetRatingsResponse, Error> {
-        let category = SpeedCategory::try_from(request.category)?;
+        let category = SpeedCategory::try_from(request.category)?.rated()?;
         if request.player_ids.len() > MAX_RATINGS_PER_CALL {
             return Err(Error::Invalid(format!(
                 "at most {MAX_RATINGS_PER_CALL} players per call"
@@ -252,7 +252,9 @@ impl RatingApi {
         &self,
         request: pb::LeaderboardRequest,
     ) -> Result<pb::LeaderboardResponse, Error> {
-        let category = SpeedCategory::try_from(request.category)?;
+        // No untimed leaderboard: such games are never rated, so an empty
+        // list would suggest nobody had played one yet.
+        let category = SpeedCategory::try_from(request.category)?.rated()?;
         let after = convert::leaderboard_cursor(&request.page_token)?;
         let size = convert::page_size(request.page_size);
         let mut rows = self

@@ -114,12 +114,13 @@ pub fn history_pb(entry: HistoryEntry) -> pb::RatingHistoryEntry {
     }
 }
 
-/// A category that may be left unspecified (meaning every category).
+/// A rated category that may be left unspecified (meaning every category).
 pub fn optional_category(value: i32) -> Result<Option<SpeedCategory>, Error> {
     if value == pb::SpeedCategory::Unspecified as i32 {
         Ok(None)
     } else {
         SpeedCategory::try_from(value)
+            .and_then(SpeedCategory::rated)
             .map(Some)
             .map_err(Error::from)
     }
@@ -142,12 +143,17 @@ impl TryFrom<rpc::RecordResultRequest> for GameReport {
                 return Err(Error::Invalid("a result must be given".into()));
             }
         };
+        let category = SpeedCategory::try_from(request.category)?;
+        if request.rated {
+            // Recorded unrated, an untimed game is kept like any other.
+            category.rated()?;
+        }
         Ok(Self {
             game_id: request.game_id,
             white_id: request.white_id,
             black_id: request.black_id,
             result,
-            category: SpeedCategory::try_from(request.category)?,
+            category,
             rated: request.rated,
             finished_at_ms: request.finished_at.as_ref().map(millis).transpose()?,
         })

@@ -43,6 +43,7 @@ on_sqlite_and_postgres!(
     parallel_results_for_one_player_lose_nothing,
     replayed_results_change_nothing,
     leaderboard_order_and_paging,
+    untimed_games_are_never_rated,
     restart_keeps_accounts_and_ratings,
     glicko2_ratings,
     logistic_elo_ratings,
@@ -406,9 +407,13 @@ async fn leaderboard_order_and_paging(url: &str) {
     let service = RatingService::start(url).await;
     let mut client = service.client().await;
     let mut ids = std::collections::HashMap::new();
-    for name in ["alice", "Bob", "carol", "dave", "Eve"] {
+    for name in ["alice", "Bob", "carol", "dave", "Eve", "frank"] {
         ids.insert(name, register(&mut client, name).await);
     }
+    // An unrated game does not put its players on the board.
+    let mut casual = game("l0", &ids["Eve"], &ids["frank"], GameResult::WhiteWins);
+    casual.rated = false;
+    client.record_result(casual).await.expect("record unrated");
     for (game_id, white, black) in [
         ("l1", "alice", "Bob"),
         ("l2", "carol", "dave"),
@@ -424,17 +429,18 @@ async fn leaderboard_order_and_paging(url: &str) {
             .await
             .expect("record");
     }
-    // alice 1220 (2 games); carol and Eve 1200 (2 and 0); Bob and dave 1190.
+    // alice 1220 (2 games); carol 1200 (2); Bob and dave 1190. Eve and
+    // frank have played no rated game: they are not ranked.
     let expected = [
         ("alice", 1220.0, 2),
         ("carol", 1200.0, 2),
-        ("Eve", 1200.0, 0),
         ("Bob", 1190.0, 1),
         ("dave", 1190.0, 1),
     ];
     let whole = full_leaderboard(&mut client, 0).await;
-    let paged = full_leaderboard(&mut client, 2).await;
-    assert_eq!(whole, paged);
+    for page_size in [1, 2, 3] {
+        assert_eq!(whole, full_leaderboard(&mut client, page_size).await);
+    }
     let seen: Vec<_> = whole
         .iter()
         .map(|e| {
@@ -448,8 +454,26 @@ async fn leaderboard_order_and_paging(url: &str) {
         assert_eq!(entry.player_id, ids[entry.username.as_str()]);
     }
 
-    // A category without games lists everyone at the initial rating, by
-    // name.
+    // Their profile still shows the starting rating, in every rated
+    // category.
+    let eve = client
+        .get_player(pb::GetPlayerRequest {
+            key: Some(Key::PlayerId(ids["Eve"].clone())),
+        })
+        .await
+        .expect("profile")
+        .into_inner()
+        .profile
+        .expect("a profile");
+    assert_eq!(eve.ratings.len(), 5);
+    let eve_blitz = eve
+        .ratings
+        .iter()
+        .find(|r| r.category == SpeedCategory::Blitz as i32)
+        .expect("a blitz rating");
+    assert_eq!((eve_blitz.rating, eve_blitz.games_played), (1200.0, 0));
+
+    // A category nobody has played has an empty board.
     let bullet = client
         .leaderboard(pb::LeaderboardRequest {
             category: SpeedCategory::Bullet as i32,
@@ -461,8 +485,7 @@ async fn leaderboard_order_and_paging(url: &str) {
         .into_inner();
     assert_eq!(bullet.rating_system, RatingSystem::ClubElo as i32);
     assert!(bullet.next_page_token.is_empty());
-    let names: Vec<_> = bullet.entries.iter().map(|e| e.username.as_str()).collect();
-    assert_eq!(names, ["alice", "Bob", "carol", "dave", "Eve"]);
+    assert!(bullet.entries.is_empty());
 
     let status = client
         .leaderboard(pb::LeaderboardRequest {
@@ -474,6 +497,90 @@ async fn leaderboard_order_and_paging(url: &str) {
         .expect_err("bad token accepted");
     assert_eq!(status.code(), Code::InvalidArgument);
 
+    service.stop().await;
+}
+
+/// Untimed games are never rated: no rating, history or leaderboard in that
+/// category, and a report of a rated untimed game is refused.
+async fn untimed_games_are_never_rated(url: &str) {
+    let service = RatingService::start(url).await;
+    let mut client = service.client().await;
+    let a = register(&mut client, "timeless").await;
+    let b = register(&mut client, "clockless").await;
+
+    let mut rated = game("u1", &a, &b, GameResult::WhiteWins);
+    rated.category = SpeedCategory::Untimed as i32;
+    let status = client
+        .record_result(rated.clone())
+        .await
+        .expect_err("rated untimed game accepted");
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(status.message().contains("untimed"), "{}", status.message());
+
+    // Reported unrated, it is kept (so a repeat is known) and changes nothing.
+    let mut unrated = rated;
+    unrated.rated = false;
+    let recorded = client
+        .record_result(unrated.clone())
+        .await
+        .expect("unrated untimed game")
+        .into_inner();
+    assert!(recorded.first_time);
+    assert_eq!((recorded.white, recorded.black), (None, None));
+    assert!(
+        !client
+            .record_result(unrated)
+            .await
+            .expect("repeat")
+            .into_inner()
+            .first_time
+    );
+    assert_eq!(blitz(&mut client, &a).await.games_played, 0);
+    assert!(full_history(&mut client, &a, 50).await.is_empty());
+
+    let untimed = SpeedCategory::Untimed as i32;
+    let refusals = [
+        client
+            .leaderboard(pb::LeaderboardRequest {
+                category: untimed,
+                page_size: 0,
+                page_token: String::new(),
+            })
+            .await
+            .map(drop),
+        client
+            .get_rating_history(pb::GetRatingHistoryRequest {
+                player_id: a.clone(),
+                category: untimed,
+                page_size: 0,
+                page_token: String::new(),
+            })
+            .await
+            .map(drop),
+        client
+            .get_ratings(pb::GetRatingsRequest {
+                player_ids: vec![a.clone()],
+                category: untimed,
+            })
+            .await
+            .map(drop),
+    ];
+    for refusal in refusals {
+        let status = refusal.expect_err("an untimed rating was served");
+        assert_eq!(status.code(), Code::InvalidArgument);
+        assert!(status.message().contains("untimed"), "{}", status.message());
+    }
+
+    let profile = client
+        .get_player(pb::GetPlayerRequest {
+            key: Some(Key::PlayerId(a.clone())),
+        })
+        .await
+        .expect("profile")
+        .into_inner()
+        .profile
+        .expect("a profile");
+    assert!(profile.ratings.iter().all(|r| r.category != untimed));
     service.stop().await;
 }
 

@@ -164,6 +164,7 @@ async fn start_game(channel: &Channel, white: &Player, black: &Player) -> Result
             color: common::ColorChoice::White as i32,
             rated: false,
             expires_in_seconds: 0,
+            allow_hints: false,
         }))
         .await?
         .into_inner()

@@ -217,6 +217,10 @@ pub enum GameError {
     NoRepetition,
     #[error("too late to abort: both sides have moved")]
     TooLateToAbort,
+    #[error(
+        "hints are not allowed in this game: only against the computer, or in an unrated game whose players both allowed them"
+    )]
+    HintsNotAllowed,
 }
 
 /// What a new game is made of.
@@ -227,6 +231,9 @@ pub struct GameSetup {
     pub time_control: TimeControl,
     pub rules: RuleSet,
     pub rated: bool,
+    /// The players agreed to engine hints. Games against the engine and
+    /// uqchess games allow them anyway.
+    pub allow_hints: bool,
     /// None for the standard start.
     pub initial_fen: Option<String>,
 }
@@ -248,6 +255,10 @@ pub enum SetupError {
     EngineLevel,
     #[error("uqchess games are untimed and unrated")]
     UqchessTimed,
+    #[error("untimed games cannot be rated")]
+    RatedUntimed,
+    #[error("hints cannot be allowed in a rated game")]
+    HintsInRatedGame,
     #[error("stored move {ply} ({uci}) does not replay: {reason}")]
     Replay {
         ply: u32,
@@ -272,6 +283,7 @@ pub struct Game {
     black: Participant,
     rules: RuleSet,
     rated: bool,
+    hints_allowed: bool,
     created_at: Millis,
     initial_fen: String,
     position: Chess,
@@ -312,6 +324,21 @@ fn looks_like_uci(input: &str) -> bool {
 impl Game {
     /// A new game created at `now`.
     pub fn new(id: String, setup: GameSetup, now: Millis) -> Result<Self, SetupError> {
+        let game = Self::build(id, setup, now)?;
+        // Rules for new games only: a stored game keeps what it was created
+        // with (older untimed games could be rated).
+        if game.rated && !game.time_control().is_timed() {
+            return Err(SetupError::RatedUntimed);
+        }
+        if game.rated && game.hints_allowed {
+            return Err(SetupError::HintsInRatedGame);
+        }
+        Ok(game)
+    }
+
+    /// The game of `setup`, checked for what makes any game (new or stored)
+    /// playable.
+    fn build(id: String, setup: GameSetup, now: Millis) -> Result<Self, SetupError> {
         match (&setup.white, &setup.black) {
             (Participant::Engine { .. }, Participant::Engine { .. }) => {
                 return Err(SetupError::EngineVsEngine);
@@ -342,12 +369,18 @@ impl Game {
         if position.legal_moves().is_empty() {
             return Err(SetupError::NoMoves);
         }
+        let hints_allowed = setup.allow_hints
+            || setup.rules == RuleSet::Uqchess
+            || [&setup.white, &setup.black]
+                .iter()
+                .any(|p| matches!(p, Participant::Engine { .. }));
         Ok(Self {
             id,
             white: setup.white,
             black: setup.black,
             rules: setup.rules,
             rated: setup.rated,
+            hints_allowed,
             created_at: now,
             history: vec![hash_of(&position)],
             initial_fen,
@@ -369,7 +402,7 @@ impl Game {
         draw_offer: Option<Color>,
         ending: Option<Ending>,
     ) -> Result<Self, SetupError> {
-        let mut game = Self::new(id, setup, created_at)?;
+        let mut game = Self::build(id, setup, created_at)?;
         for (index, stored) in moves.into_iter().enumerate() {
             let ply = index as u32 + 1;
             let replay_error = |reason: String| SetupError::Replay {
@@ -420,6 +453,12 @@ impl Game {
 
     pub fn rated(&self) -> bool {
         self.rated
+    }
+
+    /// Whether the players may ask for engine hints: against the engine, in
+    /// uqchess games, and where both players agreed (never when rated).
+    pub fn hints_allowed(&self) -> bool {
+        self.hints_allowed
     }
 
     pub fn time_control(&self) -> TimeControl {
@@ -859,6 +898,7 @@ mod tests {
                 time_control: tc,
                 rules,
                 rated: false,
+                allow_hints: false,
                 initial_fen: fen.map(str::to_owned),
             },
             0,
@@ -1230,6 +1270,7 @@ mod tests {
                 time_control: tc,
                 rules: RuleSet::Standard,
                 rated: false,
+                allow_hints: false,
                 initial_fen: None,
             },
             g.created_at(),
@@ -1284,6 +1325,7 @@ mod tests {
             time_control: TimeControl::Untimed,
             rules: RuleSet::Standard,
             rated,
+            allow_hints: false,
             initial_fen: fen.map(str::to_owned),
         };
         let e = Participant::Engine { level: 3 };
@@ -1321,5 +1363,85 @@ mod tests {
             ),
             Err(SetupError::Fen(_))
         ));
+    }
+
+    fn registered(id: &str) -> Participant {
+        Participant::Registered {
+            id: id.to_owned(),
+            username: id.to_owned(),
+        }
+    }
+
+    #[test]
+    fn untimed_games_are_not_rated_and_rated_games_have_no_hints() {
+        let blitz = TimeControl::Incremental {
+            initial_secs: 300,
+            increment_secs: 0,
+        };
+        let setup = |time_control, rated, allow_hints| GameSetup {
+            white: registered("a"),
+            black: registered("b"),
+            time_control,
+            rules: RuleSet::Standard,
+            rated,
+            allow_hints,
+            initial_fen: None,
+        };
+        assert_eq!(
+            Game::new("x".into(), setup(TimeControl::Untimed, true, false), 0).unwrap_err(),
+            SetupError::RatedUntimed
+        );
+        assert_eq!(
+            Game::new("x".into(), setup(blitz, true, true), 0).unwrap_err(),
+            SetupError::HintsInRatedGame
+        );
+        assert!(
+            Game::new("x".into(), setup(blitz, true, false), 0)
+                .unwrap()
+                .rated()
+        );
+        // A stored game keeps what it was created with.
+        let old = Game::restore(
+            "x".into(),
+            setup(TimeControl::Untimed, true, false),
+            0,
+            Vec::new(),
+            None,
+            None,
+        )
+        .unwrap();
+        assert!(old.rated() && !old.hints_allowed());
+    }
+
+    #[test]
+    fn who_may_have_hints() {
+        let setup = |white, black, rules, allow_hints| GameSetup {
+            white,
+            black,
+            time_control: TimeControl::Untimed,
+            rules,
+            rated: false,
+            allow_hints,
+            initial_fen: None,
+        };
+        let engine = Participant::Engine { level: 3 };
+        let new = |s| Game::new("x".into(), s, 0).unwrap().hints_allowed();
+        // Two people: only if they agreed.
+        assert!(!new(setup(
+            guest("a"),
+            guest("b"),
+            RuleSet::Standard,
+            false
+        )));
+        assert!(new(setup(guest("a"), guest("b"), RuleSet::Standard, true)));
+        // The computer, either side, and uqchess games: always.
+        assert!(new(setup(
+            guest("a"),
+            engine.clone(),
+            RuleSet::Standard,
+            false
+        )));
+        assert!(new(setup(engine, guest("b"), RuleSet::Standard, false)));
+        assert!(new(setup(guest("a"), guest("b"), RuleSet::Uqchess, false)));
     }
 }

@@ -26,6 +26,8 @@ pub mod games {
         /// `standard` or `uqchess`.
         pub rules: String,
         pub rated: bool,
+        /// Whether the players may ask for hints; fixed at creation.
+        pub hints_allowed: bool,
         pub initial_fen: String,
         /// Position and ply count as of the last change of status or draw
         /// offer, for listings of finished games; the moves table is the

@@ -9,7 +9,11 @@ pub struct Migrator;
 
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(CreateGames)]
+        vec![
+            Box::new(CreateGames),
+            Box::new(UntimedCategory),
+            Box::new(HintsAllowed),
+        ]
     }
 }
 
@@ -124,5 +128,127 @@ impl MigrationTrait for CreateGames {
                 .await?;
         }
         Ok(())
+    }
+}
+
+/// Untimed games were filed under correspondence: they move to a category of
+/// their own. Untimed games are never rated: those still in play, and results
+/// not yet delivered, become unrated. Finished games keep their rated flag:
+/// their ratings were applied.
+struct UntimedCategory;
+
+// Named by hand: the derived name is the file's, which the first migration
+// already has.
+impl MigrationName for UntimedCategory {
+    fn name(&self) -> &str {
+        "m20261123_000001_untimed_category"
+    }
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for UntimedCategory {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let untimed = || Expr::col("time_control").eq("untimed");
+        let statements = [
+            Query::update()
+                .table("games")
+                .value("speed", "untimed")
+                .and_where(untimed())
+                .to_owned(),
+            Query::update()
+                .table("games")
+                .value("rated", false)
+                .and_where(untimed())
+                .and_where(Expr::col("status").eq("active"))
+                .to_owned(),
+            Query::update()
+                .table("results_outbox")
+                .value("speed", "untimed")
+                .value("rated", false)
+                .and_where(
+                    Expr::col("game_id").in_subquery(
+                        Query::select()
+                            .column("id")
+                            .from("games")
+                            .and_where(untimed())
+                            .to_owned(),
+                    ),
+                )
+                .to_owned(),
+        ];
+        let db = manager.get_connection();
+        for statement in statements {
+            db.execute(&statement).await?;
+        }
+        Ok(())
+    }
+
+    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let db = manager.get_connection();
+        for table in ["games", "results_outbox"] {
+            db.execute(
+                &Query::update()
+                    .table(table)
+                    .value("speed", "correspondence")
+                    .and_where(Expr::col("speed").eq("untimed"))
+                    .to_owned(),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+}
+
+/// Adds `games.hints_allowed`. Existing games allow hints where the rules
+/// always did: against the engine and under the uqchess rules; players of a
+/// game between two people were never asked.
+struct HintsAllowed;
+
+// Named by hand: the derived name is the file's, which the first migration
+// already has.
+impl MigrationName for HintsAllowed {
+    fn name(&self) -> &str {
+        "m20261123_000002_hints_allowed"
+    }
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for HintsAllowed {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager
+            .alter_table(
+                Table::alter()
+                    .table("games")
+                    .add_column(boolean("hints_allowed").default(false))
+                    .to_owned(),
+            )
+            .await?;
+        manager
+            .get_connection()
+            .execute(
+                &Query::update()
+                    .table("games")
+                    .value("hints_allowed", true)
+                    .cond_where(
+                        Cond::any()
+                            .add(Expr::col("white_kind").eq("engine"))
+                            .add(Expr::col("black_kind").eq("engine"))
+                            .add(Expr::col("rules").eq("uqchess")),
+                    )
+                    .to_owned(),
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager
+            .alter_table(
+                Table::alter()
+                    .table("games")
+                    .drop_column("hints_allowed")
+                    .to_owned(),
+            )
+            .await
     }
 }

@@ -574,6 +574,7 @@ pub fn new_game_row(game: &Game, idempotency_key: Option<String>) -> games::Acti
         speed: Set(game.time_control().speed().as_str().to_owned()),
         rules: Set(encode_rules(game.rules()).to_owned()),
         rated: Set(game.rated()),
+        hints_allowed: Set(game.hints_allowed()),
         initial_fen: Set(game.initial_fen().to_owned()),
         fen: Set(game.fen()),
         ply: Set(game.ply() as i32),
@@ -623,7 +624,9 @@ pub fn ops_for(game: &Game, events: &[Event], now: i64) -> Vec<WriteOp> {
                         black_id: Set(black_id.clone()),
                         result: Set(encode_result(result).to_owned()),
                         speed: Set(game.time_control().speed().as_str().to_owned()),
-                        rated: Set(game.rated()),
+                        // An untimed game stored as rated before untimed
+                        // games had their category is reported unrated.
+                        rated: Set(game.rated() && game.time_control().speed().is_rated()),
                         finished_at: Set(ending.at),
                     }));
                 }
@@ -697,6 +700,7 @@ pub fn row_setup(row: &games::Model) -> Result<(GameSetup, Option<Ending>), Stor
         time_control,
         rules,
         rated: row.rated,
+        allow_hints: row.hints_allowed,
         initial_fen: Some(row.initial_fen.clone()),
     };
     Ok((setup, ending))
@@ -767,9 +771,185 @@ mod tests {
             time_control: TimeControl::Untimed,
             rules: RuleSet::Standard,
             rated: false,
+            allow_hints: false,
             initial_fen: None,
         };
         Game::new(id.to_owned(), setup, 0).unwrap()
+    }
+
+    /// A database made before untimed games had their category and games
+    /// said whether they allow hints is brought up to date: untimed games are
+    /// filed as untimed, those in play and undelivered results become
+    /// unrated, and only engine and uqchess games allow hints.
+    async fn older_games_are_migrated(url: String) {
+        use sea_orm::ConnectionTrait as _;
+
+        let db = chess_storage::connect(&url, 1).await.unwrap();
+        migration::Migrator::up(&db, Some(1)).await.unwrap();
+        let old_row =
+            |id: &str, black_kind: &str, tc: &str, speed: &str, rules: &str, status: &str| {
+                Query::insert()
+                    .into_table("games")
+                    .columns([
+                        "id",
+                        "white_kind",
+                        "white_id",
+                        "white_name",
+                        "white_level",
+                        "black_kind",
+                        "black_id",
+                        "black_name",
+                        "black_level",
+                        "time_control",
+                        "speed",
+                        "rules",
+                        "rated",
+                        "initial_fen",
+                        "fen",
+                        "ply",
+                        "status",
+                        "created_at",
+                        "updated_at",
+                    ])
+                    .values_panic([
+                        id.into(),
+                        "registered".into(),
+                        "a".into(),
+                        "alice".into(),
+                        0.into(),
+                        black_kind.into(),
+                        (if black_kind == "engine" { "" } else { "b" }).into(),
+                        "bob".into(),
+                        (if black_kind == "engine" { 3 } else { 0 }).into(),
+                        tc.into(),
+                        speed.into(),
+                        rules.into(),
+                        (black_kind == "registered").into(),
+                        crate::model::game::STARTING_FEN.into(),
+                        crate::model::game::STARTING_FEN.into(),
+                        0.into(),
+                        status.into(),
+                        1i64.into(),
+                        1i64.into(),
+                    ])
+                    .to_owned()
+            };
+        for row in [
+            old_row(
+                "engine",
+                "engine",
+                "untimed",
+                "correspondence",
+                "standard",
+                "active",
+            ),
+            old_row(
+                "uq",
+                "guest",
+                "untimed",
+                "correspondence",
+                "uqchess",
+                "active",
+            ),
+            old_row(
+                "casual",
+                "registered",
+                "untimed",
+                "correspondence",
+                "standard",
+                "active",
+            ),
+            old_row(
+                "done",
+                "registered",
+                "untimed",
+                "correspondence",
+                "standard",
+                "finished",
+            ),
+            old_row(
+                "blitz",
+                "registered",
+                "incremental:300:0",
+                "blitz",
+                "standard",
+                "active",
+            ),
+        ] {
+            db.execute(&row).await.unwrap();
+        }
+        db.execute(
+            &Query::insert()
+                .into_table("results_outbox")
+                .columns([
+                    "game_id",
+                    "white_id",
+                    "black_id",
+                    "result",
+                    "speed",
+                    "rated",
+                    "finished_at",
+                ])
+                .values_panic([
+                    "done".into(),
+                    "a".into(),
+                    "b".into(),
+                    "white".into(),
+                    "correspondence".into(),
+                    true.into(),
+                    2i64.into(),
+                ])
+                .to_owned(),
+        )
+        .await
+        .unwrap();
+        drop(db);
+
+        let store = Store::open(&url).await.unwrap();
+        let row = |id: &'static str| {
+            let db = store.db.clone();
+            async move {
+                games::Entity::find_by_id(id)
+                    .one(&db)
+                    .await
+                    .unwrap()
+                    .unwrap()
+            }
+        };
+        for (id, speed, rated, hints) in [
+            ("engine", "untimed", false, true),
+            ("uq", "untimed", false, true),
+            ("casual", "untimed", false, false),
+            ("done", "untimed", true, false),
+            ("blitz", "blitz", true, false),
+        ] {
+            let stored = row(id).await;
+            assert_eq!(
+                (stored.speed.as_str(), stored.rated, stored.hints_allowed),
+                (speed, rated, hints),
+                "{id}"
+            );
+        }
+        let pending = store.pending_results().await.unwrap();
+        assert_eq!(pending.len(), 1);
+        assert_eq!(
+            (pending[0].speed, pending[0].rated),
+            (SpeedCategory::Untimed, false)
+        );
+        // Every game still loads: the finished one keeps its rated flag.
+        assert_eq!(store.load_active().await.unwrap().len(), 4);
+        assert!(store.load("done").await.unwrap().unwrap().rated());
+    }
+
+    #[tokio::test]
+    async fn older_games_are_migrated_on_sqlite() {
+        let dir = tempfile::tempdir().unwrap();
+        older_games_are_migrated(chess_storage::sqlite_url(&dir.path().join("game.sqlite"))).await;
+    }
+
+    #[tokio::test]
+    async fn older_games_are_migrated_on_postgres() {
+        older_games_are_migrated(chess_storage::testing::fresh_postgres_database().await).await;
     }
 
     /// Moves written straight into SQLite by many concurrent callers are

@@ -68,6 +68,7 @@ impl LobbyService for Lobby {
                 max_rating: r.max_rating,
                 show_name: r.show_name,
                 accept_mode: r.accept_mode,
+                allow_hints: r.allow_hints,
             })
             .await
             .map_err(relay)?
@@ -240,6 +241,7 @@ impl LobbyService for Lobby {
                 color: r.color,
                 rated: r.rated,
                 expires_in_seconds: r.expires_in_seconds,
+                allow_hints: r.allow_hints,
             })
             .await
             .map_err(relay)?
@@ -363,8 +365,10 @@ impl LobbyService for Lobby {
                 black: Some(black),
                 time_control: Some(time_control),
                 rules: common::RuleSet::Standard as i32,
-                // Games against the engine are casual.
+                // Games against the engine are casual, and hints are
+                // allowed in them.
                 rated: false,
+                allow_hints: true,
                 initial_fen: String::new(),
                 idempotency_key: String::new(),
             })

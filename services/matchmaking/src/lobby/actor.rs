@@ -813,6 +813,7 @@ impl Actor {
             black,
             time_control: challenge.time_control,
             rated: challenge.rated,
+            allow_hints: challenge.allow_hints,
         };
         self.reserved.insert(challenge_id.to_owned());
         Ok(plan)
@@ -1025,6 +1026,7 @@ fn plan_for_seek(seek: &Seek, request: &SeekRequest) -> GamePlan {
         black,
         time_control: seek.time_control,
         rated: seek.rated,
+        allow_hints: seek.allow_hints,
     }
 }
 

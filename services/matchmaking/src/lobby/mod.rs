@@ -169,6 +169,7 @@ impl Lobby {
             time_control: Some(plan.time_control.into()),
             rules: common::RuleSet::Standard as i32,
             rated: plan.rated,
+            allow_hints: plan.allow_hints,
             initial_fen: String::new(),
             idempotency_key: plan.idempotency_key(),
         };
@@ -192,12 +193,24 @@ impl Lobby {
             TimeControl::try_from(r.time_control.as_ref()).map_err(LobbyError::from)?;
         let color = color_choice(r.color)?;
         let (min_rating, max_rating) = rating_range(r.min_rating, r.max_rating)?;
+        check_terms(time_control, r.rated, r.allow_hints)?;
+        if !time_control.speed().is_rated() && (min_rating.is_some() || max_rating.is_some()) {
+            return Err(LobbyError::Invalid(
+                "untimed games are not rated, so an untimed seek cannot bound ratings".into(),
+            )
+            .into());
+        }
         let accept = match common::AcceptMode::try_from(r.accept_mode) {
             Ok(common::AcceptMode::Automatic) => AcceptMode::Automatic,
             Ok(common::AcceptMode::Manual | common::AcceptMode::Unspecified) => AcceptMode::Manual,
             Err(_) => return Err(LobbyError::Invalid("unknown accept mode".into()).into()),
         };
-        let poster_rating = self.rating_of(&poster.id, time_control.speed()).await?;
+        let poster_rating = if time_control.speed().is_rated() {
+            self.rating_of(&poster.id, time_control.speed()).await?
+        } else {
+            // No rating to show: untimed games are not rated.
+            Shown::default()
+        };
         let seek = Seek {
             id: uuid::Uuid::new_v4().to_string(),
             poster,
@@ -208,6 +221,7 @@ impl Lobby {
             max_rating,
             show_name: r.show_name,
             accept,
+            allow_hints: r.allow_hints,
             poster_rating,
             created_at: now_ms(),
         };
@@ -277,7 +291,7 @@ impl Lobby {
     /// ratings read when the seeks were posted stay.
     async fn refresh_ratings(&self, seeks: &mut [Seek]) {
         let mut by_category: HashMap<SpeedCategory, Vec<String>> = HashMap::new();
-        for seek in seeks.iter() {
+        for seek in seeks.iter().filter(|s| s.speed().is_rated()) {
             let ids = by_category.entry(seek.speed()).or_default();
             if !ids.contains(&seek.poster.id) {
                 ids.push(seek.poster.id.clone());
@@ -310,11 +324,16 @@ impl Lobby {
                 reply,
             })
             .await??;
-        let rating = match self.rating_of(&requester.id, seek.speed()).await {
-            Ok(shown) => Some(shown.rating),
-            // Without a range the rating is only shown.
-            Err(LobbyError::Unavailable(_)) if !seek.has_range() => None,
-            Err(e) => return Err(e.into()),
+        let rating = if seek.speed().is_rated() {
+            match self.rating_of(&requester.id, seek.speed()).await {
+                Ok(shown) => Some(shown.rating),
+                // Without a range the rating is only shown.
+                Err(LobbyError::Unavailable(_)) if !seek.has_range() => None,
+                Err(e) => return Err(e.into()),
+            }
+        } else {
+            // Untimed seeks have no range and show no ratings.
+            None
         };
         let requested = self
             .ask(|reply| Message::RequestSeek {
@@ -424,6 +443,7 @@ impl Lobby {
         let time_control =
             TimeControl::try_from(r.time_control.as_ref()).map_err(LobbyError::from)?;
         let color = color_choice(r.color)?;
+        check_terms(time_control, r.rated, r.allow_hints)?;
         let lifetime = match r.expires_in_seconds {
             0 if matches!(time_control, TimeControl::Daily { .. }) => 86_400,
             0 => 600,
@@ -449,6 +469,7 @@ impl Lobby {
             time_control,
             color,
             rated: r.rated,
+            allow_hints: r.allow_hints,
             status: ChallengeStatus::Pending,
             decline_reason: String::new(),
             game_id: None,
@@ -601,6 +622,26 @@ fn member(id: String, username: String) -> Result<Member, LobbyError> {
     Ok(Member { id, username })
 }
 
+/// Whether a game may be rated and allow hints as asked: untimed games are
+/// never rated, and a rated game never allows engine help.
+fn check_terms(
+    time_control: TimeControl,
+    rated: bool,
+    allow_hints: bool,
+) -> Result<(), LobbyError> {
+    if rated && !time_control.speed().is_rated() {
+        return Err(LobbyError::Invalid(
+            "untimed games cannot be rated: choose a time control or an unrated game".into(),
+        ));
+    }
+    if rated && allow_hints {
+        return Err(LobbyError::Invalid(
+            "hints cannot be allowed in a rated game".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// A colour choice; unspecified means either.
 fn color_choice(value: i32) -> Result<ColorChoice, LobbyError> {
     if value == common::ColorChoice::Unspecified as i32 {
@@ -647,6 +688,21 @@ mod tests {
         assert_eq!(rating_range(1000, 1400).unwrap(), (Some(1000), Some(1400)));
         assert!(rating_range(1500, 1400).is_err());
         assert!(rating_range(-1, 0).is_err());
+    }
+
+    #[test]
+    fn terms() {
+        let blitz = TimeControl::Incremental {
+            initial_secs: 300,
+            increment_secs: 0,
+        };
+        assert!(check_terms(blitz, true, false).is_ok());
+        assert!(check_terms(blitz, false, true).is_ok());
+        assert!(check_terms(TimeControl::Untimed, false, true).is_ok());
+        let untimed = check_terms(TimeControl::Untimed, true, false).unwrap_err();
+        assert!(untimed.to_string().contains("untimed"), "{untimed}");
+        let hints = check_terms(blitz, true, true).unwrap_err();
+        assert!(hints.to_string().contains("hints"), "{hints}");
     }
 
     #[test]

@@ -64,7 +64,10 @@ pub struct Seek {
     pub max_rating: Option<i32>,
     pub show_name: bool,
     pub accept: AcceptMode,
-    /// The poster's rating in the seek's category, as last read.
+    /// Both players may ask for engine hints (never in a rated game).
+    pub allow_hints: bool,
+    /// The poster's rating in the seek's category, as last read (none for
+    /// untimed seeks).
     pub poster_rating: Shown,
     pub created_at: Millis,
 }
@@ -117,6 +120,7 @@ impl Seek {
             poster_rating: self.poster_rating.rating,
             poster_provisional: self.poster_rating.provisional,
             created_at: Some(timestamp(self.created_at)),
+            allow_hints: self.allow_hints,
         }
     }
 }
@@ -242,6 +246,8 @@ pub struct Challenge {
     /// The colour the challenger plays.
     pub color: ColorChoice,
     pub rated: bool,
+    /// Both players may ask for engine hints (never in a rated game).
+    pub allow_hints: bool,
     pub status: ChallengeStatus,
     pub decline_reason: String,
     pub game_id: Option<String>,
@@ -266,6 +272,7 @@ impl Challenge {
             game_id: self.game_id.clone().unwrap_or_default(),
             created_at: Some(timestamp(self.created_at)),
             expires_at: Some(timestamp(self.expires_at)),
+            allow_hints: self.allow_hints,
         }
     }
 }
@@ -278,6 +285,7 @@ pub struct GamePlan {
     pub black: Member,
     pub time_control: TimeControl,
     pub rated: bool,
+    pub allow_hints: bool,
 }
 
 /// What a planned game comes from.
@@ -386,6 +394,7 @@ mod tests {
             max_rating: None,
             show_name,
             accept: AcceptMode::Manual,
+            allow_hints: false,
             poster_rating: Shown {
                 rating: 1200,
                 provisional: false,
@@ -410,6 +419,13 @@ mod tests {
         assert_eq!(shown.poster_id, "");
         assert_eq!(shown.poster_rating, 1200);
         assert_eq!(shown.speed, pb::SpeedCategory::Correspondence as i32);
+        assert!(!shown.allow_hints);
+        let casual = Seek {
+            rated: false,
+            allow_hints: true,
+            ..seek(true)
+        };
+        assert!(casual.to_pb(None).allow_hints);
         assert_eq!(shown.created_at.unwrap().nanos, 500_000_000);
     }
 

@@ -95,6 +95,7 @@ impl Store {
             max_rating: Set(seek.max_rating),
             show_name: Set(seek.show_name),
             accept_mode: Set(seek.accept.as_str().to_owned()),
+            allow_hints: Set(seek.allow_hints),
             poster_rating: Set(seek.poster_rating.rating),
             poster_provisional: Set(seek.poster_rating.provisional),
             status: Set("open".to_owned()),
@@ -162,6 +163,7 @@ impl Store {
             time_control: Set(encode_time_control(challenge.time_control)),
             color: Set(encode_color(challenge.color).to_owned()),
             rated: Set(challenge.rated),
+            allow_hints: Set(challenge.allow_hints),
             status: Set(challenge.status.as_str().to_owned()),
             decline_reason: Set(challenge.decline_reason.clone()),
             game_id: Set(challenge.game_id.clone()),
@@ -215,6 +217,7 @@ fn seek_from_row(row: seeks::Model) -> Result<Seek, StoreError> {
             username: row.poster_username,
         },
         rated: row.rated,
+        allow_hints: row.allow_hints,
         min_rating: row.min_rating,
         max_rating: row.max_rating,
         show_name: row.show_name,
@@ -264,6 +267,7 @@ fn challenge_from_row(row: challenges::Model) -> Result<Challenge, StoreError> {
             username: row.challenged_username,
         },
         rated: row.rated,
+        allow_hints: row.allow_hints,
         decline_reason: row.decline_reason,
         game_id: row.game_id,
         created_at: row.created_at,
@@ -292,6 +296,7 @@ pub mod seeks {
         pub show_name: bool,
         /// `manual` or `automatic`.
         pub accept_mode: String,
+        pub allow_hints: bool,
         pub poster_rating: i32,
         pub poster_provisional: bool,
         /// `open`, `taken` or `cancelled`.
@@ -349,6 +354,7 @@ pub mod challenges {
         /// The challenger's colour.
         pub color: String,
         pub rated: bool,
+        pub allow_hints: bool,
         /// `pending`, `accepted`, `declined`, `cancelled` or `expired`.
         pub status: String,
         pub decline_reason: String,
@@ -374,7 +380,7 @@ pub mod migration {
 
     impl MigratorTrait for Migrator {
         fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-            vec![Box::new(CreateLobby)]
+            vec![Box::new(CreateLobby), Box::new(AllowHints)]
         }
     }
 
@@ -475,6 +481,49 @@ pub mod migration {
             Ok(())
         }
     }
+
+    /// Seeks and challenges say whether they allow hints; those made before
+    /// did not offer them.
+    struct AllowHints;
+
+    // Named by hand: the derived name is the file's, which the first
+    // migration already has.
+    impl MigrationName for AllowHints {
+        fn name(&self) -> &str {
+            "m20261123_000001_allow_hints"
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl MigrationTrait for AllowHints {
+        async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+            for table in ["seeks", "challenges"] {
+                manager
+                    .alter_table(
+                        Table::alter()
+                            .table(table)
+                            .add_column(boolean("allow_hints").default(false))
+                            .to_owned(),
+                    )
+                    .await?;
+            }
+            Ok(())
+        }
+
+        async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+            for table in ["challenges", "seeks"] {
+                manager
+                    .alter_table(
+                        Table::alter()
+                            .table(table)
+                            .drop_column("allow_hints")
+                            .to_owned(),
+                    )
+                    .await?;
+            }
+            Ok(())
+        }
+    }
 }
 
 #[cfg(test)]
@@ -506,6 +555,7 @@ mod tests {
             max_rating: Some(1500),
             show_name: false,
             accept: AcceptMode::Manual,
+            allow_hints: false,
             poster_rating: Shown {
                 rating: 1200,
                 provisional: true,
@@ -539,6 +589,7 @@ mod tests {
             },
             color: ColorChoice::Either,
             rated: false,
+            allow_hints: true,
             status: ChallengeStatus::Pending,
             decline_reason: String::new(),
             game_id: None,

@@ -270,6 +270,7 @@ pub fn seek(
         max_rating: 0,
         show_name: false,
         accept_mode: accept as i32,
+        allow_hints: false,
     }
 }
 

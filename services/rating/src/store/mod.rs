@@ -283,7 +283,7 @@ impl Store {
         // Scoped: its blanket `min`/`max` would shadow the integers' own.
         use sea_orm::sea_query::ExprTrait as _;
         let initial = self.system.initial();
-        for category in SpeedCategory::ALL {
+        for category in SpeedCategory::RATED {
             let existing = Query::select()
                 .expr(Expr::val(1))
                 .from(ratings::Entity)
@@ -398,7 +398,7 @@ impl Store {
                 players::Entity::insert(row.clone())
                     .exec_without_returning(&txn)
                     .await?;
-                let ratings = SpeedCategory::ALL.map(|c| self.initial_row(player_id, c));
+                let ratings = SpeedCategory::RATED.map(|c| self.initial_row(player_id, c));
                 ratings::Entity::insert_many(ratings)
                     .exec_without_returning(&txn)
                     .await
@@ -457,7 +457,8 @@ impl Store {
             }))
     }
 
-    /// `player_id`'s ratings in every category, fastest first.
+    /// `player_id`'s ratings in every rated category, fastest first (the
+    /// starting rating where they have not played).
     pub async fn ratings_of(&self, player_id: &str) -> Result<Vec<CategoryRating>, StoreError> {
         let rows: HashMap<SpeedCategory, CategoryRating> = ratings::Entity::find()
             .filter(ratings::Column::PlayerId.eq(player_id))
@@ -467,7 +468,7 @@ impl Store {
             .into_iter()
             .map(|row| category_rating(&row).map(|r| (r.category, r)))
             .collect::<Result<_, _>>()?;
-        Ok(SpeedCategory::ALL
+        Ok(SpeedCategory::RATED
             .into_iter()
             .map(|category| {
                 rows.get(&category)
@@ -794,8 +795,10 @@ impl Store {
             .collect()
     }
 
-    /// Up to `limit` players in `category`, best first and by username among
-    /// equals, after `after` if given.
+    /// Up to `limit` players with at least one rated game in `category`,
+    /// best first and by username among equals, after `after` if given. A
+    /// player who has not played is not ranked: their rating is only the
+    /// starting value (every row has one from registration on).
     pub async fn leaderboard(
         &self,
         category: SpeedCategory,
@@ -805,7 +808,8 @@ impl Store {
         let mut query = ratings::Entity::find()
             .find_also_related(players::Entity)
             .filter(ratings::Column::System.eq(self.system_name()))
-            .filter(ratings::Column::Category.eq(category.as_str()));
+            .filter(ratings::Column::Category.eq(category.as_str()))
+            .filter(ratings::Column::GamesPlayed.gt(0));
         if let Some(cursor) = after {
             query = query.filter(
                 Condition::any()
