@@ -96,7 +96,7 @@ impl GameApi {
         if matches!(game.time_control(), TimeControl::Daily { .. }) {
             ctx.hub.publish_daily(&started);
         }
-        tracing::info!(game_id = game.id(), white = %game.white().display_name(), black = %game.black().display_name(), "game created");
+        tracing::info!("game {} {}", game.id(), game.started_line());
         Ok(game)
     }
 }
@@ -175,7 +175,7 @@ fn forward<T: Send + 'static>(
 
 #[tonic::async_trait]
 impl GameService for GameApi {
-    #[instrument(skip_all)]
+    #[instrument(level = "debug", skip_all)]
     async fn create_game(
         &self,
         request: Request<pb::CreateGameRequest>,
@@ -186,7 +186,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn get_game(
         &self,
         request: Request<pb::GetGameRequest>,
@@ -199,7 +199,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn make_move(
         &self,
         request: Request<pb::MakeMoveRequest>,
@@ -231,7 +231,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn resign(
         &self,
         request: Request<pb::ResignRequest>,
@@ -243,7 +243,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn offer_draw(
         &self,
         request: Request<pb::OfferDrawRequest>,
@@ -257,7 +257,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn accept_draw(
         &self,
         request: Request<pb::AcceptDrawRequest>,
@@ -271,7 +271,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn decline_draw(
         &self,
         request: Request<pb::DeclineDrawRequest>,
@@ -285,7 +285,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn claim_draw(
         &self,
         request: Request<pb::ClaimDrawRequest>,
@@ -299,7 +299,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn abort(
         &self,
         request: Request<pb::AbortRequest>,
@@ -311,7 +311,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(player_id = %request.get_ref().player_id))]
+    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
     async fn list_games(
         &self,
         request: Request<pb::ListGamesRequest>,
@@ -354,7 +354,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn board(
         &self,
         request: Request<pb::BoardRequest>,
@@ -367,7 +367,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn legal_moves(
         &self,
         request: Request<pb::LegalMovesRequest>,
@@ -383,7 +383,7 @@ impl GameService for GameApi {
         Ok(Response::new(pb::LegalMovesResponse { moves }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn hint(
         &self,
         request: Request<pb::HintRequest>,
@@ -416,7 +416,7 @@ impl GameService for GameApi {
         Ok(Response::new(pb::HintResponse { moves }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn export_pgn(
         &self,
         request: Request<pb::ExportPgnRequest>,
@@ -431,7 +431,7 @@ impl GameService for GameApi {
 
     type WatchGameStream = EventStream<pb::WatchGameResponse>;
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn watch_game(
         &self,
         request: Request<pb::WatchGameRequest>,
@@ -460,7 +460,7 @@ impl GameService for GameApi {
 
     type WatchPlayerStream = EventStream<pb::WatchPlayerResponse>;
 
-    #[instrument(skip_all, fields(player_id = %request.get_ref().player_id))]
+    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
     async fn watch_player(
         &self,
         request: Request<pb::WatchPlayerRequest>,
@@ -481,7 +481,7 @@ impl GameService for GameApi {
 
     type WatchDailyGamesStream = EventStream<pb::WatchDailyGamesResponse>;
 
-    #[instrument(skip_all)]
+    #[instrument(level = "debug", skip_all)]
     async fn watch_daily_games(
         &self,
         _request: Request<pb::WatchDailyGamesRequest>,
