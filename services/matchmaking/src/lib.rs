@@ -61,10 +61,6 @@ pub enum Error {
 
 /// Runs the service until shutdown.
 pub async fn run(config: Config) -> Result<(), Error> {
-    // One process per SQLite file: a second writer would resume the same
-    // games and race the first. Held until the service stops.
-    let _database_lock =
-        chess_runtime::lock::database(chess_storage::sqlite_path(&config.database_url))?;
     let server = chess_runtime::Server::bind(
         "matchmaking",
         &config.server,
@@ -72,6 +68,11 @@ pub async fn run(config: Config) -> Result<(), Error> {
         &[SERVICE_NAME],
     )
     .await?;
+    // One process per SQLite file: a second writer would resume the same
+    // games and race the first. Held until the service stops;
+    // taken once the flags have proved good, so a bad one changes nothing.
+    let _database_lock =
+        chess_runtime::lock::database(chess_storage::sqlite_path(&config.database_url))?;
     let game = chess_runtime::channel(&config.game_addr)?;
     let pairing = pairing::Pairing::spawn(game.clone());
     let lobby = lobby::Lobby::open(

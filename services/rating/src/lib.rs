@@ -125,13 +125,14 @@ pub enum Error {
 /// have run.
 pub async fn run(config: Config) -> Result<(), Error> {
     let system = config.system()?;
-    // One process per SQLite file: a second writer would resume the same
-    // games and race the first. Held until the service stops.
-    let _database_lock =
-        chess_runtime::lock::database(chess_storage::sqlite_path(&config.database_url))?;
     let server =
         chess_runtime::Server::bind("rating", &config.server, DEFAULT_LISTEN, &[SERVICE_NAME])
             .await?;
+    // One process per SQLite file: a second writer would resume the same
+    // games and race the first. Held until the service stops;
+    // taken once the flags have proved good, so a bad one changes nothing.
+    let _database_lock =
+        chess_runtime::lock::database(chess_storage::sqlite_path(&config.database_url))?;
     let store =
         store::Store::open(&config.database_url, config.database_connections, system).await?;
     tracing::info!(system = %system.kind(), "ratings ready");
