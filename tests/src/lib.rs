@@ -267,7 +267,11 @@ impl StackProcess {
     /// `extra` flags and `env`, and waits until it reports every service
     /// SERVING.
     pub async fn start(extra: &[&str], env: &[(&str, &str)]) -> Self {
-        let data = tempfile::tempdir().expect("temp dir");
+        Self::start_in(tempfile::tempdir().expect("temp dir"), extra, env).await
+    }
+
+    /// As [`start`](Self::start), on the data directory `data`.
+    pub async fn start_in(data: tempfile::TempDir, extra: &[&str], env: &[(&str, &str)]) -> Self {
         let mut child = Command::new(binary("chess-stack"))
             .arg("--data-dir")
             .arg(data.path())
@@ -275,6 +279,14 @@ impl StackProcess {
                 "--grpc-listen",
                 "127.0.0.1:0",
                 "--uqchess-listen",
+                "127.0.0.1:0",
+                "--matchmaking-listen",
+                "127.0.0.1:0",
+                "--game-listen",
+                "127.0.0.1:0",
+                "--rating-listen",
+                "127.0.0.1:0",
+                "--engine-listen",
                 "127.0.0.1:0",
                 "--log-filter",
                 "warn",

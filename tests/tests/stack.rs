@@ -1,6 +1,7 @@
 //! `chess-stack`: the one-command system. All five services come up SERVING
 //! with reflection; a child that dies is restarted; SIGTERM stops every
-//! child and the launcher exits 0.
+//! child and the launcher exits 0. A data directory and a database file
+//! serve one stack and one service at a time.
 
 use std::time::{Duration, Instant};
 
@@ -150,6 +151,14 @@ async fn a_missing_engine_is_a_clear_startup_failure() {
             "127.0.0.1:0",
             "--uqchess-listen",
             "",
+            "--matchmaking-listen",
+            "127.0.0.1:0",
+            "--game-listen",
+            "127.0.0.1:0",
+            "--rating-listen",
+            "127.0.0.1:0",
+            "--engine-listen",
+            "127.0.0.1:0",
             "--stockfish-path",
             "/nonexistent/stockfish",
         ])
@@ -199,4 +208,119 @@ async fn bad_flags_are_one_clear_line() {
             "{service}: {stderr}"
         );
     }
+}
+
+/// Flags that put every port of a stack on a free one.
+const FREE_PORTS: [&str; 12] = [
+    "--grpc-listen",
+    "127.0.0.1:0",
+    "--uqchess-listen",
+    "127.0.0.1:0",
+    "--matchmaking-listen",
+    "127.0.0.1:0",
+    "--game-listen",
+    "127.0.0.1:0",
+    "--rating-listen",
+    "127.0.0.1:0",
+    "--engine-listen",
+    "127.0.0.1:0",
+];
+
+#[tokio::test]
+async fn a_second_stack_on_the_same_data_directory_fails_at_once() {
+    let first = StackProcess::start(&[], &[]).await;
+    let services = services_of(first.pid());
+    let started = Instant::now();
+    let output = tokio::process::Command::new(chess_e2e::binary("chess-stack"))
+        .arg("--data-dir")
+        .arg(first.data.path())
+        .args(FREE_PORTS)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!(
+            "chess-stack: data directory {} is in use by another chess-stack (pid {})\n",
+            first.data.path().display(),
+            first.pid()
+        )
+    );
+    // The first one's services were left alone.
+    assert_eq!(services_of(first.pid()), services);
+
+    // Killed outright, the first leaves nothing behind that stops a new start
+    // on the same directory (its services stop when their pipes close).
+    let StackProcess {
+        mut child, data, ..
+    } = first;
+    signal(child.id().unwrap(), nix::sys::signal::Signal::SIGKILL);
+    child.wait().await.unwrap();
+    let again = StackProcess::start_in(data, &[], &[]).await;
+    assert!(serving(&again.gateway).await);
+    assert!(serving(again.internal("game")).await);
+    let status = again.stop().await;
+    assert!(status.success(), "chess-stack exited with {status}");
+}
+
+/// Waits until process `pid` has written itself into lock file `path`.
+async fn wait_lock_owner(path: &std::path::Path, pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let owner: Option<u32> = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|text| text.lines().next()?.parse().ok());
+        if owner == Some(pid) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{pid} did not take {}",
+            path.display()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn two_game_services_never_share_a_database_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("game.sqlite");
+    let url = format!("sqlite://{}?mode=rwc", file.display());
+    let game = || {
+        let mut command = tokio::process::Command::new(chess_e2e::binary("chess-game"));
+        command
+            .args(["--listen", "127.0.0.1:0", "--log-filter", "warn"])
+            .args(["--database-url", &url])
+            .kill_on_drop(true);
+        command
+    };
+    let mut first = game().spawn().unwrap();
+    let lock = dir.path().join("game.sqlite.lock");
+    wait_lock_owner(&lock, first.id().unwrap()).await;
+
+    let output = game().output().await.unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!(
+            "chess-game: database file {} is in use by another chess-game (pid {})\n",
+            file.display(),
+            first.id().unwrap()
+        )
+    );
+
+    // The kernel releases the lock of a killed process.
+    first.kill().await.unwrap();
+    let mut second = game().spawn().unwrap();
+    wait_lock_owner(&lock, second.id().unwrap()).await;
+    assert!(second.try_wait().unwrap().is_none(), "the second one runs");
+    second.kill().await.unwrap();
 }

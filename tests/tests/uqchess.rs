@@ -637,9 +637,33 @@ async fn server_command_line_and_startup_failures() {
     );
 }
 
+/// The temporary data directories of server `pid`.
+fn data_dirs_of(pid: u32) -> Vec<std::path::PathBuf> {
+    let prefix = format!("uqchessserver-{pid}-");
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect()
+}
+
 #[tokio::test]
 async fn ctrl_c_ends_the_server_and_every_process_it_started() {
+    stop_by_signal(nix::sys::signal::Signal::SIGINT).await;
+}
+
+#[tokio::test]
+async fn sigterm_ends_the_server_and_every_process_it_started() {
+    stop_by_signal(nix::sys::signal::Signal::SIGTERM).await;
+}
+
+/// `sig` ends the server by that signal, after every process it started
+/// and its temporary directory are gone.
+async fn stop_by_signal(sig: nix::sys::signal::Signal) {
     let server = UqServer::start().await;
+    let dirs = data_dirs_of(server.pid());
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
     let mut descendants = Vec::new();
     let mut stack = vec![server.pid()];
     while let Some(pid) = stack.pop() {
@@ -649,14 +673,18 @@ async fn ctrl_c_ends_the_server_and_every_process_it_started() {
         }
     }
     assert!(descendants.len() >= 5, "{descendants:?}");
-    signal(server.pid(), nix::sys::signal::Signal::SIGINT);
+    let pid = server.pid();
+    signal(pid, sig);
     let mut server = server;
     let status = server.child.wait().await.unwrap();
     assert_eq!(
         std::os::unix::process::ExitStatusExt::signal(&status),
-        Some(2),
-        "ended by SIGINT"
+        Some(sig as i32),
+        "ended by {sig}"
     );
+    // It removed its directory before it ended, so its services were gone.
+    assert!(!dirs[0].exists(), "{} left behind", dirs[0].display());
+    assert!(data_dirs_of(pid).is_empty());
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while descendants.iter().any(|&p| chess_e2e::is_alive(p)) {
         assert!(

@@ -16,9 +16,17 @@ pub fn env_name(service: &str, long: &str) -> String {
 }
 
 /// The clap command of `C` with an environment twin on every long flag that
-/// has none yet.
+/// has none yet, and the service's own default address on `--listen` (the
+/// shared server flags cannot name it themselves).
 pub fn command<C: CommandFactory>(service: &str) -> clap::Command {
+    let listen = crate::addr::default_listen(service);
     C::command().mut_args(|arg| {
+        let arg = match listen {
+            Some(addr) if arg.get_id() == "listen" && arg.get_default_values().is_empty() => {
+                arg.default_value(addr)
+            }
+            _ => arg,
+        };
         if arg.get_env().is_some() || arg.is_positional() {
             return arg;
         }
@@ -90,6 +98,31 @@ mod tests {
             .find(|a| a.get_id() == "named")
             .unwrap();
         assert_eq!(named.get_env().unwrap(), "EXPLICIT");
+    }
+
+    /// A service's flags.
+    #[derive(Debug, Parser)]
+    struct Service {
+        #[command(flatten)]
+        server: crate::ServerArgs,
+    }
+
+    #[test]
+    fn listen_shows_the_service_default() {
+        for (service, addr) in [
+            ("game", crate::addr::GAME),
+            ("gateway", crate::addr::GATEWAY),
+        ] {
+            let help = command::<Service>(service).render_long_help().to_string();
+            assert!(help.contains(&format!("[default: {addr}]")), "{help}");
+            let parsed = try_parse_from::<Service, _, _>(service, ["x"]).unwrap();
+            assert_eq!(parsed.server.listen.as_deref(), Some(addr));
+        }
+        let parsed = try_parse_from::<Service, _, _>("game", ["x", "--listen", "127.0.0.1:0"]);
+        assert_eq!(
+            parsed.unwrap().server.listen.as_deref(),
+            Some("127.0.0.1:0")
+        );
     }
 
     #[test]

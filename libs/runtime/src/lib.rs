@@ -1,16 +1,20 @@
 //! What every chess service binary shares.
 //!
+//! - [`addr`]: the default address of every service.
 //! - [`cli`]: flag parsing where every flag has an environment twin
 //!   (`CHESS_<SERVICE>_<FLAG>`), with bad flags reported on one line.
 //! - [`server`]: binding the listen address, the gRPC server with the standard
 //!   health service, reflection (v1 and v1alpha), trace propagation and
 //!   graceful shutdown on SIGTERM, SIGINT or end of standard input; a front
 //!   layer may answer plain HTTP on the same port.
+//! - [`lock`]: exclusive locks on database files and data directories.
 //! - [`client`]: lazily connected, traced channels to other services.
 //! - [`reason`]: machine-readable reasons attached to gRPC errors.
 
+pub mod addr;
 pub mod cli;
 pub mod client;
+pub mod lock;
 pub mod reason;
 pub mod server;
 

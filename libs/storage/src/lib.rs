@@ -59,8 +59,9 @@ impl Backend {
     }
 }
 
-/// The file a `sqlite:` URL names, if it names one (not `:memory:`).
-fn sqlite_path(url: &str) -> Option<&Path> {
+/// The file a `sqlite:` URL names, if it names one (not `:memory:`); None
+/// for other databases.
+pub fn sqlite_path(url: &str) -> Option<&Path> {
     let rest = url
         .strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))?;

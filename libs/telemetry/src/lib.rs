@@ -6,6 +6,12 @@
 //! over OTLP/gRPC. Without that variable nothing is exported and nothing is
 //! slowed down.
 //!
+//! The console is quiet by default ([`DEFAULT_FILTER`]): start-up, warnings,
+//! errors and the few lines a service writes about what happens to players
+//! (a game started, a game finished). Every RPC's span and the events inside
+//! it are at `debug`, shown with `--log-filter debug` and always exported
+//! over OTLP, whose filter is separate from the console's.
+//!
 //! Traces cross process boundaries in gRPC metadata as W3C `traceparent`:
 //! [`ServerTraceLayer`] (in `propagation`) starts each server span as a child of
 //! the caller's, and [`ClientTraceLayer`] stamps outgoing calls with the current
@@ -26,6 +32,10 @@ use tracing_subscriber::{
 
 pub use propagation::{ClientTrace, ClientTraceLayer, ServerTrace, ServerTraceLayer};
 
+/// The console's filter when neither `--log-filter` nor `RUST_LOG` is set.
+/// Migrations say what they apply at `info`, a dozen lines per start.
+pub const DEFAULT_FILTER: &str = "info,sea_orm_migration=warn";
+
 /// The standard variable that turns OTLP export on.
 pub const OTLP_ENDPOINT_VAR: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
 
@@ -45,8 +55,9 @@ pub struct TelemetryArgs {
     /// Log line format.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
-    /// Which logs to keep, in `RUST_LOG` syntax (e.g. `info,chess_game=debug`).
-    /// Defaults to `RUST_LOG`, then `info`.
+    /// Which logs to keep, in `RUST_LOG` syntax (e.g. `info,chess_game=debug`;
+    /// `debug` adds a line for every RPC). Defaults to `RUST_LOG`, then
+    /// `info,sea_orm_migration=warn`.
     #[arg(long)]
     pub log_filter: Option<String>,
 }
@@ -98,7 +109,7 @@ pub fn init(service: &str, args: &TelemetryArgs) -> Result<TelemetryGuard, Error
 
     let filter = match &args.log_filter {
         Some(directives) => EnvFilter::try_new(directives),
-        None => EnvFilter::try_from_default_env().or_else(|_| EnvFilter::try_new("info")),
+        None => EnvFilter::try_from_default_env().or_else(|_| EnvFilter::try_new(DEFAULT_FILTER)),
     }
     .map_err(|e| Error::Filter(e.to_string()))?;
 
@@ -134,7 +145,7 @@ pub fn init(service: &str, args: &TelemetryArgs) -> Result<TelemetryGuard, Error
     let otel_layer = tracer_provider.as_ref().map(|provider| {
         tracing_opentelemetry::layer()
             .with_tracer(provider.tracer(format!("chess-{service}")))
-            .with_filter(tracing_subscriber::filter::LevelFilter::INFO)
+            .with_filter(tracing_subscriber::filter::filter_fn(exported))
     });
 
     let fmt_layer = match args.log_format {
@@ -162,6 +173,16 @@ pub fn init(service: &str, args: &TelemetryArgs) -> Result<TelemetryGuard, Error
         tracer_provider,
         meter_provider,
     })
+}
+
+/// What the OTLP exporter receives: every span of our own crates (the RPC
+/// spans are at `debug` so the console leaves them out) and what else is at
+/// `info` or above; not the debug chatter of the libraries underneath.
+fn exported(metadata: &tracing::Metadata<'_>) -> bool {
+    use tracing::Level;
+    let level = *metadata.level();
+    level <= Level::INFO
+        || (level <= Level::DEBUG && metadata.is_span() && metadata.target().starts_with("chess_"))
 }
 
 /// The meter a service records its metrics with. A no-op unless [`init`] turned

@@ -83,7 +83,7 @@ where
         if is_infrastructure(service) {
             return self.inner.call(request).instrument(tracing::Span::none());
         }
-        let span = tracing::info_span!(
+        let span = tracing::debug_span!(
             "grpc.server",
             otel.name = %format_args!("{service}/{method}"),
             otel.kind = "server",
@@ -141,7 +141,7 @@ where
 
     fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
         let (service, method) = rpc_parts(request.uri().path());
-        let span = tracing::info_span!(
+        let span = tracing::debug_span!(
             "grpc.client",
             otel.name = %format_args!("{service}/{method}"),
             otel.kind = "client",

@@ -33,7 +33,7 @@ type AnalyseStream = Pin<Box<dyn Stream<Item = Result<pb::AnalyseResponse, Statu
 
 #[tonic::async_trait]
 impl EngineService for EngineApi {
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn best_move(
         &self,
         request: Request<pb::BestMoveRequest>,
@@ -52,7 +52,7 @@ impl EngineService for EngineApi {
 
     type AnalyseStream = AnalyseStream;
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn analyse(
         &self,
         request: Request<pb::AnalyseRequest>,
@@ -108,7 +108,7 @@ impl EngineService for EngineApi {
         Ok(Response::new(Box::pin(stream)))
     }
 
-    #[instrument(skip_all)]
+    #[instrument(level = "debug", skip_all)]
     async fn list_moves(
         &self,
         request: Request<pb::ListMovesRequest>,

@@ -43,7 +43,7 @@ pub use pool::{Pool, PoolConfig};
 use chess_proto::engine::v1::engine_service_server::{EngineServiceServer, SERVICE_NAME};
 
 /// Default gRPC address.
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:50055";
+pub const DEFAULT_LISTEN: &str = chess_runtime::addr::ENGINE;
 
 /// Exit status when no Stockfish process can be started or complete its
 /// handshake at start-up.

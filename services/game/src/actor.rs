@@ -436,6 +436,9 @@ impl Actor {
             return Err(e.into());
         }
         if events.iter().any(|e| matches!(e, Event::GameEnded(_))) {
+            if let Some(line) = self.game.finished_line() {
+                tracing::info!("game {} {line}", self.game.id());
+            }
             self.ctx.reporter.notify();
             self.engine_retry_at = None;
         }

@@ -98,7 +98,7 @@ impl GameApi {
         if matches!(game.time_control(), TimeControl::Daily { .. }) {
             ctx.hub.publish_daily(&started);
         }
-        tracing::info!(game_id = game.id(), white = %game.white().display_name(), black = %game.black().display_name(), "game created");
+        tracing::info!("game {} {}", game.id(), game.started_line());
         Ok(game)
     }
 }
@@ -177,7 +177,7 @@ fn forward<T: Send + 'static>(
 
 #[tonic::async_trait]
 impl GameService for GameApi {
-    #[instrument(skip_all)]
+    #[instrument(level = "debug", skip_all)]
     async fn create_game(
         &self,
         request: Request<pb::CreateGameRequest>,
@@ -188,7 +188,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn get_game(
         &self,
         request: Request<pb::GetGameRequest>,
@@ -201,7 +201,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn make_move(
         &self,
         request: Request<pb::MakeMoveRequest>,
@@ -233,7 +233,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn resign(
         &self,
         request: Request<pb::ResignRequest>,
@@ -245,7 +245,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn offer_draw(
         &self,
         request: Request<pb::OfferDrawRequest>,
@@ -259,7 +259,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn accept_draw(
         &self,
         request: Request<pb::AcceptDrawRequest>,
@@ -273,7 +273,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn decline_draw(
         &self,
         request: Request<pb::DeclineDrawRequest>,
@@ -287,7 +287,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn claim_draw(
         &self,
         request: Request<pb::ClaimDrawRequest>,
@@ -301,7 +301,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn abort(
         &self,
         request: Request<pb::AbortRequest>,
@@ -313,7 +313,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(player_id = %request.get_ref().player_id))]
+    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
     async fn list_games(
         &self,
         request: Request<pb::ListGamesRequest>,
@@ -356,7 +356,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn board(
         &self,
         request: Request<pb::BoardRequest>,
@@ -369,7 +369,7 @@ impl GameService for GameApi {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn legal_moves(
         &self,
         request: Request<pb::LegalMovesRequest>,
@@ -385,7 +385,7 @@ impl GameService for GameApi {
         Ok(Response::new(pb::LegalMovesResponse { moves }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn hint(
         &self,
         request: Request<pb::HintRequest>,
@@ -418,7 +418,7 @@ impl GameService for GameApi {
         Ok(Response::new(pb::HintResponse { moves }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn export_pgn(
         &self,
         request: Request<pb::ExportPgnRequest>,
@@ -433,7 +433,7 @@ impl GameService for GameApi {
 
     type WatchGameStream = EventStream<pb::WatchGameResponse>;
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn watch_game(
         &self,
         request: Request<pb::WatchGameRequest>,
@@ -473,7 +473,7 @@ impl GameService for GameApi {
 
     type WatchPlayerStream = EventStream<pb::WatchPlayerResponse>;
 
-    #[instrument(skip_all, fields(player_id = %request.get_ref().player_id))]
+    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
     async fn watch_player(
         &self,
         request: Request<pb::WatchPlayerRequest>,
@@ -494,7 +494,7 @@ impl GameService for GameApi {
 
     type WatchDailyGamesStream = EventStream<pb::WatchDailyGamesResponse>;
 
-    #[instrument(skip_all)]
+    #[instrument(level = "debug", skip_all)]
     async fn watch_daily_games(
         &self,
         _request: Request<pb::WatchDailyGamesRequest>,

@@ -41,10 +41,10 @@ pub struct Config {
     #[arg(long, default_value = "sqlite://data/game.sqlite?mode=rwc")]
     pub database_url: String,
     /// The engine service, `host:port`.
-    #[arg(long, default_value = "127.0.0.1:50055")]
+    #[arg(long, default_value = chess_runtime::addr::ENGINE)]
     pub engine_addr: String,
     /// The rating service, `host:port`.
-    #[arg(long, default_value = "127.0.0.1:50054")]
+    #[arg(long, default_value = chess_runtime::addr::RATING)]
     pub rating_addr: String,
     /// The server's name in the `Site` tag of exported PGN.
     #[arg(long, default_value = "Rookery")]
@@ -52,7 +52,7 @@ pub struct Config {
 }
 
 /// Default gRPC address.
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:50053";
+pub const DEFAULT_LISTEN: &str = chess_runtime::addr::GAME;
 
 /// Why the service could not run.
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +61,8 @@ pub enum Error {
     Server(#[from] chess_runtime::server::Error),
     #[error("cannot open the game database: {0}")]
     Store(#[from] store::StoreError),
+    #[error(transparent)]
+    Lock(#[from] chess_runtime::lock::Error),
     #[error("invalid service address: {0}")]
     Address(#[from] chess_runtime::client::Error),
 }
@@ -70,6 +72,11 @@ pub async fn run(config: Config) -> Result<(), Error> {
     let server =
         chess_runtime::Server::bind("game", &config.server, DEFAULT_LISTEN, &[SERVICE_NAME])
             .await?;
+    // One process per SQLite file: a second writer would resume the same
+    // games and race the first. Held until the service stops;
+    // taken once the flags have proved good, so a bad one changes nothing.
+    let _database_lock =
+        chess_runtime::lock::database(chess_storage::sqlite_path(&config.database_url))?;
     let store = store::Store::open(&config.database_url).await?;
     let shutdown = server.shutdown();
     let reporter = results::Reporter::spawn(

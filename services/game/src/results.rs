@@ -108,7 +108,7 @@ async fn deliver(store: &Store, client: &mut RatingServiceClient<Channel>) -> bo
                     tracing::warn!(%game_id, error = %e, "result delivered but not cleared; it will be sent again");
                     all = false;
                 }
-                tracing::info!(%game_id, "result recorded by the rating service");
+                tracing::debug!(%game_id, "result recorded by the rating service");
             }
             Err(status) => {
                 tracing::warn!(%game_id, error = %status, "rating service did not take the result; retrying later");

@@ -34,20 +34,20 @@ pub struct Config {
     pub telemetry: chess_telemetry::TelemetryArgs,
     /// Address for the uqchess line protocol, `host:port`; empty to turn it
     /// off.
-    #[arg(long, default_value = "127.0.0.1:50050")]
+    #[arg(long, default_value = chess_runtime::addr::UQCHESS)]
     pub uqchess_listen: String,
     /// Serve the uqchess protocol on listening socket number N handed over
     /// by a supervisor (`LISTEN_FDS`) instead of binding `--uqchess-listen`.
     #[arg(long)]
     pub uqchess_listen_fd: Option<usize>,
     /// The game service, `host:port`.
-    #[arg(long, default_value = "127.0.0.1:50053")]
+    #[arg(long, default_value = chess_runtime::addr::GAME)]
     pub game_addr: String,
     /// The matchmaking service, `host:port`.
-    #[arg(long, default_value = "127.0.0.1:50052")]
+    #[arg(long, default_value = chess_runtime::addr::MATCHMAKING)]
     pub matchmaking_addr: String,
     /// The rating service, `host:port`.
-    #[arg(long, default_value = "127.0.0.1:50054")]
+    #[arg(long, default_value = chess_runtime::addr::RATING)]
     pub rating_addr: String,
     /// File holding the secret that signs session tokens (at least 16
     /// bytes; trailing whitespace ignored). Every replica needs the same.
@@ -83,7 +83,7 @@ pub struct Config {
 }
 
 /// Default address of the public gRPC API.
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:50051";
+pub const DEFAULT_LISTEN: &str = chess_runtime::addr::GATEWAY;
 
 /// Why the gateway could not run.
 #[derive(Debug, thiserror::Error)]

@@ -20,6 +20,7 @@ async fn fools_mate(system: &System, alice: &User, bob: &User) -> String {
             color: wire::ColorChoice::White as i32,
             rated: true,
             expires_in_seconds: 0,
+            allow_hints: false,
         }))
         .await
         .expect("challenge")

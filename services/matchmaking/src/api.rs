@@ -28,7 +28,7 @@ pub struct MatchmakingApi {
 impl MatchmakingService for MatchmakingApi {
     type JoinPairingQueueStream = EventStream<pb::JoinPairingQueueResponse>;
 
-    #[instrument(skip_all, fields(guest_id = %request.get_ref().guest_id))]
+    #[instrument(level = "debug", skip_all, fields(guest_id = %request.get_ref().guest_id))]
     async fn join_pairing_queue(
         &self,
         request: Request<pb::JoinPairingQueueRequest>,
@@ -54,7 +54,7 @@ impl MatchmakingService for MatchmakingApi {
         Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
     }
 
-    #[instrument(skip_all, fields(player_id = %request.get_ref().player_id))]
+    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
     async fn create_seek(
         &self,
         request: Request<pb::CreateSeekRequest>,
@@ -65,7 +65,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
-    #[instrument(skip_all, fields(seek_id = %request.get_ref().seek_id))]
+    #[instrument(level = "debug", skip_all, fields(seek_id = %request.get_ref().seek_id))]
     async fn cancel_seek(
         &self,
         request: Request<pb::CancelSeekRequest>,
@@ -76,7 +76,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
-    #[instrument(skip_all)]
+    #[instrument(level = "debug", skip_all)]
     async fn list_seeks(
         &self,
         request: Request<pb::ListSeeksRequest>,
@@ -87,7 +87,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
-    #[instrument(skip_all, fields(seek_id = %request.get_ref().seek_id))]
+    #[instrument(level = "debug", skip_all, fields(seek_id = %request.get_ref().seek_id))]
     async fn request_seek(
         &self,
         request: Request<pb::RequestSeekRequest>,
@@ -98,7 +98,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
-    #[instrument(skip_all, fields(request_id = %request.get_ref().request_id))]
+    #[instrument(level = "debug", skip_all, fields(request_id = %request.get_ref().request_id))]
     async fn accept_seek_request(
         &self,
         request: Request<pb::AcceptSeekRequestRequest>,
@@ -109,7 +109,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
-    #[instrument(skip_all, fields(request_id = %request.get_ref().request_id))]
+    #[instrument(level = "debug", skip_all, fields(request_id = %request.get_ref().request_id))]
     async fn reject_seek_request(
         &self,
         request: Request<pb::RejectSeekRequestRequest>,
@@ -120,7 +120,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
-    #[instrument(skip_all, fields(request_id = %request.get_ref().request_id))]
+    #[instrument(level = "debug", skip_all, fields(request_id = %request.get_ref().request_id))]
     async fn withdraw_seek_request(
         &self,
         request: Request<pb::WithdrawSeekRequestRequest>,
@@ -131,7 +131,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
-    #[instrument(skip_all, fields(player_id = %request.get_ref().player_id))]
+    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
     async fn list_seek_requests(
         &self,
         request: Request<pb::ListSeekRequestsRequest>,
@@ -142,7 +142,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
-    #[instrument(skip_all, fields(player_id = %request.get_ref().player_id))]
+    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
     async fn create_challenge(
         &self,
         request: Request<pb::CreateChallengeRequest>,
@@ -153,7 +153,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
-    #[instrument(skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
+    #[instrument(level = "debug", skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
     async fn accept_challenge(
         &self,
         request: Request<pb::AcceptChallengeRequest>,
@@ -164,7 +164,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
-    #[instrument(skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
+    #[instrument(level = "debug", skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
     async fn decline_challenge(
         &self,
         request: Request<pb::DeclineChallengeRequest>,
@@ -175,7 +175,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
-    #[instrument(skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
+    #[instrument(level = "debug", skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
     async fn cancel_challenge(
         &self,
         request: Request<pb::CancelChallengeRequest>,
@@ -186,7 +186,7 @@ impl MatchmakingService for MatchmakingApi {
             .map(Response::new)
     }
 
-    #[instrument(skip_all, fields(player_id = %request.get_ref().player_id))]
+    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
     async fn list_challenges(
         &self,
         request: Request<pb::ListChallengesRequest>,
@@ -199,7 +199,7 @@ impl MatchmakingService for MatchmakingApi {
 
     type WatchPlayerStream = EventStream<pb::WatchPlayerResponse>;
 
-    #[instrument(skip_all, fields(player_id = %request.get_ref().player_id))]
+    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
     async fn watch_player(
         &self,
         request: Request<pb::WatchPlayerRequest>,

@@ -32,10 +32,10 @@ pub struct Config {
     #[arg(long, default_value = "sqlite://data/matchmaking.sqlite?mode=rwc")]
     pub database_url: String,
     /// The game service, `host:port`.
-    #[arg(long, default_value = "127.0.0.1:50053")]
+    #[arg(long, default_value = chess_runtime::addr::GAME)]
     pub game_addr: String,
     /// The rating service, `host:port`.
-    #[arg(long, default_value = "127.0.0.1:50054")]
+    #[arg(long, default_value = chess_runtime::addr::RATING)]
     pub rating_addr: String,
     /// Seconds a real-time seek posted while its poster has no event stream
     /// open waits for one before it is withdrawn.
@@ -44,7 +44,7 @@ pub struct Config {
 }
 
 /// Default gRPC address.
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:50052";
+pub const DEFAULT_LISTEN: &str = chess_runtime::addr::MATCHMAKING;
 
 /// Why the service could not run.
 #[derive(Debug, thiserror::Error)]
@@ -53,6 +53,8 @@ pub enum Error {
     Server(#[from] chess_runtime::server::Error),
     #[error("cannot open the lobby database: {0}")]
     Storage(#[from] lobby::store::StoreError),
+    #[error(transparent)]
+    Lock(#[from] chess_runtime::lock::Error),
     #[error("invalid service address: {0}")]
     Address(#[from] chess_runtime::client::Error),
 }
@@ -66,6 +68,11 @@ pub async fn run(config: Config) -> Result<(), Error> {
         &[SERVICE_NAME],
     )
     .await?;
+    // One process per SQLite file: a second writer would resume the same
+    // games and race the first. Held until the service stops;
+    // taken once the flags have proved good, so a bad one changes nothing.
+    let _database_lock =
+        chess_runtime::lock::database(chess_storage::sqlite_path(&config.database_url))?;
     let game = chess_runtime::channel(&config.game_addr)?;
     let pairing = pairing::Pairing::spawn(game.clone());
     let lobby = lobby::Lobby::open(

@@ -173,7 +173,7 @@ async fn pair(
         Err(status) => return Err((waiter, status)),
     };
     let game_id = created.game_id;
-    tracing::info!(%game_id, white = %white.guest_id, black = %black.guest_id, "paired");
+    tracing::debug!(%game_id, white = %white.guest_id, black = %black.guest_id, "paired");
     let paired = |colour: Color, opponent: &Seeker| JoinPairingQueueResponse {
         update: Some(Update::Paired(Paired {
             game_id: game_id.clone(),

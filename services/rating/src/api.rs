@@ -96,7 +96,7 @@ impl RatingApi {
         let now = now_ms();
         let player = self.store.register(&username, &email, &hash, now).await?;
         self.metrics.registrations.add(1, &[]);
-        tracing::info!(player_id = %player.id, "registered");
+        tracing::debug!(player_id = %player.id, "registered");
         let ratings = self.store.ratings_of(&player.id).await?;
         Ok(pb::RegisterResponse {
             profile: Some(convert::profile_pb(
@@ -209,9 +209,9 @@ impl RatingApi {
             .results
             .add(1, &[KeyValue::new("first_time", recorded.first_time)]);
         if recorded.first_time {
-            tracing::info!(applied = recorded.white.is_some(), "result recorded");
+            tracing::debug!(applied = recorded.white.is_some(), "result recorded");
         } else {
-            tracing::info!("result was recorded before");
+            tracing::debug!("result was recorded before");
         }
         Ok(pb::RecordResultResponse {
             first_time: recorded.first_time,
@@ -306,7 +306,7 @@ fn status(error: Error) -> Status {
 
 #[tonic::async_trait]
 impl rating_service_server::RatingService for RatingApi {
-    #[instrument(skip_all, fields(username = %request.get_ref().username))]
+    #[instrument(level = "debug", skip_all, fields(username = %request.get_ref().username))]
     async fn register(
         &self,
         request: Request<pb::RegisterRequest>,
@@ -317,7 +317,7 @@ impl rating_service_server::RatingService for RatingApi {
             .map_err(status)
     }
 
-    #[instrument(skip_all)]
+    #[instrument(level = "debug", skip_all)]
     async fn authenticate(
         &self,
         request: Request<pb::AuthenticateRequest>,
@@ -328,7 +328,7 @@ impl rating_service_server::RatingService for RatingApi {
             .map_err(status)
     }
 
-    #[instrument(skip_all)]
+    #[instrument(level = "debug", skip_all)]
     async fn get_player(
         &self,
         request: Request<pb::GetPlayerRequest>,
@@ -339,7 +339,7 @@ impl rating_service_server::RatingService for RatingApi {
             .map_err(status)
     }
 
-    #[instrument(skip_all, fields(players = request.get_ref().player_ids.len()))]
+    #[instrument(level = "debug", skip_all, fields(players = request.get_ref().player_ids.len()))]
     async fn get_ratings(
         &self,
         request: Request<pb::GetRatingsRequest>,
@@ -350,7 +350,7 @@ impl rating_service_server::RatingService for RatingApi {
             .map_err(status)
     }
 
-    #[instrument(skip_all, fields(
+    #[instrument(level = "debug", skip_all, fields(
         game_id = %request.get_ref().game_id,
         white_id = %request.get_ref().white_id,
         black_id = %request.get_ref().black_id,
@@ -365,7 +365,7 @@ impl rating_service_server::RatingService for RatingApi {
             .map_err(status)
     }
 
-    #[instrument(skip_all, fields(player_id = %request.get_ref().player_id))]
+    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
     async fn get_rating_history(
         &self,
         request: Request<pb::GetRatingHistoryRequest>,
@@ -376,7 +376,7 @@ impl rating_service_server::RatingService for RatingApi {
             .map_err(status)
     }
 
-    #[instrument(skip_all, fields(category = request.get_ref().category))]
+    #[instrument(level = "debug", skip_all, fields(category = request.get_ref().category))]
     async fn leaderboard(
         &self,
         request: Request<pb::LeaderboardRequest>,

@@ -104,7 +104,7 @@ impl Config {
 }
 
 /// Default gRPC address.
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:50054";
+pub const DEFAULT_LISTEN: &str = chess_runtime::addr::RATING;
 
 /// Why the service could not run.
 #[derive(Debug, thiserror::Error)]
@@ -116,6 +116,8 @@ pub enum Error {
     #[error("cannot open the rating database: {0}")]
     Store(#[from] store::StoreError),
     #[error(transparent)]
+    Lock(#[from] chess_runtime::lock::Error),
+    #[error(transparent)]
     Hash(#[from] accounts::HashError),
 }
 
@@ -126,6 +128,11 @@ pub async fn run(config: Config) -> Result<(), Error> {
     let server =
         chess_runtime::Server::bind("rating", &config.server, DEFAULT_LISTEN, &[SERVICE_NAME])
             .await?;
+    // One process per SQLite file: a second writer would resume the same
+    // games and race the first. Held until the service stops;
+    // taken once the flags have proved good, so a bad one changes nothing.
+    let _database_lock =
+        chess_runtime::lock::database(chess_storage::sqlite_path(&config.database_url))?;
     let store =
         store::Store::open(&config.database_url, config.database_connections, system).await?;
     tracing::info!(system = %system.kind(), "ratings ready");

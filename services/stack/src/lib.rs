@@ -2,7 +2,8 @@
 //!
 //! [`Stack`] starts the five service binaries (`chess-engine`, `chess-rating`,
 //! `chess-game`, `chess-matchmaking`, `chess-gateway`) as supervised child
-//! processes on loopback ports chosen free, with embedded defaults (SQLite
+//! processes on the services' own loopback ports (or ports chosen free), with
+//! embedded defaults (SQLite
 //! files in a data directory, Stockfish from the system, mail written to a
 //! folder), waits until every one reports SERVING on the gRPC health service,
 //! restarts any that dies, and stops them all on request. Two programs use it:
@@ -56,6 +57,8 @@ pub struct StackOptions {
     pub public_url: Option<String>,
     /// The uqchess address; empty for none.
     pub uqchess_listen: String,
+    /// Where the internal services listen.
+    pub internal: InternalListen,
     pub stockfish_path: Option<PathBuf>,
     pub engine_pool_size: Option<u32>,
     /// `club-elo`, `logistic-elo` or `glicko2`.
@@ -69,6 +72,44 @@ pub struct StackOptions {
     pub announce_restarts: bool,
 }
 
+/// The addresses the internal services listen on (port 0 picks a free
+/// one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InternalListen {
+    pub matchmaking: String,
+    pub game: String,
+    pub rating: String,
+    pub engine: String,
+}
+
+impl InternalListen {
+    /// Each service's own default address, as the docs use them.
+    pub fn fixed() -> Self {
+        use chess_runtime::addr;
+        Self {
+            matchmaking: addr::MATCHMAKING.to_owned(),
+            game: addr::GAME.to_owned(),
+            rating: addr::RATING.to_owned(),
+            engine: addr::ENGINE.to_owned(),
+        }
+    }
+
+    /// Free loopback ports, for stacks that must not meet each other (tests,
+    /// `uqchessserver`).
+    pub fn free() -> Self {
+        let free = || "127.0.0.1:0".to_owned();
+        Self {
+            matchmaking: free(),
+            game: free(),
+            rating: free(),
+            engine: free(),
+        }
+    }
+}
+
+/// The name of the lock file in a data directory.
+pub const LOCK_FILE: &str = "chess-stack.lock";
+
 /// Why the system did not come up.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -77,9 +118,20 @@ pub enum StartError {
         path: String,
         source: std::io::Error,
     },
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("data directory {} is in use by another {}", path.display(), owner_text(.owner))]
+    DataDirInUse {
+        path: PathBuf,
+        owner: Option<chess_runtime::lock::Owner>,
+    },
+    #[error("cannot lock the data directory: {0}")]
+    Lock(chess_runtime::lock::Error),
+    #[error("cannot listen on {addr} ({what}): {}", listen_reason(source, flag))]
     Listen {
         addr: String,
+        /// Which address, e.g. `game`.
+        what: &'static str,
+        /// The flag that sets it, for the hint.
+        flag: &'static str,
         source: std::io::Error,
     },
     #[error(
@@ -96,6 +148,72 @@ pub enum StartError {
     ChildNotStarted { name: &'static str, error: String },
     #[error("chess-{0} did not become ready within {secs} s", secs = STARTUP_TIMEOUT.as_secs())]
     Timeout(&'static str),
+}
+
+fn owner_text(owner: &Option<chess_runtime::lock::Owner>) -> String {
+    match owner {
+        Some(owner) => format!("{} (pid {})", owner.program, owner.pid),
+        None => "chess-stack".to_owned(),
+    }
+}
+
+fn listen_reason(source: &std::io::Error, flag: &str) -> String {
+    if source.kind() == std::io::ErrorKind::AddrInUse {
+        format!(
+            "address in use — is another chess-stack running? pass {flag} 127.0.0.1:0 for a free port"
+        )
+    } else {
+        source.to_string()
+    }
+}
+
+/// Whether process `pid` exists.
+fn alive(pid: u32) -> bool {
+    Path::new("/proc").join(pid.to_string()).exists()
+}
+
+/// How long a start waits for the services of a stack that was killed to
+/// finish stopping (they stop when their standard input closes).
+const ORPHANS_GRACE: Duration = Duration::from_secs(20);
+
+/// Locks `data_dir` for this stack and the services it starts (they inherit
+/// the lock, so it is free only once all of them are gone). A running owner
+/// is an error at once; the services of an owner that was killed get a
+/// grace period to stop.
+async fn lock_data_dir(
+    data_dir: &Path,
+    shown: &Path,
+) -> Result<chess_runtime::lock::FileLock, StartError> {
+    use chess_runtime::lock::{Error, FileLock};
+    let path = data_dir.join(LOCK_FILE);
+    let deadline = Instant::now() + ORPHANS_GRACE;
+    let mut announced = false;
+    loop {
+        match FileLock::acquire(&path, "data directory", shown) {
+            Ok(lock) => {
+                lock.share_with_children().map_err(StartError::Lock)?;
+                return Ok(lock);
+            }
+            Err(Error::Held { owner, .. }) => {
+                let owner_gone = owner.as_ref().is_some_and(|o| !alive(o.pid));
+                if !owner_gone || Instant::now() >= deadline {
+                    return Err(StartError::DataDirInUse {
+                        path: shown.to_owned(),
+                        owner,
+                    });
+                }
+                if !announced {
+                    announced = true;
+                    eprintln!(
+                        "chess-stack: waiting for the services of a stopped chess-stack to exit ({})",
+                        shown.display()
+                    );
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => return Err(StartError::Lock(e)),
+        }
+    }
 }
 
 /// The addresses of a running system.
@@ -118,12 +236,21 @@ pub struct Stack {
     pub addresses: Addresses,
     supervisor: Supervisor,
     exits: mpsc::UnboundedReceiver<Exit>,
+    /// Held while the stack runs (and by its services).
+    _lock: chess_runtime::lock::FileLock,
 }
 
-/// A listening socket on `addr` (port 0 picks a free one).
-fn listen(addr: &str) -> Result<Arc<TcpListener>, StartError> {
+/// A listening socket on `addr` (port 0 picks a free one) for `what`, set
+/// by `flag`.
+fn listen(
+    addr: &str,
+    what: &'static str,
+    flag: &'static str,
+) -> Result<Arc<TcpListener>, StartError> {
     let error = |source| StartError::Listen {
         addr: addr.to_owned(),
+        what,
+        flag,
         source,
     };
     let mut last = None;
@@ -182,21 +309,31 @@ impl Stack {
             source,
         };
         std::fs::create_dir_all(data_dir).map_err(data_error)?;
+        let shown = data_dir.clone();
         let data_dir = data_dir.canonicalize().map_err(data_error)?;
+        // Before anything is bound or started: a second stack on the same
+        // files must change nothing.
+        let lock = lock_data_dir(&data_dir, &shown).await?;
         let token_key = token_key_file(&data_dir).map_err(data_error)?;
 
         // Every listening socket is bound here and handed to its service, so
         // no port can be taken in between and restarts keep their address.
-        let gateway_listener = listen(&options.grpc_listen)?;
+        let internal = &options.internal;
+        let gateway_listener = listen(&options.grpc_listen, "public gRPC API", "--grpc-listen")?;
         let uqchess_listener = if options.uqchess_listen.is_empty() {
             None
         } else {
-            Some(listen(&options.uqchess_listen)?)
+            Some(listen(
+                &options.uqchess_listen,
+                "uqchess protocol",
+                "--uqchess-listen",
+            )?)
         };
-        let engine_listener = listen("127.0.0.1:0")?;
-        let rating_listener = listen("127.0.0.1:0")?;
-        let game_listener = listen("127.0.0.1:0")?;
-        let matchmaking_listener = listen("127.0.0.1:0")?;
+        let engine_listener = listen(&internal.engine, "engine", "--engine-listen")?;
+        let rating_listener = listen(&internal.rating, "rating", "--rating-listen")?;
+        let game_listener = listen(&internal.game, "game", "--game-listen")?;
+        let matchmaking_listener =
+            listen(&internal.matchmaking, "matchmaking", "--matchmaking-listen")?;
         let gateway_addr = reach(&gateway_listener);
         let addresses = Addresses {
             public_url: options
@@ -343,6 +480,7 @@ impl Stack {
             addresses,
             supervisor,
             exits,
+            _lock: lock,
         })
     }
 

@@ -2,8 +2,11 @@
 
 use std::{ffi::OsString, path::PathBuf, process::ExitCode};
 
-use chess_stack::{Output, Stack, StackOptions};
+use chess_ratings::SystemKind;
+use chess_runtime::addr;
+use chess_stack::{InternalListen, Output, Stack, StackOptions};
 use chess_telemetry::LogFormat;
+use clap::builder::PossibleValuesParser;
 use tokio::signal::unix::{SignalKind, signal};
 
 /// Flags of `chess-stack`; each has an environment twin `CHESS_STACK_<FLAG>`.
@@ -18,7 +21,7 @@ struct Config {
     #[arg(long, default_value = "data")]
     data_dir: PathBuf,
     /// Address of the public gRPC and gRPC-Web API.
-    #[arg(long, default_value = "127.0.0.1:50051")]
+    #[arg(long, default_value = addr::GATEWAY)]
     grpc_listen: String,
     /// The address players reach the gateway at, for the links in emails
     /// (`<public-url>/games/<id>` opens the game). Default: `http://` and
@@ -26,8 +29,20 @@ struct Config {
     #[arg(long)]
     public_url: Option<String>,
     /// Address of the uqchess line protocol; empty to turn it off.
-    #[arg(long, default_value = "127.0.0.1:50050")]
+    #[arg(long, default_value = addr::UQCHESS)]
     uqchess_listen: String,
+    /// Address of the internal matchmaking service; port 0 picks a free one.
+    #[arg(long, default_value = addr::MATCHMAKING)]
+    matchmaking_listen: String,
+    /// Address of the internal game service; port 0 picks a free one.
+    #[arg(long, default_value = addr::GAME)]
+    game_listen: String,
+    /// Address of the internal rating service; port 0 picks a free one.
+    #[arg(long, default_value = addr::RATING)]
+    rating_listen: String,
+    /// Address of the internal engine service; port 0 picks a free one.
+    #[arg(long, default_value = addr::ENGINE)]
+    engine_listen: String,
     /// The Stockfish program (default: `stockfish` on PATH, else
     /// /usr/games/stockfish).
     #[arg(long)]
@@ -35,9 +50,10 @@ struct Config {
     /// Stockfish processes in the engine's pool (default: one per core).
     #[arg(long)]
     engine_pool_size: Option<u32>,
-    /// Rating system: club-elo, logistic-elo or glicko2.
-    #[arg(long)]
-    rating_system: Option<String>,
+    /// The rating system games are rated in.
+    #[arg(long, default_value = SystemKind::ClubElo.as_str(),
+          value_parser = PossibleValuesParser::new(SystemKind::ALL.map(SystemKind::as_str)))]
+    rating_system: String,
     /// Send mail through this SMTP server (`smtp://host:port`) instead of
     /// writing it to the data directory.
     #[arg(long)]
@@ -74,9 +90,15 @@ async fn main() -> ExitCode {
         grpc_listen: config.grpc_listen.clone(),
         public_url: config.public_url.clone(),
         uqchess_listen: config.uqchess_listen.clone(),
+        internal: InternalListen {
+            matchmaking: config.matchmaking_listen.clone(),
+            game: config.game_listen.clone(),
+            rating: config.rating_listen.clone(),
+            engine: config.engine_listen.clone(),
+        },
         stockfish_path: config.stockfish_path.clone(),
         engine_pool_size: config.engine_pool_size,
-        rating_system: config.rating_system.clone(),
+        rating_system: Some(config.rating_system.clone()),
         gateway_args,
         common_args,
         output: if json {

@@ -50,17 +50,20 @@ struct Cli {
 enum Scenario {
     /// The loopback TCP echo and tonic unary round trips alone.
     Baseline {
+        /// Round trips of each kind.
         #[arg(long, default_value_t = 20_000)]
         rounds: usize,
     },
     /// Time from starting chess-stack to every service SERVING.
     Startup {
+        /// Stacks started one after the other.
         #[arg(long, default_value_t = 5)]
         runs: usize,
     },
     /// Concurrent human games through the uqchess front: moves/s and
     /// latencies.
     Moves {
+        /// Games played at once.
         #[arg(long, default_value_t = 1000)]
         games: usize,
         /// Seconds measured.
@@ -80,8 +83,10 @@ enum Scenario {
     /// Concurrent games between registered players through the public gRPC
     /// API (challenge, accept, MakeMove, StreamEvents).
     Grpc {
+        /// Games played at once.
         #[arg(long, default_value_t = 100)]
         games: usize,
+        /// Seconds measured.
         #[arg(long, default_value_t = 30)]
         duration: u64,
         /// Seconds before measuring; the players register and sign in then.
@@ -90,16 +95,20 @@ enum Scenario {
     },
     /// One game at a time: the uncontended move latency.
     Latency {
+        /// Moves timed.
         #[arg(long, default_value_t = 2000)]
         moves: usize,
     },
     /// Human moves with and without the engine pool saturated by hints,
     /// measured one after the other against the same system.
     Hints {
+        /// Games played at once.
         #[arg(long, default_value_t = 50)]
         games: usize,
+        /// Seconds measured, in each of the two phases.
         #[arg(long, default_value_t = 20)]
         duration: u64,
+        /// Clients asking for engine hints in the saturated phase.
         #[arg(long, default_value_t = 8)]
         hint_clients: usize,
         /// Each player's thinking time before a move, in milliseconds (0:
@@ -109,6 +118,7 @@ enum Scenario {
     },
     /// Gateway memory per idle connection, and after they leave.
     Idle {
+        /// Idle uqchess connections opened.
         #[arg(long, default_value_t = 10_000)]
         connections: usize,
     },

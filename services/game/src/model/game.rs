@@ -503,6 +503,37 @@ impl Game {
         self.ending
     }
 
+    /// The log's line about a new game, after its id: `started: alice
+    /// (white) vs Stockfish level 3 (black), 5+3 blitz, rated`.
+    pub fn started_line(&self) -> String {
+        let time_control = match self.time_control() {
+            TimeControl::Untimed => "untimed".to_owned(),
+            tc => format!("{tc} {}", tc.speed()),
+        };
+        format!(
+            "started: {} (white) vs {} (black), {time_control}, {}",
+            self.white.display_name(),
+            self.black.display_name(),
+            if self.rated { "rated" } else { "unrated" }
+        )
+    }
+
+    /// The log's line about a finished game, after its id: `finished: 1-0
+    /// by checkmate after 43 moves`. None while it is being played.
+    pub fn finished_line(&self) -> Option<String> {
+        let ending = self.ending?;
+        let how = ending.termination.as_str().replace('_', " ");
+        let moves = self.ply().div_ceil(2);
+        let plural = if moves == 1 { "" } else { "s" };
+        Some(match ending.result {
+            Some(result) => format!(
+                "finished: {} by {how} after {moves} move{plural}",
+                result.pgn()
+            ),
+            None => format!("finished: {how} after {moves} move{plural}"),
+        })
+    }
+
     pub fn is_active(&self) -> bool {
         self.ending.is_none()
     }
@@ -920,6 +951,53 @@ mod tests {
             );
         }
         all
+    }
+
+    #[test]
+    fn log_lines_say_who_plays_what_and_how_it_ended() {
+        let mut g = Game::new(
+            "g1".to_owned(),
+            GameSetup {
+                white: Participant::Registered {
+                    id: "p1".to_owned(),
+                    username: "alice".to_owned(),
+                },
+                black: Participant::Registered {
+                    id: "p2".to_owned(),
+                    username: "bob".to_owned(),
+                },
+                time_control: TimeControl::Incremental {
+                    initial_secs: 300,
+                    increment_secs: 3,
+                },
+                rules: RuleSet::Standard,
+                rated: true,
+                initial_fen: None,
+                allow_hints: false,
+            },
+            0,
+        )
+        .unwrap();
+        assert_eq!(
+            g.started_line(),
+            "started: alice (white) vs bob (black), 5+3 blitz, rated"
+        );
+        assert_eq!(g.finished_line(), None);
+        let mut fools = standard();
+        assert_eq!(
+            fools.started_line(),
+            "started: w (white) vs b (black), untimed, unrated"
+        );
+        play_all(&mut fools, &["f3", "e5", "g4", "Qh4#"]);
+        assert_eq!(
+            fools.finished_line().unwrap(),
+            "finished: 0-1 by checkmate after 2 moves"
+        );
+        g.resign(Color::White, 10).unwrap();
+        assert_eq!(
+            g.finished_line().unwrap(),
+            "finished: 0-1 by resignation after 0 moves"
+        );
     }
 
     fn ending(g: &Game) -> (Option<GameResult>, Termination) {

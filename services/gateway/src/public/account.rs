@@ -37,7 +37,7 @@ impl Accounts {
 
 #[tonic::async_trait]
 impl AccountService for Accounts {
-    #[instrument(skip_all, fields(username = %request.get_ref().username))]
+    #[instrument(level = "debug", skip_all, fields(username = %request.get_ref().username))]
     async fn register(
         &self,
         request: Request<pb::RegisterRequest>,
@@ -61,7 +61,7 @@ impl AccountService for Accounts {
         }))
     }
 
-    #[instrument(skip_all)]
+    #[instrument(level = "debug", skip_all)]
     async fn login(
         &self,
         request: Request<pb::LoginRequest>,
@@ -80,7 +80,7 @@ impl AccountService for Accounts {
             .map_err(relay)?
             .into_inner();
         let (token, expires_at) = self.shared.tokens.issue(&who.player_id, &who.username);
-        tracing::info!(player_id = who.player_id, "signed in");
+        tracing::debug!(player_id = who.player_id, "signed in");
         Ok(Response::new(pb::LoginResponse {
             token,
             expires_at: Some(timestamp(expires_at)),
@@ -89,7 +89,7 @@ impl AccountService for Accounts {
         }))
     }
 
-    #[instrument(skip_all)]
+    #[instrument(level = "debug", skip_all)]
     async fn me(
         &self,
         request: Request<pb::MeRequest>,
@@ -102,7 +102,7 @@ impl AccountService for Accounts {
         }))
     }
 
-    #[instrument(skip_all, fields(username = %request.get_ref().username))]
+    #[instrument(level = "debug", skip_all, fields(username = %request.get_ref().username))]
     async fn get_profile(
         &self,
         request: Request<pb::GetProfileRequest>,
@@ -118,7 +118,7 @@ impl AccountService for Accounts {
         }))
     }
 
-    #[instrument(skip_all, fields(username = %request.get_ref().username))]
+    #[instrument(level = "debug", skip_all, fields(username = %request.get_ref().username))]
     async fn get_rating_history(
         &self,
         request: Request<pb::GetRatingHistoryRequest>,
@@ -153,7 +153,7 @@ impl AccountService for Accounts {
         }))
     }
 
-    #[instrument(skip_all, fields(category = request.get_ref().category))]
+    #[instrument(level = "debug", skip_all, fields(category = request.get_ref().category))]
     async fn leaderboard(
         &self,
         request: Request<pb::LeaderboardRequest>,

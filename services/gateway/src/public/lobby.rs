@@ -49,7 +49,7 @@ fn registered(player_id: &str, username: &str) -> common::Player {
 
 #[tonic::async_trait]
 impl LobbyService for Lobby {
-    #[instrument(skip_all)]
+    #[instrument(level = "debug", skip_all)]
     async fn create_seek(
         &self,
         request: Request<pb::CreateSeekRequest>,
@@ -77,7 +77,7 @@ impl LobbyService for Lobby {
         Ok(Response::new(pb::CreateSeekResponse { seek }))
     }
 
-    #[instrument(skip_all, fields(seek_id = %request.get_ref().seek_id))]
+    #[instrument(level = "debug", skip_all, fields(seek_id = %request.get_ref().seek_id))]
     async fn cancel_seek(
         &self,
         request: Request<pb::CancelSeekRequest>,
@@ -96,7 +96,7 @@ impl LobbyService for Lobby {
         Ok(Response::new(pb::CancelSeekResponse { seek }))
     }
 
-    #[instrument(skip_all)]
+    #[instrument(level = "debug", skip_all)]
     async fn list_seeks(
         &self,
         request: Request<pb::ListSeeksRequest>,
@@ -126,7 +126,7 @@ impl LobbyService for Lobby {
         }))
     }
 
-    #[instrument(skip_all, fields(seek_id = %request.get_ref().seek_id))]
+    #[instrument(level = "debug", skip_all, fields(seek_id = %request.get_ref().seek_id))]
     async fn request_seek(
         &self,
         request: Request<pb::RequestSeekRequest>,
@@ -146,7 +146,7 @@ impl LobbyService for Lobby {
         Ok(Response::new(pb::RequestSeekResponse { request }))
     }
 
-    #[instrument(skip_all, fields(request_id = %request.get_ref().request_id))]
+    #[instrument(level = "debug", skip_all, fields(request_id = %request.get_ref().request_id))]
     async fn accept_seek_request(
         &self,
         request: Request<pb::AcceptSeekRequestRequest>,
@@ -165,7 +165,7 @@ impl LobbyService for Lobby {
         Ok(Response::new(pb::AcceptSeekRequestResponse { request }))
     }
 
-    #[instrument(skip_all, fields(request_id = %request.get_ref().request_id))]
+    #[instrument(level = "debug", skip_all, fields(request_id = %request.get_ref().request_id))]
     async fn reject_seek_request(
         &self,
         request: Request<pb::RejectSeekRequestRequest>,
@@ -184,7 +184,7 @@ impl LobbyService for Lobby {
         Ok(Response::new(pb::RejectSeekRequestResponse { request }))
     }
 
-    #[instrument(skip_all, fields(request_id = %request.get_ref().request_id))]
+    #[instrument(level = "debug", skip_all, fields(request_id = %request.get_ref().request_id))]
     async fn withdraw_seek_request(
         &self,
         request: Request<pb::WithdrawSeekRequestRequest>,
@@ -203,7 +203,7 @@ impl LobbyService for Lobby {
         Ok(Response::new(pb::WithdrawSeekRequestResponse { request }))
     }
 
-    #[instrument(skip_all)]
+    #[instrument(level = "debug", skip_all)]
     async fn list_seek_requests(
         &self,
         request: Request<pb::ListSeekRequestsRequest>,
@@ -224,7 +224,7 @@ impl LobbyService for Lobby {
         }))
     }
 
-    #[instrument(skip_all, fields(opponent = %request.get_ref().opponent_username))]
+    #[instrument(level = "debug", skip_all, fields(opponent = %request.get_ref().opponent_username))]
     async fn create_challenge(
         &self,
         request: Request<pb::CreateChallengeRequest>,
@@ -250,7 +250,7 @@ impl LobbyService for Lobby {
         Ok(Response::new(pb::CreateChallengeResponse { challenge }))
     }
 
-    #[instrument(skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
+    #[instrument(level = "debug", skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
     async fn accept_challenge(
         &self,
         request: Request<pb::AcceptChallengeRequest>,
@@ -269,7 +269,7 @@ impl LobbyService for Lobby {
         Ok(Response::new(pb::AcceptChallengeResponse { challenge }))
     }
 
-    #[instrument(skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
+    #[instrument(level = "debug", skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
     async fn decline_challenge(
         &self,
         request: Request<pb::DeclineChallengeRequest>,
@@ -290,7 +290,7 @@ impl LobbyService for Lobby {
         Ok(Response::new(pb::DeclineChallengeResponse { challenge }))
     }
 
-    #[instrument(skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
+    #[instrument(level = "debug", skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
     async fn cancel_challenge(
         &self,
         request: Request<pb::CancelChallengeRequest>,
@@ -309,7 +309,7 @@ impl LobbyService for Lobby {
         Ok(Response::new(pb::CancelChallengeResponse { challenge }))
     }
 
-    #[instrument(skip_all)]
+    #[instrument(level = "debug", skip_all)]
     async fn list_challenges(
         &self,
         request: Request<pb::ListChallengesRequest>,
@@ -329,7 +329,7 @@ impl LobbyService for Lobby {
         }))
     }
 
-    #[instrument(skip_all, fields(level = request.get_ref().level))]
+    #[instrument(level = "debug", skip_all, fields(level = request.get_ref().level))]
     async fn play_engine(
         &self,
         request: Request<pb::PlayEngineRequest>,

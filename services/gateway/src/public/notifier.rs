@@ -157,7 +157,7 @@ impl Notifier {
             &self.public_url,
         );
         self.mailer.send(&mail).await.map_err(|e| e.to_string())?;
-        tracing::info!(
+        tracing::debug!(
             game_id,
             ply = made.r#move.as_ref().map_or(0, |m| m.ply),
             "move notice sent"

@@ -53,7 +53,7 @@ fn require(field: &str, value: &str) -> Result<(), Status> {
 
 #[tonic::async_trait]
 impl PlayService for Play {
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn make_move(
         &self,
         request: Request<pb::MakeMoveRequest>,
@@ -79,7 +79,7 @@ impl PlayService for Play {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn resign(
         &self,
         request: Request<pb::ResignRequest>,
@@ -101,7 +101,7 @@ impl PlayService for Play {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn offer_draw(
         &self,
         request: Request<pb::OfferDrawRequest>,
@@ -123,7 +123,7 @@ impl PlayService for Play {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn accept_draw(
         &self,
         request: Request<pb::AcceptDrawRequest>,
@@ -145,7 +145,7 @@ impl PlayService for Play {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn decline_draw(
         &self,
         request: Request<pb::DeclineDrawRequest>,
@@ -167,7 +167,7 @@ impl PlayService for Play {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn claim_draw(
         &self,
         request: Request<pb::ClaimDrawRequest>,
@@ -189,7 +189,7 @@ impl PlayService for Play {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn abort(
         &self,
         request: Request<pb::AbortRequest>,
@@ -211,7 +211,7 @@ impl PlayService for Play {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn hint(
         &self,
         request: Request<pb::HintRequest>,
@@ -236,7 +236,7 @@ impl PlayService for Play {
         Ok(Response::new(pb::HintResponse { best_move }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn legal_moves(
         &self,
         request: Request<pb::LegalMovesRequest>,
@@ -259,7 +259,7 @@ impl PlayService for Play {
         Ok(Response::new(pb::LegalMovesResponse { moves }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn board(
         &self,
         request: Request<pb::BoardRequest>,
@@ -276,7 +276,7 @@ impl PlayService for Play {
         Ok(Response::new(pb::BoardResponse { board }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn get_game(
         &self,
         request: Request<pb::GetGameRequest>,
@@ -293,7 +293,7 @@ impl PlayService for Play {
         Ok(Response::new(pb::GetGameResponse { game }))
     }
 
-    #[instrument(skip_all)]
+    #[instrument(level = "debug", skip_all)]
     async fn list_my_games(
         &self,
         request: Request<pb::ListMyGamesRequest>,
@@ -322,7 +322,7 @@ impl PlayService for Play {
         }))
     }
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn export_pgn(
         &self,
         request: Request<pb::ExportPgnRequest>,
@@ -341,7 +341,7 @@ impl PlayService for Play {
 
     type StreamEventsStream = EventStream<pb::StreamEventsResponse>;
 
-    #[instrument(skip_all)]
+    #[instrument(level = "debug", skip_all)]
     async fn stream_events(
         &self,
         request: Request<pb::StreamEventsRequest>,
@@ -376,7 +376,7 @@ impl PlayService for Play {
 
     type WatchGameStream = EventStream<pb::WatchGameResponse>;
 
-    #[instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn watch_game(
         &self,
         request: Request<pb::WatchGameRequest>,

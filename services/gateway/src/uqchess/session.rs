@@ -169,7 +169,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
             match wake {
                 Wake::Shutdown => break,
                 Wake::Line(Ok(Some(line))) => {
-                    let span = tracing::info_span!("uqchess.request", guest_id = %self.guest_id);
+                    let span = tracing::debug_span!("uqchess.request", guest_id = %self.guest_id);
                     self.request(line).instrument(span).await;
                 }
                 Wake::Line(Ok(None) | Err(_)) => break,

@@ -494,7 +494,7 @@ impl Actor {
         }
         self.order.insert((seek.created_at, seek.id.clone()));
         self.seeks.insert(seek.id.clone(), seek.clone());
-        tracing::info!(
+        tracing::debug!(
             seek_id = seek.id,
             poster = seek.poster.id,
             durable = seek.is_durable(),
@@ -766,7 +766,7 @@ impl Actor {
             .insert(challenge.id.clone(), challenge.clone());
         let challenged = challenge.challenged.id.clone();
         self.notify(&challenged, Kind::ChallengeReceived(challenge.to_pb()));
-        tracing::info!(challenge_id = challenge.id, "challenge sent");
+        tracing::debug!(challenge_id = challenge.id, "challenge sent");
         Ok(challenge)
     }
 
@@ -900,7 +900,7 @@ impl Actor {
             self.expiries.pop();
             // A challenge being accepted right now is the acceptor's.
             if self.challenges.contains_key(&id) && !self.reserved.contains(&id) {
-                tracing::info!(challenge_id = id, "challenge expired");
+                tracing::debug!(challenge_id = id, "challenge expired");
                 if let Err(e) = self
                     .settle_challenge(&id, ChallengeStatus::Expired, String::new())
                     .await
@@ -977,7 +977,7 @@ impl Actor {
                 };
                 self.notify(&requester, Kind::SeekRequestAccepted(wire.clone()));
                 self.notify(&poster, Kind::SeekRequestAccepted(wire));
-                tracing::info!(seek_id, request_id, game_id, "seek taken");
+                tracing::debug!(seek_id, request_id, game_id, "seek taken");
                 Ok(Settled::Request(request))
             }
             Origin::Challenge { challenge_id } => {
@@ -1003,7 +1003,7 @@ impl Actor {
                         challenge
                     }
                 };
-                tracing::info!(challenge_id, game_id, "challenge accepted");
+                tracing::debug!(challenge_id, game_id, "challenge accepted");
                 Ok(Settled::Challenge(settled))
             }
         }

@@ -2,8 +2,11 @@
 //! uqchess port, following the protocol contract's command line, messages
 //! and exit statuses.
 //!
-//! It does not catch SIGINT: Ctrl-C ends it, and its children, who hold the
-//! other end of their standard-input pipes, see them close and stop too.
+//! Ctrl-C (SIGINT) or SIGTERM stops the services, removes the temporary
+//! data directory and then ends the server by that signal, as its default
+//! action would. Killed outright, its children see their standard-input
+//! pipes close and stop too, and the next server removes the directory left
+//! behind.
 
 use std::{
     io::Write as _,
@@ -11,7 +14,11 @@ use std::{
     process::ExitCode,
 };
 
-use chess_stack::{ENGINE_UNAVAILABLE, Output, Stack, StackOptions, StartError, ports};
+use tokio::signal::unix::{Signal, SignalKind, signal};
+
+use chess_stack::{
+    ENGINE_UNAVAILABLE, InternalListen, Output, Stack, StackOptions, StartError, ports,
+};
 
 const USAGE: &str = "Usage: ./uqchessserver [--listenOn portno]";
 const EXIT_USAGE: u8 = 8;
@@ -53,6 +60,22 @@ fn remove_stale_data(tmp: &Path) {
     }
 }
 
+/// The first of SIGINT and SIGTERM to arrive.
+async fn stop_signal(int: &mut Signal, term: &mut Signal) -> i32 {
+    tokio::select! {
+        _ = int.recv() => signal_hook::consts::SIGINT,
+        _ = term.recv() => signal_hook::consts::SIGTERM,
+    }
+}
+
+/// Ends the process by `signal` with its default action, so whoever started
+/// the server sees how it ended (a shell stops a loop on Ctrl-C).
+fn die_of(signal: i32) -> ExitCode {
+    // If the signal cannot be re-raised, the usual shell status says the same.
+    let _ = signal_hook::low_level::emulate_default_handler(signal);
+    ExitCode::from(128 + signal as u8)
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -68,6 +91,12 @@ async fn main() -> ExitCode {
     };
     let Some(port) = ports::resolve_port(spec) else {
         return cannot_listen();
+    };
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return fail("uqchessserver: cannot install signal handlers", 1);
     };
     let tmp = std::env::temp_dir();
     remove_stale_data(&tmp);
@@ -95,6 +124,8 @@ async fn main() -> ExitCode {
         grpc_listen: "127.0.0.1:0".to_owned(),
         public_url: None,
         uqchess_listen: format!("0.0.0.0:{port}"),
+        // Behind one port by contract: the internal ones are nobody's business.
+        internal: InternalListen::free(),
         stockfish_path: None,
         engine_pool_size: None,
         rating_system: None,
@@ -103,7 +134,15 @@ async fn main() -> ExitCode {
         output: Output::Silent,
         announce_restarts: false,
     };
-    let stack = match Stack::start(options).await {
+    let started = tokio::select! {
+        started = Stack::start(options) => started,
+        signal = stop_signal(&mut int, &mut term) => {
+            // Dropping the half-started stack killed its children.
+            remove(data);
+            return die_of(signal);
+        }
+    };
+    let stack = match started {
         Ok(stack) => stack,
         Err(StartError::ChildExited {
             name: "engine",
@@ -136,11 +175,18 @@ async fn main() -> ExitCode {
     // If standard error is gone there is nobody to tell.
     let _ = writeln!(stderr, "{port}");
     let _ = stderr.flush();
-    // Serve until killed; children that die are restarted silently.
-    let _stack = stack;
-    let _data = data;
-    std::future::pending::<()>().await;
-    ExitCode::SUCCESS
+    // Serve until stopped; children that die are restarted silently.
+    let signal = stop_signal(&mut int, &mut term).await;
+    stack.stop().await;
+    remove(data);
+    die_of(signal)
+}
+
+/// Removes the data directory once nothing uses it any more.
+fn remove(data: tempfile::TempDir) {
+    // Nobody to tell: standard error belongs to the protocol, and the next
+    // server removes what is left of a directory whose owner is gone.
+    let _ = data.close();
 }
 
 #[cfg(test)]
