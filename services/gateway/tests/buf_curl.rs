@@ -14,7 +14,9 @@ async fn buf_curl(args: &[&str]) -> String {
         .args(args)
         .output()
         .await
-        .expect("buf is installed (npm install --global @bufbuild/buf)");
+        .expect(
+            "buf is on PATH (scripts/test puts node_modules/.bin, from scripts/setup test, there)",
+        );
     assert!(
         output.status.success(),
         "buf curl {args:?} failed: {}",
