@@ -10,7 +10,8 @@ system must already be running; the test is told where by environment:
     CHESS_E2E_PROTO     the proto/ directory (default: ../../proto from here)
 
 `cargo test -p chess-e2e --test public_api_python` starts the system and the
-SMTP sink and runs this file. Needs: pip install -r tests/python/requirements.txt
+SMTP sink and runs this file. Needs the packages of requirements.txt, which
+`scripts/setup test` installs in .venv/ (first on PATH in scripts/test).
 """
 
 import glob

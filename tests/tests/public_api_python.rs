@@ -3,7 +3,9 @@
 //! grpcio-tools) against the whole system started by `chess-stack`, with the
 //! gateway mailing through a real SMTP server (`tests/python/smtp_sink.py`).
 //!
-//! Needs Python 3 with `pip install -r tests/python/requirements.txt`.
+//! Needs `python3` with the packages of `tests/python/requirements.txt`:
+//! `scripts/setup test` installs them in `.venv/`, which `scripts/test` puts
+//! first on `PATH`.
 
 use std::{path::PathBuf, process::Stdio, time::Duration};
 
@@ -26,7 +28,8 @@ async fn require_python_packages() {
         .expect("python3 is installed");
     assert!(
         probe.status.success(),
-        "the Python test needs its packages: pip install -r tests/python/requirements.txt\n{}",
+        "the Python test needs the packages of tests/python/requirements.txt: run it through \
+         scripts/test (or put .venv/bin, from scripts/setup test, first on PATH)\n{}",
         String::from_utf8_lossy(&probe.stderr)
     );
 }

@@ -172,6 +172,13 @@ async fn a_missing_engine_is_a_clear_startup_failure() {
         "{stderr}"
     );
     assert!(stderr.contains("cannot start Stockfish"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "Stockfish cannot be started; install it (`apt-get install stockfish`, which puts it \
+             at /usr/games/stockfish) or point --stockfish-path (CHESS_STACK_STOCKFISH_PATH) at it\n"
+        ),
+        "{stderr}"
+    );
 }
 
 #[tokio::test]

@@ -127,6 +127,16 @@ impl Config {
     }
 }
 
+/// What to do when Stockfish cannot be started, for a program whose
+/// `--stockfish-path` flag has the environment twin `env`: one clause, to
+/// follow the error on the same line.
+pub fn stockfish_hint(env: &str) -> String {
+    format!(
+        "install it (`apt-get install stockfish`, which puts it at {FALLBACK_STOCKFISH}) \
+         or point --stockfish-path ({env}) at it"
+    )
+}
+
 /// `stockfish` on `PATH` if there is one, else [`FALLBACK_STOCKFISH`].
 pub fn default_stockfish_path() -> PathBuf {
     std::env::var_os("PATH")

@@ -184,6 +184,13 @@ fn a_missing_stockfish_exits_with_status_3_and_one_line() {
         stderr.starts_with("chess-engine: cannot start Stockfish (/nonexistent/stockfish): "),
         "{stderr:?}"
     );
+    assert!(
+        stderr.ends_with(
+            "; install it (`apt-get install stockfish`, which puts it at /usr/games/stockfish) \
+             or point --stockfish-path (CHESS_ENGINE_STOCKFISH_PATH) at it\n"
+        ),
+        "{stderr:?}"
+    );
     assert!(stderr.ends_with('\n'));
 }
 
@@ -202,7 +209,9 @@ fn a_program_that_is_not_an_engine_exits_with_status_3() {
     assert_eq!(stdout, "");
     assert_eq!(
         stderr,
-        "chess-engine: cannot start Stockfish (/bin/cat): no readyok within 300 ms\n"
+        "chess-engine: cannot start Stockfish (/bin/cat): no readyok within 300 ms; \
+         install it (`apt-get install stockfish`, which puts it at /usr/games/stockfish) \
+         or point --stockfish-path (CHESS_ENGINE_STOCKFISH_PATH) at it\n"
     );
 }
 

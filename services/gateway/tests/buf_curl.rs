@@ -14,7 +14,9 @@ async fn buf_curl(args: &[&str]) -> String {
         .args(args)
         .output()
         .await
-        .expect("buf is on PATH (scripts/setup test installs it in node_modules/.bin)");
+        .expect(
+            "buf is on PATH (scripts/test puts node_modules/.bin, from scripts/setup test, there)",
+        );
     assert!(
         output.status.success(),
         "buf curl {args:?} failed: {}",

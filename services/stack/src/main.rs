@@ -4,7 +4,7 @@ use std::{ffi::OsString, path::PathBuf, process::ExitCode};
 
 use chess_ratings::SystemKind;
 use chess_runtime::addr;
-use chess_stack::{InternalListen, Output, Stack, StackOptions};
+use chess_stack::{ENGINE_UNAVAILABLE, InternalListen, Output, Stack, StackOptions, StartError};
 use chess_telemetry::LogFormat;
 use clap::builder::PossibleValuesParser;
 use tokio::signal::unix::{SignalKind, signal};
@@ -125,6 +125,20 @@ async fn main() -> ExitCode {
     };
     let stack = match started {
         Ok(stack) => stack,
+        Err(
+            e @ StartError::ChildExited {
+                name: "engine",
+                code: Some(ENGINE_UNAVAILABLE),
+                ..
+            },
+        ) => {
+            eprintln!(
+                "chess-stack: {e}: Stockfish cannot be started; install it (`apt-get install \
+                 stockfish`, which puts it at /usr/games/stockfish) or point --stockfish-path \
+                 (CHESS_STACK_STOCKFISH_PATH) at it"
+            );
+            return ExitCode::FAILURE;
+        }
         Err(e) => {
             eprintln!("chess-stack: {e}");
             return ExitCode::FAILURE;

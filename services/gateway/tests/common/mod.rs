@@ -363,7 +363,7 @@ impl SmtpSink {
         assert_eq!(
             ready.as_deref(),
             Some("ready"),
-            "the SMTP sink did not start: install aiosmtpd (`pip install -r tests/python/requirements.txt`)"
+            "the SMTP sink did not start: python3 needs aiosmtpd (scripts/test puts .venv/bin, from scripts/setup test, first on PATH)"
         );
         Self { child, port, dir }
     }
