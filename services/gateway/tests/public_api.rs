@@ -467,6 +467,70 @@ async fn one_stream_carries_the_lobby_and_every_game() {
 }
 
 #[tokio::test]
+async fn playing_the_engine_at_full_strength() {
+    let system = System::start(&[]).await;
+    let alice = system.sign_up("alice").await;
+    let mut alice_events = events(&system, &alice).await;
+    let mut lobby = system.lobby().await;
+    // Full strength is asked for by name, never by a missing level.
+    for (level, full_strength) in [(0, false), (3, true)] {
+        let refused = lobby
+            .play_engine(alice.call(pb::PlayEngineRequest {
+                level,
+                full_strength,
+                ..Default::default()
+            }))
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
+    }
+    let game = lobby
+        .play_engine(alice.call(pb::PlayEngineRequest {
+            full_strength: true,
+            color: wire::ColorChoice::Black as i32,
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert!(matches!(
+        game.white.and_then(|p| p.kind),
+        Some(wire::player::Kind::Engine(wire::EnginePlayer { level: 0 }))
+    ));
+    // The engine has white: its first move arrives on the stream.
+    let event = next_game_event(&mut alice_events, |k| matches!(k, GameKind::MoveMade(_))).await;
+    assert_eq!(
+        (event.game_id.as_str(), event.ply),
+        (game.game_id.as_str(), 1)
+    );
+    // A reply of Alice's, and the engine answers it.
+    let reply = system
+        .play()
+        .await
+        .legal_moves(pb::LegalMovesRequest {
+            game_id: game.game_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .moves
+        .swap_remove(0)
+        .uci;
+    make_move(&system, &alice, &game.game_id, &reply)
+        .await
+        .unwrap();
+    loop {
+        let event =
+            next_game_event(&mut alice_events, |k| matches!(k, GameKind::MoveMade(_))).await;
+        if event.ply == 3 {
+            break;
+        }
+    }
+}
+
+#[tokio::test]
 async fn playing_the_engine_with_hints() {
     let system = System::start(&[]).await;
     let alice = system.sign_up("alice").await;
@@ -485,6 +549,7 @@ async fn playing_the_engine_with_hints() {
             level: 1,
             color: wire::ColorChoice::White as i32,
             time_control: None,
+            full_strength: false,
         }))
         .await
         .unwrap()

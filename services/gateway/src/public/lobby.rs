@@ -336,9 +336,22 @@ impl LobbyService for Lobby {
     ) -> Result<Response<pb::PlayEngineResponse>, Status> {
         let session = self.shared.tokens.authenticate(&request)?;
         let r = request.into_inner();
-        if !ENGINE_LEVELS.contains(&r.level) {
-            return Err(Status::invalid_argument("engine levels are 1 to 8"));
-        }
+        // Level 0 is the engine at full strength, asked for by name so that
+        // a request without a level is not taken for it.
+        let level = match (r.full_strength, r.level) {
+            (true, 0) => 0,
+            (false, level) if ENGINE_LEVELS.contains(&level) => level,
+            (true, _) => {
+                return Err(Status::invalid_argument(
+                    "full_strength takes no level: leave level at 0",
+                ));
+            }
+            (false, _) => {
+                return Err(Status::invalid_argument(
+                    "engine levels are 1 to 8; for full strength set full_strength",
+                ));
+            }
+        };
         let white = match common::ColorChoice::try_from(r.color) {
             Ok(common::ColorChoice::White) => true,
             Ok(common::ColorChoice::Black) => false,
@@ -347,9 +360,7 @@ impl LobbyService for Lobby {
         };
         let me = registered(&session.player_id, &session.username);
         let engine = common::Player {
-            kind: Some(common::player::Kind::Engine(common::EnginePlayer {
-                level: r.level,
-            })),
+            kind: Some(common::player::Kind::Engine(common::EnginePlayer { level })),
         };
         let (white, black) = if white { (me, engine) } else { (engine, me) };
         let time_control = r.time_control.unwrap_or(common::TimeControl {
