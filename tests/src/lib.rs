@@ -250,6 +250,19 @@ impl UqClient {
     }
 }
 
+/// `chess-stack` flags that put the internal services on free ports rather
+/// than their fixed defaults, so that stacks of parallel tests never meet.
+pub const INTERNAL_ON_FREE_PORTS: [&str; 8] = [
+    "--matchmaking-listen",
+    "127.0.0.1:0",
+    "--game-listen",
+    "127.0.0.1:0",
+    "--rating-listen",
+    "127.0.0.1:0",
+    "--engine-listen",
+    "127.0.0.1:0",
+];
+
 /// A running `chess-stack`.
 #[derive(Debug)]
 pub struct StackProcess {
@@ -280,17 +293,9 @@ impl StackProcess {
                 "127.0.0.1:0",
                 "--uqchess-listen",
                 "127.0.0.1:0",
-                "--matchmaking-listen",
-                "127.0.0.1:0",
-                "--game-listen",
-                "127.0.0.1:0",
-                "--rating-listen",
-                "127.0.0.1:0",
-                "--engine-listen",
-                "127.0.0.1:0",
-                "--log-filter",
-                "warn",
             ])
+            .args(INTERNAL_ON_FREE_PORTS)
+            .args(["--log-filter", "warn"])
             .args(extra)
             .envs(env.iter().copied())
             .stdin(Stdio::null())

@@ -5,7 +5,9 @@
 
 use std::time::{Duration, Instant};
 
-use chess_e2e::{StackProcess, children_of, is_alive, process_name, signal};
+use chess_e2e::{
+    INTERNAL_ON_FREE_PORTS, StackProcess, children_of, is_alive, process_name, signal,
+};
 use tokio_stream::StreamExt as _;
 use tonic_health::pb::{
     HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
@@ -146,22 +148,9 @@ async fn a_missing_engine_is_a_clear_startup_failure() {
     let output = tokio::process::Command::new(chess_e2e::binary("chess-stack"))
         .arg("--data-dir")
         .arg(data.path())
-        .args([
-            "--grpc-listen",
-            "127.0.0.1:0",
-            "--uqchess-listen",
-            "",
-            "--matchmaking-listen",
-            "127.0.0.1:0",
-            "--game-listen",
-            "127.0.0.1:0",
-            "--rating-listen",
-            "127.0.0.1:0",
-            "--engine-listen",
-            "127.0.0.1:0",
-            "--stockfish-path",
-            "/nonexistent/stockfish",
-        ])
+        .args(["--grpc-listen", "127.0.0.1:0", "--uqchess-listen", ""])
+        .args(INTERNAL_ON_FREE_PORTS)
+        .args(["--stockfish-path", "/nonexistent/stockfish"])
         .output()
         .await
         .unwrap();
@@ -217,22 +206,6 @@ async fn bad_flags_are_one_clear_line() {
     }
 }
 
-/// Flags that put every port of a stack on a free one.
-const FREE_PORTS: [&str; 12] = [
-    "--grpc-listen",
-    "127.0.0.1:0",
-    "--uqchess-listen",
-    "127.0.0.1:0",
-    "--matchmaking-listen",
-    "127.0.0.1:0",
-    "--game-listen",
-    "127.0.0.1:0",
-    "--rating-listen",
-    "127.0.0.1:0",
-    "--engine-listen",
-    "127.0.0.1:0",
-];
-
 #[tokio::test]
 async fn a_second_stack_on_the_same_data_directory_fails_at_once() {
     let first = StackProcess::start(&[], &[]).await;
@@ -241,7 +214,13 @@ async fn a_second_stack_on_the_same_data_directory_fails_at_once() {
     let output = tokio::process::Command::new(chess_e2e::binary("chess-stack"))
         .arg("--data-dir")
         .arg(first.data.path())
-        .args(FREE_PORTS)
+        .args([
+            "--grpc-listen",
+            "127.0.0.1:0",
+            "--uqchess-listen",
+            "127.0.0.1:0",
+        ])
+        .args(INTERNAL_ON_FREE_PORTS)
         .output()
         .await
         .unwrap();
