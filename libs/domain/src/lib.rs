@@ -22,6 +22,30 @@ impl InvalidInput {
     }
 }
 
+/// What a guest who gave no name is called.
+pub const UNNAMED_GUEST: &str = "Guest";
+
+/// How the engine playing at `level` is named to players: plain
+/// "Stockfish" at full strength (level 0), "Stockfish level N" otherwise.
+pub fn engine_name(level: u32) -> String {
+    match level {
+        0 => "Stockfish".to_owned(),
+        level => format!("Stockfish level {level}"),
+    }
+}
+
+/// The name players see for `player` (the unnamed guest and the engine
+/// named as above).
+pub fn player_name(player: &pb::Player) -> String {
+    match &player.kind {
+        Some(pb::player::Kind::Registered(r)) => r.username.clone(),
+        Some(pb::player::Kind::Guest(g)) if !g.display_name.is_empty() => g.display_name.clone(),
+        Some(pb::player::Kind::Guest(_)) => UNNAMED_GUEST.to_owned(),
+        Some(pb::player::Kind::Engine(e)) => engine_name(e.level),
+        None => "?".to_owned(),
+    }
+}
+
 /// Speed category of a time control; ratings are kept per category, except
 /// for untimed games, which are never rated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -40,9 +40,8 @@ impl Participant {
         match self {
             Self::Registered { username, .. } => username.clone(),
             Self::Guest { name, .. } if !name.is_empty() => name.clone(),
-            Self::Guest { .. } => "Guest".to_owned(),
-            Self::Engine { level: 0 } => "Stockfish".to_owned(),
-            Self::Engine { level } => format!("Stockfish level {level}"),
+            Self::Guest { .. } => chess_domain::UNNAMED_GUEST.to_owned(),
+            Self::Engine { level } => chess_domain::engine_name(u32::from(*level)),
         }
     }
 

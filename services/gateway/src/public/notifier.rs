@@ -174,12 +174,7 @@ pub(crate) fn registered_id(player: Option<&common::Player>) -> Option<&str> {
 }
 
 pub(crate) fn display_name(player: Option<&common::Player>) -> String {
-    match player.and_then(|p| p.kind.as_ref()) {
-        Some(common::player::Kind::Registered(r)) => r.username.clone(),
-        Some(common::player::Kind::Guest(g)) => g.display_name.clone(),
-        Some(common::player::Kind::Engine(e)) => format!("Stockfish level {}", e.level),
-        None => "?".to_owned(),
-    }
+    player.map_or_else(|| "?".to_owned(), chess_domain::player_name)
 }
 
 /// The move as a reader writes it: `12. Nf3` for white, `12... Nf6` for black.

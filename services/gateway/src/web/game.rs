@@ -260,10 +260,17 @@ fn render(state: &common::GameState, ratings: &[(String, common::Rating)]) -> St
                 .unwrap_or_default(),
         );
     }
-    meta.push(match TimeControl::try_from(state.time_control.as_ref()) {
+    let time_control = match TimeControl::try_from(state.time_control.as_ref()) {
         Ok(tc) => tc.to_string(),
         Err(_) => "unknown time control".to_owned(),
-    });
+    };
+    // An untimed game's category already says all there is.
+    if meta
+        .first()
+        .is_none_or(|speed: &String| !speed.eq_ignore_ascii_case(&time_control))
+    {
+        meta.push(time_control);
+    }
     meta.push(if state.rated { "rated" } else { "casual" }.to_owned());
 
     let mut body = format!(
@@ -422,6 +429,34 @@ mod tests {
         assert_eq!(
             ending(GameResult::Unspecified, Termination::Aborted),
             "Aborted before both sides had moved: no result."
+        );
+    }
+
+    #[test]
+    fn an_unnamed_guest_against_the_engine_at_full_strength() {
+        let mut state = mated();
+        state.white = Some(common::Player {
+            kind: Some(common::player::Kind::Guest(common::GuestPlayer {
+                guest_id: "guest-2".into(),
+                display_name: String::new(),
+            })),
+        });
+        state.black = Some(common::Player {
+            kind: Some(common::player::Kind::Engine(common::EnginePlayer {
+                level: 0,
+            })),
+        });
+        state.time_control = Some(common::TimeControl {
+            kind: Some(common::time_control::Kind::Untimed(common::Untimed {})),
+        });
+        state.speed = common::SpeedCategory::Untimed as i32;
+        state.rated = false;
+        let page = render(&state, &[]);
+        assert!(page.contains("<h1>Guest vs Stockfish</h1>"), "{page}");
+        assert!(page.contains("White: <b>Guest</b>"), "{page}");
+        assert!(
+            page.contains("<p class=\"meta\">Untimed · casual</p>"),
+            "{page}"
         );
     }
 
