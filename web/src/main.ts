@@ -1,0 +1,73 @@
+// The page's entry point: the header with the navigation, the connection
+// banner, and the routes. Every view talks to the public API only.
+import { onSessionChange, session, setSession } from "./api.js";
+import { interceptLinks, navigate, render, route } from "./router.js";
+import { fill, h } from "./ui.js";
+import { loginView, registerView } from "./views/auth.js";
+
+route("/login", (_, q) => loginView(q));
+route("/register", (_, q) => registerView(q));
+
+function header(): HTMLElement {
+  const nav = h("nav", { "aria-label": "Main" });
+  const draw = () => {
+    const s = session();
+    fill(
+      nav,
+      h("a", { href: "/", class: "brand" }, "♞ Rookery"),
+      h("a", { href: "/", "data-nav": true }, "Lobby"),
+      s && h("a", { href: "/my-games", "data-nav": true }, "My games"),
+      h("a", { href: "/leaderboard", "data-nav": true }, "Leaderboard"),
+      h("span", { class: "spacer" }),
+      s
+        ? [
+            h("a", { href: `/players/${encodeURIComponent(s.username)}`, "data-nav": true, id: "me" }, s.username),
+            h(
+              "button",
+              {
+                type: "button",
+                class: "link",
+                onclick: () => {
+                  setSession(null);
+                  navigate("/");
+                },
+              },
+              "Sign out",
+            ),
+          ]
+        : [
+            h("a", { href: "/login", "data-nav": true }, "Sign in"),
+            h("a", { href: "/register", "data-nav": true }, "Register"),
+          ],
+    );
+  };
+  draw();
+  onSessionChange(() => {
+    draw();
+    render();
+  });
+  return h("header", {}, nav);
+}
+
+function boot(): void {
+  const main = document.querySelector("main") ?? h("main");
+  const banner = h(
+    "div",
+    { id: "connection", role: "status", hidden: true },
+    "Reconnecting… moves you make will be sent once the connection is back.",
+  );
+  document.body.replaceChildren(header(), banner, main);
+  document.body.append(
+    h(
+      "footer",
+      {},
+      h("a", { href: "/licences" }, "Licences"),
+      " · ",
+      h("a", { href: "https://www.gnu.org/licenses/agpl-3.0.html" }, "AGPL-3.0-or-later"),
+    ),
+  );
+  interceptLinks();
+  render();
+}
+
+boot();

@@ -1,0 +1,95 @@
+// Sign in and register.
+import { timestampMs } from "@bufbuild/protobuf/wkt";
+import { accounts, describeError, setSession } from "../api.js";
+import { navigate, type View } from "../router.js";
+import { h } from "../ui.js";
+
+/** Where to go after signing in: `?next=` if it is a path of this site. */
+function next(query: URLSearchParams): string {
+  const n = query.get("next");
+  return n && n.startsWith("/") && !n.startsWith("//") ? n : "/";
+}
+
+async function signIn(login: string, password: string): Promise<void> {
+  const r = await accounts.login({ login, password });
+  setSession({
+    token: r.token,
+    playerId: r.playerId,
+    username: r.username,
+    expiresAt: r.expiresAt ? timestampMs(r.expiresAt) : Date.now() + 86_400_000,
+  });
+}
+
+function form(
+  title: string,
+  fields: HTMLElement[],
+  submitLabel: string,
+  submit: (data: FormData) => Promise<void>,
+  footer: HTMLElement,
+): HTMLElement {
+  const error = h("p", { class: "error", role: "alert" });
+  const button = h("button", { type: "submit" }, submitLabel);
+  const f = h("form", { class: "card narrow" }, h("h1", {}, title), ...fields, error, button, footer);
+  f.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    error.textContent = "";
+    button.disabled = true;
+    try {
+      await submit(new FormData(f));
+    } catch (err) {
+      error.textContent = describeError(err);
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return f;
+}
+
+function field(label: string, name: string, type: string, extra: Record<string, string | boolean> = {}): HTMLElement {
+  return h("label", {}, label, h("input", { name, type, required: true, ...extra }));
+}
+
+export function loginView(query: URLSearchParams): View {
+  const el = form(
+    "Sign in",
+    [
+      field("Username or email", "login", "text", { autocomplete: "username", autofocus: true }),
+      field("Password", "password", "password", { autocomplete: "current-password" }),
+    ],
+    "Sign in",
+    async (data) => {
+      await signIn(String(data.get("login")), String(data.get("password")));
+      navigate(next(query), true);
+    },
+    h("p", {}, "New here? ", h("a", { href: `/register${location.search}` }, "Register")),
+  );
+  return { el, title: "Sign in" };
+}
+
+export function registerView(query: URLSearchParams): View {
+  const el = form(
+    "Register",
+    [
+      field("Username", "username", "text", {
+        autocomplete: "username",
+        minlength: "3",
+        maxlength: "20",
+        pattern: "[A-Za-z0-9_\\-]{3,20}",
+        title: "3 to 20 letters, digits, _ and -",
+        autofocus: true,
+      }),
+      field("Email", "email", "email", { autocomplete: "email" }),
+      field("Password", "password", "password", { autocomplete: "new-password", minlength: "8" }),
+    ],
+    "Register",
+    async (data) => {
+      const username = String(data.get("username"));
+      const password = String(data.get("password"));
+      await accounts.register({ username, email: String(data.get("email")), password });
+      await signIn(username, password);
+      navigate(next(query), true);
+    },
+    h("p", {}, "Already registered? ", h("a", { href: `/login${location.search}` }, "Sign in")),
+  );
+  return { el, title: "Register" };
+}
