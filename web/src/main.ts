@@ -54,7 +54,7 @@ function boot(): void {
   const banner = h(
     "div",
     { id: "connection", role: "status", hidden: true },
-    "Reconnecting… moves you make will be sent once the connection is back.",
+    "Reconnecting…",
   );
   document.body.replaceChildren(header(), banner, main);
   document.body.append(
