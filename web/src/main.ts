@@ -50,6 +50,9 @@ function header(): HTMLElement {
 }
 
 function boot(): void {
+  // Pages the server renders (a game, "not found") carry a style of their
+  // own for readers without scripts; the views bring theirs.
+  document.getElementById("static-style")?.remove();
   const main = document.querySelector("main") ?? h("main");
   const banner = h(
     "div",

@@ -38,13 +38,31 @@ ol.moves{columns:2;padding-left:2.5rem}
 code{font-size:.85em;word-break:break-all}
 ";
 
-/// A whole page titled `title` (plain text) around `body` (HTML).
+/// A whole page titled `title` (plain text) around `body` (HTML). The page
+/// also loads the web page's script, which replaces `<main>` with the live
+/// view of the same address (and removes the static style); without
+/// scripts, `body` is what the reader gets.
 pub fn frame(title: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{} · Rookery</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n<main>\n{body}</main>\n</body>\n</html>\n",
-        escape(title)
+         <title>{} · Rookery</title>\n<link rel=\"stylesheet\" href=\"{}\">\n\
+         <script type=\"module\" src=\"{}\"></script>\n\
+         <style id=\"static-style\">\n{STYLE}</style>\n</head>\n<body>\n<main>\n{body}</main>\n</body>\n</html>\n",
+        escape(title),
+        super::assets::STYLE_CSS,
+        super::assets::APP_JS,
+    )
+}
+
+/// The page for the views the script draws (the lobby, sign-in, …): what
+/// shows until it has loaded, or instead of it without scripts.
+pub fn app_shell() -> String {
+    frame(
+        "Play chess",
+        "<h1>Rookery</h1>\n<p class=\"meta\">Loading…</p>\n<noscript><p>This page needs JavaScript \
+         to play. Without it, games can be played with <code>uqchessclient</code> or any gRPC \
+         client of the public API.</p></noscript>\n",
     )
 }
 

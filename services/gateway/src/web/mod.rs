@@ -12,10 +12,12 @@
 //! no state of their own.
 //!
 //! - [`routes`]: the paths and what answers them.
+//! - [`assets`]: the web page's script, style sheet and licences, embedded.
 //! - [`game`]: `/games/<id>` (the game as HTML) and `/games/<id>.pgn`.
 //! - [`html`]: escaping and the frame every page shares.
 //! - [`PublicUrl`]: the address players reach the server at, for links.
 
+pub mod assets;
 pub mod game;
 pub mod html;
 pub mod routes;
@@ -71,7 +73,11 @@ impl tower::Service<Request<Body>> for Front {
             return self.grpc.call(request);
         }
         let pages = Arc::clone(&self.pages);
-        Box::pin(async move { Ok(pages.answer(request.method(), request.uri().path()).await) })
+        Box::pin(async move {
+            Ok(pages
+                .answer(request.method(), request.uri().path(), request.headers())
+                .await)
+        })
     }
 }
 
@@ -109,15 +115,17 @@ fn respond(status: StatusCode, content_type: &'static str, body: String) -> Resp
     response
 }
 
-/// An HTML page.
+/// An HTML page. Every page loads the web page's script (which shows the
+/// view of its address in place of the server's content) and nothing else:
+/// scripts only from this origin, calls only to it, images only from it or
+/// inline in the style sheet (the pieces), so that nothing injected could
+/// run or send data elsewhere.
 fn page(status: StatusCode, html: String) -> Response<Body> {
     let mut response = respond(status, "text/html; charset=utf-8", html);
-    // The pages run no script and load nothing: say so, so that nothing
-    // injected could.
     response.headers_mut().insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(
-            "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+            "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
         ),
     );
     response

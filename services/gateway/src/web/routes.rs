@@ -1,17 +1,33 @@
 //! The paths the public port answers with pages, and what answers each.
 
-use http::{Method, Response};
+use http::{HeaderMap, Method, Response, StatusCode};
 use tonic::body::Body;
 
-use super::{game, method_not_allowed, not_found, readable};
+use super::{
+    assets::{self, Asset},
+    game, html, method_not_allowed, not_found, page, readable,
+};
 use crate::backends::Backends;
 
 /// Longest game id looked up; the game service makes 12-character ids.
 const MAX_GAME_ID: usize = 64;
 
+/// The paths of the web page's views other than games: each is answered
+/// with the page, whose script shows the view.
+const APP_PATHS: &[&str] = &["/", "/login", "/register", "/my-games", "/leaderboard"];
+
+/// Longest username in a profile address (usernames have at most 20).
+const MAX_USERNAME: usize = 64;
+
 /// A page address.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Route<'a> {
+    /// A view of the web page (its script draws it).
+    App,
+    /// `/players/<username>`: a player's profile, a view of the web page.
+    Player,
+    /// An embedded file: the script, the style sheet, the licences.
+    Asset(&'static Asset),
     /// `/games/<id>`: the game as a page.
     Game(&'a str),
     /// `/games/<id>.pgn`: the game's PGN, as a download.
@@ -23,6 +39,15 @@ pub enum Route<'a> {
 impl<'a> Route<'a> {
     /// The route of `path`, if any.
     pub fn of(path: &'a str) -> Option<Self> {
+        if APP_PATHS.contains(&path) {
+            return Some(Self::App);
+        }
+        if let Some(asset) = assets::find(path) {
+            return Some(Self::Asset(asset));
+        }
+        if let Some(name) = path.strip_prefix("/players/") {
+            return (is_name(name, MAX_USERNAME)).then_some(Self::Player);
+        }
         let rest = path.strip_prefix("/games/")?;
         let (id, route): (_, fn(&'a str) -> Self) = match rest.strip_suffix(".pgn") {
             Some(id) => (id, Self::GamePgn),
@@ -39,9 +64,13 @@ impl<'a> Route<'a> {
 /// Whether `id` can be a game id: 1 to 64 letters, digits, `-` and `_`.
 /// Anything else is refused before any service is asked.
 fn is_game_id(id: &str) -> bool {
-    (1..=MAX_GAME_ID).contains(&id.len())
-        && id
-            .bytes()
+    is_name(id, MAX_GAME_ID)
+}
+
+/// Whether `s` is 1 to `max` letters, digits, `-` and `_`.
+fn is_name(s: &str, max: usize) -> bool {
+    (1..=max).contains(&s.len())
+        && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
@@ -56,8 +85,8 @@ impl Pages {
         Self { backends }
     }
 
-    /// The answer to `method` on `path`.
-    pub async fn answer(&self, method: &Method, path: &str) -> Response<Body> {
+    /// The answer to `method` on `path`, with the request's `headers`.
+    pub async fn answer(&self, method: &Method, path: &str, headers: &HeaderMap) -> Response<Body> {
         let Some(route) = Route::of(path) else {
             return not_found("There is no page at this address.");
         };
@@ -65,6 +94,8 @@ impl Pages {
             return method_not_allowed();
         }
         match route {
+            Route::App | Route::Player => page(StatusCode::OK, html::app_shell()),
+            Route::Asset(asset) => asset.respond(method, headers),
             Route::Game(id) => game::page(&self.backends, id).await,
             Route::GamePgn(id) => game::pgn(&self.backends, id).await,
             Route::BadGameId => not_found("This address does not name a game."),
@@ -97,8 +128,31 @@ mod tests {
         }
         let long = format!("/games/{}", "a".repeat(65));
         assert_eq!(Route::of(&long), Some(Route::BadGameId));
-        for other in ["/", "/games", "/game/abc", "/favicon.ico", "/GAMES/abc"] {
+        for other in [
+            "/games",
+            "/game/abc",
+            "/favicon.ico",
+            "/GAMES/abc",
+            "/players/",
+        ] {
             assert_eq!(Route::of(other), None, "{other}");
         }
+    }
+
+    #[test]
+    fn views_and_assets_are_routed() {
+        for view in ["/", "/login", "/register", "/my-games", "/leaderboard"] {
+            assert_eq!(Route::of(view), Some(Route::App), "{view}");
+        }
+        assert_eq!(Route::of("/players/some_one-2"), Some(Route::Player));
+        assert_eq!(Route::of("/players/a/b"), None);
+        assert_eq!(Route::of("/players/<b>"), None);
+        for url in [assets::APP_JS, assets::STYLE_CSS, assets::LICENCES] {
+            assert!(
+                matches!(Route::of(url), Some(Route::Asset(a)) if a.url == url),
+                "{url}"
+            );
+        }
+        assert_eq!(Route::of("/assets/app-0000.js"), None);
     }
 }
