@@ -140,7 +140,7 @@ pub async fn run(config: Config) -> Result<(), Error> {
             url
         }
     };
-    tracing::info!(%public_url, "game pages served at <public-url>/games/<id>");
+    tracing::info!(%public_url, "web page served at <public-url>/, games at <public-url>/games/<id>");
     let notifier = config.notify_daily_moves.then(|| {
         tokio::spawn(
             public::notifier::Notifier::new(backends.clone(), mailer, public_url)

@@ -147,11 +147,11 @@ async fn main() -> ExitCode {
     let a = &stack.addresses;
     let data = config.data_dir.canonicalize().unwrap_or(config.data_dir);
     println!("chess-stack: all five services are SERVING");
-    println!("  public gRPC API   {}  (gRPC and gRPC-Web)", a.gateway);
     println!(
-        "  game pages        {}/games/<id>  (linked from emails)",
+        "  play in a browser {}/",
         a.public_url.trim_end_matches('/')
     );
+    println!("  public gRPC API   {}  (gRPC and gRPC-Web)", a.gateway);
     if !a.uqchess.is_empty() {
         println!("  uqchess protocol  {}", a.uqchess);
     }

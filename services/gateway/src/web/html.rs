@@ -38,6 +38,10 @@ ol.moves{columns:2;padding-left:2.5rem}
 code{font-size:.85em;word-break:break-all}
 ";
 
+/// The site's icon, inline (a knight), so that browsers ask for no file.
+const FAVICON: &str = "<link rel=\"icon\" href=\"data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' \
+     viewBox='0 0 100 100'%3E%3Ctext y='.9em' font-size='90'%3E%E2%99%9E%3C/text%3E%3C/svg%3E\">";
+
 /// A whole page titled `title` (plain text) around `body` (HTML). The page
 /// also loads the web page's script, which replaces `<main>` with the live
 /// view of the same address (and removes the static style); without
@@ -46,7 +50,7 @@ pub fn frame(title: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{} · Rookery</title>\n<link rel=\"stylesheet\" href=\"{}\">\n\
+         <title>{} · Rookery</title>\n{FAVICON}\n<link rel=\"stylesheet\" href=\"{}\">\n\
          <script type=\"module\" src=\"{}\"></script>\n\
          <style id=\"static-style\">\n{STYLE}</style>\n</head>\n<body>\n<main>\n{body}</main>\n</body>\n</html>\n",
         escape(title),
