@@ -33,11 +33,11 @@ import {
   resolveMove,
   uciSquares,
 } from "../game/model.js";
-import { Color, type GameEnded, GameStatus, type Player, RuleSet, SpeedCategory } from "../gen/chess/common/v1/common_pb.js";
+import { Color, type GameEnded, GameResult, GameStatus, type Player, RuleSet, SpeedCategory } from "../gen/chess/common/v1/common_pb.js";
 import type { MakeMoveResponse, WatchGameResponse } from "../gen/chess/gateway/v1/gateway_pb.js";
 import type { View } from "../router.js";
 import { keepStreaming, type StreamState } from "../stream.js";
-import { colorName, fill, h, playerName, rating, resultText, timeControlText } from "../ui.js";
+import { colorName, fill, h, playerName, rating, resultText, scoreText, timeControlText } from "../ui.js";
 
 /** The player's move on its way to the server. */
 interface Pending extends LocalMove {
@@ -205,6 +205,7 @@ export function gameView(id: string): View {
         break;
       case "gameEnded":
         confirmingResign = false;
+        notice = "";
         break;
     }
     clocks.update(e.clock, e.ply);
@@ -498,7 +499,7 @@ export function gameView(id: string): View {
   }
 
   function statusText(g: Game): string {
-    if (!isActive(g)) return resultText(g.result, g.termination);
+    if (!isActive(g)) return g.result === GameResult.UNSPECIFIED ? "Game over" : `Game over: ${scoreText(g.result)}`;
     const p = pending;
     if (p) {
       if (p.state === "unsure") return `Your move ${p.san} will be checked and sent when the connection is back…`;
