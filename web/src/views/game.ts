@@ -491,8 +491,9 @@ export function gameView(id: string): View {
     controlButtons(g);
 
     const player = myColor !== Color.UNSPECIFIED;
+    // The box stays usable out of turn (focus is not lost while the
+    // opponent thinks); a move sent then gets the server's answer.
     moveForm.hidden = !player || !isActive(g);
-    for (const c of moveForm.elements) (c as HTMLInputElement).disabled = !canMove();
 
     hintLine.hidden = !hint || !canMove();
     if (hint && canMove()) fill(hintLine, "Hint: ", h("strong", {}, hintText(g.fen, hint)));
