@@ -49,6 +49,8 @@ interface Pending extends LocalMove {
    * applied.
    */
   state: "sending" | "unsure" | "sent";
+  /** Sent again after a lost answer. */
+  resent: boolean;
 }
 
 export function gameView(id: string): View {
@@ -267,7 +269,7 @@ export function gameView(id: string): View {
 
   function submit(local: LocalMove): void {
     if (!game) return;
-    pending = { ...local, ply: game.ply + 1, state: "sending" };
+    pending = { ...local, ply: game.ply + 1, state: "sending", resent: false };
     hint = null;
     clearError();
     render();
@@ -290,12 +292,26 @@ export function gameView(id: string): View {
         // The connection failed: the game may or may not have the move.
         p.state = "unsure";
         if (streamState === "live") void reconcile();
-      } else {
+      } else if (p.resent && (await gameHas(p))) {
+        // The first attempt got through after all: the refusal is of the copy.
+        if (pending === p) p.state = "sent";
+        settlePending();
+      } else if (pending === p) {
         pending = null;
         showError(describeError(e));
       }
     }
     render();
+  }
+
+  /** Whether the game has `p` at its ply (false if that cannot be known). */
+  async function gameHas(p: Pending): Promise<boolean> {
+    try {
+      const { game: g } = await play.getGame({ gameId: id });
+      return g?.moves[p.ply - 1]?.uci === p.uci;
+    } catch {
+      return false;
+    }
   }
 
   /**
@@ -319,6 +335,7 @@ export function gameView(id: string): View {
         }
       } else if (g.status === GameStatus.ACTIVE && g.ply === p.ply - 1 && g.turn === myColor) {
         reconciling = false;
+        p.resent = true;
         void send();
         return;
       } else {
