@@ -4,9 +4,11 @@ import { onSessionChange, session, setSession } from "./api.js";
 import { interceptLinks, navigate, render, route } from "./router.js";
 import { fill, h } from "./ui.js";
 import { loginView, registerView } from "./views/auth.js";
+import { gameView } from "./views/game.js";
 
 route("/login", (_, q) => loginView(q));
 route("/register", (_, q) => registerView(q));
+route("/games/:id", (p) => gameView(p.id!));
 
 function header(): HTMLElement {
   const nav = h("nav", { "aria-label": "Main" });
