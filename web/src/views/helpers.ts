@@ -106,16 +106,16 @@ export function timeControlFields(initial: TimeControlKind, kinds?: TimeControlK
     incremental: h(
       "div",
       { class: "row" },
-      h("label", {}, "Minutes", minutes),
-      h("label", {}, "Increment (seconds)", increment),
+      labelled("Minutes", minutes),
+      labelled("Increment (seconds)", increment),
     ),
     movesInPeriod: h(
       "div",
       { class: "row" },
-      h("label", {}, "Moves", moves),
-      h("label", {}, "In minutes", period),
+      labelled("Moves", moves),
+      labelled("Period (minutes)", period, "Period"),
     ),
-    daily: h("div", { class: "row" }, h("label", {}, "Time per move", hours)),
+    daily: h("div", { class: "row" }, labelled("Time per move", hours)),
     untimed: h("div", { class: "row" }),
   };
   const listeners: (() => void)[] = [];
@@ -131,7 +131,7 @@ export function timeControlFields(initial: TimeControlKind, kinds?: TimeControlK
     for (const l of listeners) l();
   });
   show();
-  const el = h("fieldset", { class: "tc" }, h("label", {}, "Time control", select), ...Object.values(groups));
+  const el = h("fieldset", { class: "tc" }, labelled("Time control", select), ...Object.values(groups));
   const int = (input: HTMLInputElement, what: string, min: number, max: number): number | string => {
     const n = Number(input.value);
     if (input.value.trim() === "" || !Number.isFinite(n) || n < min || n > max) return `${what} must be between ${min} and ${max}.`;
@@ -169,6 +169,16 @@ export function timeControlFields(initial: TimeControlKind, kinds?: TimeControlK
       }
     },
   };
+}
+
+/**
+ * A visible label around `control`, which is also the control's accessible
+ * name (`name`, or the text): a select's chosen option or a unit never
+ * becomes part of it.
+ */
+export function labelled(text: string, control: HTMLElement, name = text): HTMLLabelElement {
+  control.setAttribute("aria-label", name);
+  return h("label", {}, text, control);
 }
 
 /** Whether a time control is daily (a correspondence table). */

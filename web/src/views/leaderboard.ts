@@ -37,7 +37,7 @@ export function leaderboardView(query: URLSearchParams): View {
   const system = h("p", { class: "muted system" });
   const body = h("tbody");
   const empty = h("p", { class: "muted empty", hidden: true }, "Nobody has played a rated game in this category yet.");
-  const error = h("p", { class: "error", role: "alert" });
+  const error = h("p", { class: "error line", role: "alert" });
   const prev = h("button", { type: "button", class: "secondary small" }, "Previous");
   const next = h("button", { type: "button", class: "secondary small" }, "Next");
   const pageInfo = h("span", { class: "muted" });

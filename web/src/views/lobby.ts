@@ -17,7 +17,7 @@ import type { StreamEventsResponse } from "../gen/chess/gateway/v1/gateway_pb.js
 import { navigate, type View } from "../router.js";
 import { keepStreaming } from "../stream.js";
 import { dateText, fill, h, speedName, timeControlText, toast } from "../ui.js";
-import { isDaily, KeyedRows, signedInOrAway, signInPath, timeControlFields } from "./helpers.js";
+import { isDaily, KeyedRows, labelled, signedInOrAway, signInPath, timeControlFields } from "./helpers.js";
 
 const REFRESH_MS = 2500;
 
@@ -61,7 +61,7 @@ function actionForm(
   submitLabel: string,
   submit: () => Promise<void>,
 ): HTMLFormElement {
-  const error = h("p", { class: "error", role: "alert" });
+  const error = h("p", { class: "error line", role: "alert" });
   const button = h("button", { type: "submit" }, submitLabel);
   const form = h(
     "form",
@@ -100,7 +100,7 @@ function colorSelect(label = "Colour"): [HTMLElement, HTMLSelectElement] {
     h("option", { value: ColorChoice.WHITE }, "White"),
     h("option", { value: ColorChoice.BLACK }, "Black"),
   );
-  return [h("label", {}, label, select), select];
+  return [labelled(label, select), select];
 }
 
 export function lobbyView(): View {
@@ -146,7 +146,7 @@ export function lobbyView(): View {
   const tableRows = new KeyedRows(tableBody);
   const liveEmpty = h("p", { class: "muted empty" }, "No open seeks right now. Create one!");
   const tablesEmpty = h("p", { class: "muted empty" }, "No open correspondence tables.");
-  const listErrorEl = h("p", { class: "error", role: "alert" });
+  const listErrorEl = h("p", { class: "error line", role: "alert" });
 
   const requestsBody = h("tbody");
   const requestRows = new KeyedRows(requestsBody);
@@ -380,8 +380,8 @@ export function lobbyView(): View {
   const rangeRow = h(
     "div",
     { class: "row" },
-    h("label", {}, "Min rating", minRating),
-    h("label", {}, "Max rating", maxRating),
+    labelled("Min rating", minRating),
+    labelled("Max rating", maxRating),
   );
   const [showNameLabel, showName] = checkbox("Show my name", "show-name", true);
   const acceptMode = h(
@@ -414,7 +414,7 @@ export function lobbyView(): View {
       seekColorLabel,
       ratedLabel,
       rangeRow,
-      h("label", {}, "Who may join", acceptMode),
+      labelled("Who may join", acceptMode),
       showNameLabel,
       hintsLabel,
       h("p", { class: "muted small" }, "A daily time control makes a correspondence table."),
@@ -470,7 +470,7 @@ export function lobbyView(): View {
   const challengeForm = actionForm(
     "send-challenge",
     "Challenge a player",
-    [h("label", {}, "Opponent", opponent), chTc.el, chColorLabel, chRatedLabel, chHintsLabel, h("label", {}, "Expires after", expiry)],
+    [labelled("Opponent", opponent), chTc.el, chColorLabel, chRatedLabel, chHintsLabel, labelled("Expires after", expiry)],
     "Send challenge",
     async () => {
       const name = opponent.value.trim();
@@ -503,7 +503,7 @@ export function lobbyView(): View {
   const playComputer = actionForm(
     "play-computer",
     "Play the computer",
-    [h("label", {}, "Level", level), engColorLabel, engTc.el],
+    [labelled("Level", level), engColorLabel, engTc.el],
     "Play",
     async () => {
       const full = level.value === "full";

@@ -40,7 +40,7 @@ export function myGamesView(): View {
   const finishedBody = h("tbody");
   const activeEmpty = h("p", { class: "muted empty" }, "No game in progress. ", h("a", { href: "/" }, "Find an opponent in the lobby."));
   const finishedEmpty = h("p", { class: "muted empty" }, "No finished games yet.");
-  const error = h("p", { class: "error", role: "alert" });
+  const error = h("p", { class: "error line", role: "alert" });
   const prev = h("button", { type: "button", class: "secondary small" }, "Previous");
   const next = h("button", { type: "button", class: "secondary small" }, "Next");
   const pageInfo = h("span", { class: "muted" });

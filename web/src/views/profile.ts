@@ -37,25 +37,13 @@ function ratingTicks(lo: number, hi: number, count = 5): number[] {
   return ticks;
 }
 
-const MIN = 60_000;
-const HOUR = 60 * MIN;
-const DAY = 24 * HOUR;
-const TIME_STEPS = [MIN, 5 * MIN, 15 * MIN, 30 * MIN, HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, 2 * DAY, 7 * DAY, 14 * DAY, 30 * DAY, 91 * DAY, 182 * DAY, 365 * DAY];
+const DAY = 86_400_000;
 
-/** Time ticks on local-time boundaries, and how to label them. */
-function timeTicks(t0: number, t1: number, count = 6): { ticks: number[]; label: (t: number) => string } {
-  const span = t1 - t0;
-  const step = TIME_STEPS.find((v) => span / v <= count) ?? 365 * DAY;
-  const tz = new Date(t0).getTimezoneOffset() * MIN;
-  const ticks: number[] = [];
-  for (let t = Math.ceil((t0 - tz) / step) * step + tz; t <= t1; t += step) ticks.push(t);
-  const label =
-    step < DAY
-      ? (t: number) => new Date(t).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })
-      : step < 91 * DAY
-        ? (t: number) => new Date(t).toLocaleDateString(undefined, { day: "numeric", month: "short" })
-        : (t: number) => new Date(t).toLocaleDateString(undefined, { month: "short", year: "numeric" });
-  return { ticks, label };
+/** How to name the date of a game on the axis, given the span of the history. */
+function dateLabel(span: number): (t: number) => string {
+  if (span < DAY) return (t) => new Date(t).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+  if (span < 300 * DAY) return (t) => new Date(t).toLocaleDateString(undefined, { day: "numeric", month: "short" });
+  return (t) => new Date(t).toLocaleDateString(undefined, { month: "short", year: "numeric" });
 }
 
 /** The chart of one category's history (oldest first). */
@@ -70,13 +58,6 @@ export function ratingChart(entries: RatingHistoryEntry[], category: SpeedCatego
     d: withDeviation ? e.deviationAfter : 0,
     e,
   }));
-  let t0 = Math.min(...pts.map((p) => p.t));
-  let t1 = Math.max(...pts.map((p) => p.t));
-  if (t1 - t0 < 10 * MIN) {
-    // A short history still gets a readable axis.
-    t0 -= 5 * MIN;
-    t1 += 5 * MIN;
-  }
   const lows = pts.map((p) => p.r - 2 * p.d).concat(pts.length ? [pts[0]!.before] : []);
   const highs = pts.map((p) => p.r + 2 * p.d).concat(pts.length ? [pts[0]!.before] : []);
   let lo = Math.min(...lows);
@@ -84,7 +65,11 @@ export function ratingChart(entries: RatingHistoryEntry[], category: SpeedCatego
   const pad = Math.max(10, (hi - lo) * 0.08);
   lo = Math.floor(lo - pad);
   hi = Math.ceil(hi + pad);
-  const x = (t: number) => m.left + ((t - t0) / (t1 - t0)) * (W - m.left - m.right);
+  // One step along the axis per rated game, so that games played minutes
+  // apart stay apart; the dates of some of them label the axis. Step 0 is
+  // the rating before the first game.
+  const n = pts.length;
+  const x = (i: number) => m.left + 10 + (i / Math.max(1, n)) * (W - m.left - m.right - 20);
   const y = (r: number) => H - m.bottom - ((r - lo) / (hi - lo)) * (H - m.top - m.bottom);
 
   const svg = s("svg", {
@@ -104,11 +89,17 @@ export function ratingChart(entries: RatingHistoryEntry[], category: SpeedCatego
       s("text", { x: m.left - 8, y: y(v), "text-anchor": "end", "dominant-baseline": "middle" }, String(v)),
     );
   }
-  const times = timeTicks(t0, t1);
-  for (const t of times.ticks) {
+  const t0 = pts[0]?.t ?? 0;
+  const label = dateLabel((pts.at(-1)?.t ?? 0) - t0);
+  const every = Math.max(1, Math.ceil(n / 6));
+  let last = "";
+  for (let i = 1; i <= n; i += every) {
+    const text = label(pts[i - 1]!.t);
+    if (text === last) continue;
+    last = text;
     grid.append(
-      s("line", { x1: x(t), x2: x(t), y1: m.top, y2: H - m.bottom, class: "vertical" }),
-      s("text", { x: x(t), y: H - m.bottom + 18, "text-anchor": "middle" }, times.label(t)),
+      s("line", { x1: x(i), x2: x(i), y1: m.top, y2: H - m.bottom, class: "vertical" }),
+      s("text", { x: x(i), y: H - m.bottom + 18, "text-anchor": "middle" }, text),
     );
   }
   svg.append(grid);
@@ -116,13 +107,17 @@ export function ratingChart(entries: RatingHistoryEntry[], category: SpeedCatego
   svg.append(s("line", { class: "axis", x1: m.left, x2: W - m.right, y1: H - m.bottom, y2: H - m.bottom }));
 
   if (pts.some((p) => p.d > 0)) {
-    const upper = pts.map((p) => `${x(p.t)},${y(p.r + 2 * p.d)}`);
-    const lower = pts.map((p) => `${x(p.t)},${y(p.r - 2 * p.d)}`).reverse();
+    const upper = pts.map((p, i) => `${x(i + 1)},${y(p.r + 2 * p.d)}`);
+    const lower = pts.map((p, i) => `${x(i + 1)},${y(p.r - 2 * p.d)}`).reverse();
     svg.append(s("polygon", { class: "band", points: [...upper, ...lower].join(" ") }));
   }
-  svg.append(s("polyline", { class: "line", points: pts.map((p) => `${x(p.t)},${y(p.r)}`).join(" ") }));
+  const line = [`${x(0)},${y(pts[0]?.before ?? 0)}`, ...pts.map((p, i) => `${x(i + 1)},${y(p.r)}`)];
+  svg.append(s("polyline", { class: "line", points: line.join(" ") }));
+  svg.append(
+    s("circle", { cx: x(0), cy: y(pts[0]?.before ?? 0), r: 3, class: "start" }, s("title", {}, `${rating(pts[0]?.before ?? 0)} before the first rated game`)),
+  );
   const dots = s("g", { class: "points" });
-  for (const p of pts) {
+  pts.forEach((p, i) => {
     const change = Math.round(p.r) - Math.round(p.before);
     const outcome = p.e.score === 1 ? "win" : p.e.score === 0 ? "loss" : "draw";
     const when = new Date(p.t).toLocaleString();
@@ -131,12 +126,12 @@ export function ratingChart(entries: RatingHistoryEntry[], category: SpeedCatego
       { href: `/games/${encodeURIComponent(p.e.gameId)}` },
       s(
         "circle",
-        { cx: x(p.t), cy: y(p.r), r: pts.length > 60 ? 2.5 : 4, class: outcome },
+        { cx: x(i + 1), cy: y(p.r), r: n > 60 ? 2.5 : 4, class: outcome },
         s("title", {}, `${rating(p.r)} (${change >= 0 ? "+" : ""}${change}) after a ${outcome}, ${when}`),
       ),
     );
     dots.append(link);
-  }
+  });
   svg.append(dots);
   return svg;
 }
