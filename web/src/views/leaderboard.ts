@@ -41,6 +41,7 @@ export function leaderboardView(query: URLSearchParams): View {
   const prev = h("button", { type: "button", class: "secondary small" }, "Previous");
   const next = h("button", { type: "button", class: "secondary small" }, "Next");
   const pageInfo = h("span", { class: "muted" });
+  const pager = h("div", { class: "pager", hidden: true }, prev, pageInfo, next);
 
   function drawTabs(): void {
     fill(
@@ -102,6 +103,7 @@ export function leaderboardView(query: URLSearchParams): View {
       prev.disabled = page === 0;
       next.disabled = !nextToken;
       pageInfo.textContent = r.entries.length || page > 0 ? `page ${page + 1}` : "";
+      pager.hidden = page === 0 && !nextToken;
     } catch (e) {
       if (disposed || mine !== generation) return;
       error.textContent = describeError(e);
@@ -157,7 +159,7 @@ export function leaderboardView(query: URLSearchParams): View {
         ),
       ),
       empty,
-      h("div", { class: "pager" }, prev, pageInfo, next),
+      pager,
     ),
   );
   return {

@@ -334,6 +334,8 @@ export function lobbyView(): View {
     return out;
   }
 
+  /** My requests seen pending on this page. */
+  const waitingFor = new Set<string>();
   let inFlight: Promise<void> | null = null;
   let again = false;
   /** Asks for the lists again (once more after the current ask, if one runs). */
@@ -360,6 +362,11 @@ export function lobbyView(): View {
           received = req.value.received;
           sent = req.value.sent;
           mySeeks = req.value.seeks;
+          // An acceptance missed while the event stream was down.
+          for (const r of sent) {
+            if (r.status === SeekRequestStatus.PENDING) waitingFor.add(r.requestId);
+            else if (r.status === SeekRequestStatus.ACCEPTED && r.gameId && waitingFor.has(r.requestId)) return goToGame(r.gameId);
+          }
         }
         if (ch.status === "fulfilled" && ch.value) {
           incoming = ch.value.incoming;

@@ -44,6 +44,7 @@ export function myGamesView(): View {
   const prev = h("button", { type: "button", class: "secondary small" }, "Previous");
   const next = h("button", { type: "button", class: "secondary small" }, "Next");
   const pageInfo = h("span", { class: "muted" });
+  const pager = h("div", { class: "pager", hidden: true }, prev, pageInfo, next);
 
   const open = (id: string) => navigate(`/games/${encodeURIComponent(id)}`);
   const rowAttrs = (g: GameState) => ({
@@ -124,6 +125,7 @@ export function myGamesView(): View {
     prev.disabled = finishedPage === 0;
     next.disabled = !finishedNext;
     pageInfo.textContent = finished.length ? `page ${finishedPage + 1}` : "";
+    pager.hidden = finishedPage === 0 && !finishedNext;
   }
 
   async function loadActive(): Promise<void> {
@@ -274,7 +276,7 @@ export function myGamesView(): View {
         ),
       ),
       finishedEmpty,
-      h("div", { class: "pager" }, prev, pageInfo, next),
+      pager,
     ),
   );
   activeEmpty.hidden = true;
