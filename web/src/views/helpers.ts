@@ -107,7 +107,7 @@ export function timeControlFields(initial: TimeControlKind, kinds?: TimeControlK
       "div",
       { class: "row" },
       labelled("Minutes", minutes),
-      labelled("Increment (seconds)", increment),
+      labelled("Increment (s)", increment, "Increment (seconds)"),
     ),
     movesInPeriod: h(
       "div",

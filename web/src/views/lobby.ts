@@ -3,6 +3,7 @@
 // reload. The server announces a new seek to nobody (LobbyEvent only says
 // when one goes), so the lists are asked for again every few seconds while
 // the tab is visible, and at once on every lobby event.
+import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { describeError, lobby, play, session } from "../api.js";
 import {
   AcceptMode,
@@ -16,7 +17,7 @@ import {
 import type { StreamEventsResponse } from "../gen/chess/gateway/v1/gateway_pb.js";
 import { navigate, type View } from "../router.js";
 import { keepStreaming } from "../stream.js";
-import { dateText, fill, h, speedName, timeControlText, toast } from "../ui.js";
+import { fill, h, speedName, timeControlText, toast } from "../ui.js";
 import { isDaily, KeyedRows, labelled, signedInOrAway, signInPath, timeControlFields } from "./helpers.js";
 
 const REFRESH_MS = 2500;
@@ -30,6 +31,14 @@ function rangeText(min: number, max: number): string {
   if (!max) return `≥ ${min}`;
   if (!min) return `≤ ${max}`;
   return `${min}–${max}`;
+}
+
+/** "14:05" today, "24 Nov, 14:05" on another day. */
+function whenText(ms: number): string {
+  const d = new Date(ms);
+  const time = d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+  if (d.toDateString() === new Date().toDateString()) return `at ${time}`;
+  return `${d.toLocaleDateString(undefined, { day: "numeric", month: "short" })}, ${time}`;
 }
 
 function playerLink(name: string): HTMLElement {
@@ -131,12 +140,10 @@ export function lobbyView(): View {
         {},
         h("th", {}, "Player"),
         h("th", { class: "num" }, "Rating"),
-        h("th", {}, "Time"),
-        h("th", { class: "wide" }, "Speed"),
-        h("th", {}, "Mode"),
-        h("th", { class: "wide" }, "Plays"),
+        h("th", {}, "Time control"),
+        h("th", {}, "Game"),
         h("th", { class: "wide" }, "Range"),
-        h("th", { class: "wide" }, "Hints"),
+        h("th", { class: "wide", title: "The colour the poster plays" }, "Poster plays"),
         h("th", {}, ""),
       ),
     );
@@ -199,23 +206,29 @@ export function lobbyView(): View {
         { class: "small", "aria-label": s.acceptMode === AcceptMode.AUTOMATIC ? "Play" : "Request" },
       );
     }
-    const poster =
-      s.showName && s.posterUsername
+    const poster = mine
+      ? h("strong", {}, "You")
+      : s.showName && s.posterUsername
         ? playerLink(s.posterUsername)
-        : mine
-          ? h("span", {}, "You ", h("span", { class: "muted" }, "(name hidden)"))
-          : h("span", { class: "muted" }, "Anonymous");
+        : h("span", { class: "muted" }, "Anonymous");
     return h(
       "tr",
       { "data-testid": "seek", "data-seek-id": s.seekId, "data-mine": mine, class: mine ? "mine" : null },
-      h("td", { class: "poster" }, poster, mine && h("span", { class: "tag" }, "yours"), waiting > 0 && h("span", { class: "tag alert" }, `${waiting} request${waiting > 1 ? "s" : ""}`)),
+      h("td", { class: "poster" }, poster, mine && !s.showName && h("span", { class: "tag" }, "name hidden"), waiting > 0 && h("span", { class: "tag alert" }, `${waiting} request${waiting > 1 ? "s" : ""}`)),
       h("td", { class: "num" }, s.posterRating ? `${s.posterRating}${s.posterProvisional ? "?" : ""}` : "—"),
-      h("td", { class: "tc" }, timeControlText(s.timeControl)),
-      h("td", { class: "wide" }, speedName(s.speed)),
-      h("td", {}, s.rated ? h("span", { class: "rated" }, "Rated") : "Casual", s.acceptMode === AcceptMode.AUTOMATIC && h("div", { class: "muted small" }, "open table")),
-      h("td", { class: "wide" }, choiceText(s.color)),
+      h("td", { class: "tc" }, timeControlText(s.timeControl), h("div", { class: "muted small" }, speedName(s.speed))),
+      h(
+        "td",
+        {},
+        s.rated ? h("span", { class: "rated" }, "Rated") : "Casual",
+        h(
+          "div",
+          { class: "muted small" },
+          [s.acceptMode === AcceptMode.AUTOMATIC ? "open table" : "", s.allowHints ? "hints allowed" : "no hints"].filter(Boolean).join(" · "),
+        ),
+      ),
       h("td", { class: "wide" }, rangeText(s.minRating, s.maxRating)),
-      h("td", { class: "wide" }, s.allowHints ? "Allowed" : "No"),
+      h("td", { class: "wide" }, choiceText(s.color)),
       h("td", { class: "action" }, action),
     );
   }
@@ -250,7 +263,7 @@ export function lobbyView(): View {
     ]
       .filter(Boolean)
       .join(" · ");
-    const expires = c.expiresAt ? `expires ${dateText(c.expiresAt)}` : "";
+    const expires = c.expiresAt ? `expires ${whenText(timestampMs(c.expiresAt))}` : "";
     if (isIncoming) {
       const reason = h("input", { type: "text", name: "reason", placeholder: "Reason (optional)", "aria-label": "Reason for declining", maxlength: 200 });
       // The challenger's colour choice, told from this player's side.
