@@ -86,6 +86,11 @@ async fn browser_scenario(scenario: &str) {
         .arg(repo().join("tests/web").join(format!("{scenario}.py")))
         .env("CHESS_WEB_URL", format!("http://{}", stack.gateway))
         .env("CHESS_WEB_OUT", &out)
+        // Scenarios that kill a service find it among this process's children.
+        .env(
+            "CHESS_STACK_PID",
+            stack.child.id().expect("chess-stack runs").to_string(),
+        )
         .env("CHESS_TEST_CHROMIUM", &chromium)
         .stdin(Stdio::null())
         .kill_on_drop(true)
@@ -106,6 +111,21 @@ async fn browser_scenario(scenario: &str) {
 #[tokio::test]
 async fn accounts_in_the_browser() {
     browser_scenario("accounts").await;
+}
+
+#[tokio::test]
+async fn two_players_meet_in_the_lobby_and_play_a_rated_game_with_the_mouse() {
+    browser_scenario("rated_game").await;
+}
+
+#[tokio::test]
+async fn both_pages_recover_from_a_gateway_restart_with_no_lost_move() {
+    browser_scenario("gateway_restart").await;
+}
+
+#[tokio::test]
+async fn the_computer_at_full_strength_answers_a_move_and_gives_hints() {
+    browser_scenario("computer").await;
 }
 
 /// Bundles `web/tests/<name>.ts` (and the page's code it imports) for Node

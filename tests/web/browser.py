@@ -84,7 +84,14 @@ class Player:
         self.errors: list[str] = []
         self.page.on("console", lambda m: m.type == "error" and self.errors.append(f"console: {m.text}"))
         self.page.on("pageerror", lambda e: self.errors.append(f"uncaught: {e}"))
+        # Every MakeMove the page sends, as gRPC-Web requests on the wire.
+        self.moves_sent = 0
+        self.page.on("request", self._count_moves)
         _players.append(self)
+
+    def _count_moves(self, request) -> None:
+        if request.url.endswith("/chess.gateway.v1.PlayService/MakeMove"):
+            self.moves_sent += 1
 
     def goto(self, path: str) -> Page:
         self.page.goto(path)
@@ -119,6 +126,8 @@ class Player:
     def screenshot(self, name: str) -> str:
         """Saves the page as <OUT>/<name>.png and returns the path."""
         path = os.path.join(OUT, f"{re.sub(r'[^A-Za-z0-9_.-]', '-', name)}.png")
+        # Let the board's move animation finish first.
+        self.page.wait_for_timeout(300)
         self.page.screenshot(path=path, full_page=True)
         _screenshots.append(path)
         return path
@@ -128,3 +137,51 @@ class Player:
 
     def close(self) -> None:
         self.context.close()
+
+    # --- On a game's page -------------------------------------------------
+
+    def board(self):
+        return self.page.get_by_test_id("board")
+
+    def orientation(self) -> str:
+        return self.board().get_attribute("data-orientation")
+
+    def ply(self) -> int:
+        return int(self.board().get_attribute("data-ply"))
+
+    def expect_ply(self, ply: int) -> None:
+        """Waits until the board has applied `ply` half-moves."""
+        expect(self.board()).to_have_attribute("data-ply", str(ply))
+
+    def square(self, name: str) -> tuple[float, float]:
+        """The centre of square `name` (e.g. "e2") on the screen, as the
+        board is turned."""
+        box = self.board().locator("cg-board").bounding_box()
+        assert box, "the board is not on screen"
+        file, rank = "abcdefgh".index(name[0]), int(name[1]) - 1
+        if self.orientation() == "white":
+            column, row = file, 7 - rank
+        else:
+            column, row = 7 - file, rank
+        size = box["width"] / 8
+        return box["x"] + (column + 0.5) * size, box["y"] + (row + 0.5) * size
+
+    def drag(self, origin: str, target: str) -> None:
+        """Drags the piece on `origin` to `target` with the mouse."""
+        mouse = self.page.mouse
+        mouse.move(*self.square(origin))
+        mouse.down()
+        x, y = self.square(target)
+        mouse.move(x, y, steps=6)
+        mouse.up()
+
+    def play(self, origin: str, target: str) -> None:
+        """Drags a legal move and waits until the board has it."""
+        ply = self.ply()
+        self.drag(origin, target)
+        self.expect_ply(ply + 1)
+
+    def move_list(self) -> list[str]:
+        """The moves in the list the server has confirmed, in order (SAN)."""
+        texts = self.page.get_by_test_id("moves").locator(".san:not(.pending)").all_inner_texts()
+        return [t for t in texts if t != "…"]
