@@ -519,7 +519,7 @@ export function lobbyView(): View {
     h("option", { value: "full" }, "Full strength"),
   );
   const [engColorLabel, engColor] = colorSelect();
-  const engTc = timeControlFields("untimed", ["untimed", "incremental", "movesInPeriod"]);
+  const engTc = timeControlFields("untimed", ["untimed", "incremental", "movesInPeriod", "daily"]);
   const playComputer = actionForm(
     "play-computer",
     "Play the computer",

@@ -47,9 +47,15 @@ function dateLabel(span: number): (t: number) => string {
 }
 
 /** The chart of one category's history (oldest first). */
-export function ratingChart(entries: RatingHistoryEntry[], category: SpeedCategory, withDeviation: boolean): SVGSVGElement {
-  const W = 720;
-  const H = 280;
+export function ratingChart(
+  entries: RatingHistoryEntry[],
+  category: SpeedCategory,
+  withDeviation: boolean,
+  width = 720,
+): SVGSVGElement {
+  // Drawn at the width it is shown at, so that its text stays legible on a phone.
+  const W = Math.round(Math.min(720, Math.max(300, width)));
+  const H = W < 500 ? 220 : 280;
   const m = { left: 52, right: 18, top: 14, bottom: 34 };
   const pts = entries.map((e) => ({
     t: e.recordedAt ? timestampMs(e.recordedAt) : 0,
@@ -91,7 +97,7 @@ export function ratingChart(entries: RatingHistoryEntry[], category: SpeedCatego
   }
   const t0 = pts[0]?.t ?? 0;
   const label = dateLabel((pts.at(-1)?.t ?? 0) - t0);
-  const every = Math.max(1, Math.ceil(n / 6));
+  const every = Math.max(1, Math.ceil(n / (W < 500 ? 3 : 6)));
   let last = "";
   for (let i = 1; i <= n; i += every) {
     const text = label(pts[i - 1]!.t);
@@ -165,9 +171,7 @@ function ratingsTable(profile: PlayerProfile): HTMLElement {
         h("th", { class: "num" }, "Rating"),
         glicko && h("th", { class: "num wide" }, "Deviation"),
         h("th", { class: "num" }, "Games"),
-        h("th", { class: "num" }, "Won"),
-        h("th", { class: "num" }, "Lost"),
-        h("th", { class: "num" }, "Drawn"),
+        h("th", { class: "num" }, "W / L / D"),
       ),
     ),
     h(
@@ -188,9 +192,7 @@ function ratingsTable(profile: PlayerProfile): HTMLElement {
           ),
           glicko && h("td", { class: "num wide" }, `±${Math.round(r.deviation)}`),
           h("td", { class: "num" }, r.gamesPlayed),
-          h("td", { class: "num" }, r.wins),
-          h("td", { class: "num" }, r.losses),
-          h("td", { class: "num" }, r.draws),
+          h("td", { class: "num", title: "won / lost / drawn" }, `${r.wins} / ${r.losses} / ${r.draws}`),
         );
       }),
     ),
@@ -266,7 +268,7 @@ export function profileView(username: string): View {
       const ratings = entries.map((e) => e.ratingAfter);
       fill(
         chartBox,
-        ratingChart(entries, shown, glicko),
+        ratingChart(entries, shown, glicko, chartBox.clientWidth || 720),
         h(
           "p",
           { class: "muted small legend" },
