@@ -83,7 +83,7 @@ export function leaderboardView(query: URLSearchParams): View {
         r ? rating(r.rating) : "—",
         r?.provisional ? h("span", { class: "provisional", title: "Provisional rating" }, "?") : null,
       ),
-      h("td", { class: "num wide" }, r && r.deviation > 0 ? `±${Math.round(r.deviation)}` : ""),
+      h("td", { class: "num wide deviation" }, r && r.deviation > 0 ? `±${Math.round(r.deviation)}` : ""),
       h("td", { class: "num" }, r?.gamesPlayed ?? 0),
       h("td", { class: "num wide" }, r ? `${r.wins} / ${r.losses} / ${r.draws}` : ""),
     );
@@ -98,6 +98,8 @@ export function leaderboardView(query: URLSearchParams): View {
       if (disposed || mine !== generation) return;
       system.textContent = ratingSystemName(r.ratingSystem) ? `Rating system: ${ratingSystemName(r.ratingSystem)}` : "";
       fill(body, r.entries.map(row));
+      // Only Glicko-2 has a rating deviation to show.
+      body.closest("table")?.classList.toggle("no-deviation", r.ratingSystem !== RatingSystem.GLICKO2);
       empty.hidden = r.entries.length > 0;
       nextToken = r.nextPageToken;
       prev.disabled = page === 0;
@@ -150,7 +152,7 @@ export function leaderboardView(query: URLSearchParams): View {
               h("th", { class: "num" }, "#"),
               h("th", {}, "Player"),
               h("th", { class: "num" }, "Rating"),
-              h("th", { class: "num wide" }, "Deviation"),
+              h("th", { class: "num wide deviation" }, "Deviation"),
               h("th", { class: "num" }, "Games"),
               h("th", { class: "num wide" }, "W / L / D"),
             ),
