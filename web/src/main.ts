@@ -5,9 +5,17 @@ import { interceptLinks, navigate, render, route } from "./router.js";
 import { fill, h } from "./ui.js";
 import { loginView, registerView } from "./views/auth.js";
 import { gameView } from "./views/game.js";
+import { leaderboardView } from "./views/leaderboard.js";
+import { lobbyView } from "./views/lobby.js";
+import { myGamesView } from "./views/my-games.js";
+import { profileView } from "./views/profile.js";
 
 route("/login", (_, q) => loginView(q));
 route("/register", (_, q) => registerView(q));
+route("/", () => lobbyView());
+route("/my-games", () => myGamesView());
+route("/leaderboard", (_, q) => leaderboardView(q));
+route("/players/:name", (p) => profileView(p.name!));
 route("/games/:id", (p) => gameView(p.id!));
 
 function header(): HTMLElement {
