@@ -80,12 +80,12 @@ export function gameView(id: string): View {
   const bottomBar = h("div", { class: "player-bar bottom" });
   const status = h("p", { class: "status", "data-testid": "status", role: "status", "aria-live": "polite" }, "Loading…");
   const result = h("p", { class: "result", "data-testid": "result" });
-  const fifty = h("p", { class: "fifty", "data-testid": "fifty-move", role: "status" });
-  const drawBox = h("div", { class: "draw-offer" });
-  const noticeLine = h("p", { class: "notice", role: "status" });
-  const engineLine = h("p", { class: "engine-failed" });
+  const fifty = h("p", { class: "fifty", "data-testid": "fifty-move", role: "status", hidden: true });
+  const drawBox = h("div", { class: "draw-offer", hidden: true });
+  const noticeLine = h("p", { class: "notice", role: "status", hidden: true });
+  const engineLine = h("p", { class: "engine-failed", hidden: true });
   const error = h("p", { class: "error", role: "alert" });
-  const hintLine = h("p", { class: "hint" });
+  const hintLine = h("p", { class: "hint", hidden: true });
   const controls = h("div", { class: "controls" });
   const moveInput = h("input", {
     type: "text",
@@ -97,7 +97,7 @@ export function gameView(id: string): View {
   });
   const moveForm = h(
     "form",
-    { class: "move-form", onsubmit: ((e: Event) => typed(e)) as EventListener },
+    { class: "move-form", hidden: true, onsubmit: ((e: Event) => typed(e)) as EventListener },
     moveInput,
     h("button", { type: "submit" }, "Play"),
   );
