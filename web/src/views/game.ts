@@ -101,7 +101,7 @@ export function gameView(id: string): View {
     moveInput,
     h("button", { type: "submit" }, "Play"),
   );
-  const pgn = h("a", { href: `/games/${encodeURIComponent(id)}.pgn`, download: `${id}.pgn`, class: "pgn" }, "Download PGN");
+  const pgn = h("a", { href: `/games/${encodeURIComponent(id)}.pgn`, download: true, class: "pgn" }, "Download PGN");
 
   const el = h(
     "div",
