@@ -130,6 +130,32 @@ async fn starts_serves_restarts_and_stops() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
+    // A child told to stop with SIGTERM (its standard input, the
+    // supervisor's pipe, still open) exits, and is started again.
+    let (_, gateway_pid) = services_of(stack.pid())
+        .into_iter()
+        .find(|(n, _)| n == "chess-gateway")
+        .unwrap();
+    signal(gateway_pid, nix::sys::signal::Signal::SIGTERM);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while is_alive(gateway_pid) {
+        assert!(
+            Instant::now() < deadline,
+            "chess-gateway did not exit after SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    loop {
+        let restarted = services_of(stack.pid())
+            .into_iter()
+            .any(|(n, p)| n == "chess-gateway" && p != gateway_pid);
+        if restarted && serving(&stack.gateway).await {
+            break;
+        }
+        assert!(Instant::now() < deadline, "chess-gateway was not restarted");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
     let all: Vec<u32> = services_of(stack.pid())
         .into_iter()
         .map(|(_, p)| p)

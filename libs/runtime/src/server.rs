@@ -7,7 +7,7 @@ use std::{
     time::Duration,
 };
 
-use tokio::{io::AsyncReadExt as _, net::TcpListener, signal::unix::SignalKind};
+use tokio::{net::TcpListener, signal::unix::SignalKind};
 use tokio_util::sync::CancellationToken;
 use tonic::{service::Routes, transport::server::TcpIncoming};
 use tonic_health::{ServingStatus, server::HealthReporter};
@@ -342,20 +342,39 @@ fn stop_signals(
 ) -> Result<impl Future<Output = ()> + Send + 'static, Error> {
     let mut term = tokio::signal::unix::signal(SignalKind::terminate()).map_err(Error::Signals)?;
     let mut int = tokio::signal::unix::signal(SignalKind::interrupt()).map_err(Error::Signals)?;
-    Ok(async move {
-        let stdin_closed = async {
-            if stdin_eof {
-                let mut stdin = tokio::io::stdin();
+    // Standard input is read on a thread of its own, not on one of the
+    // runtime's blocking threads: a read that never returns (the supervisor
+    // keeps the pipe open while it stops this process with a signal) would
+    // otherwise keep the runtime, and so the process, from ever ending.
+    let closed = stdin_eof.then(|| {
+        let (closed, on_close) = tokio::sync::oneshot::channel::<()>();
+        std::thread::Builder::new()
+            .name("stdin-eof".to_owned())
+            .spawn(move || {
+                use std::io::Read as _;
+                let mut stdin = std::io::stdin().lock();
                 let mut buf = [0u8; 64];
-                // Anything written is ignored; only the end (or a broken pipe)
-                // matters.
-                while let Ok(n) = stdin.read(&mut buf).await {
+                // Anything written is ignored; only the end (or a broken
+                // pipe) matters.
+                while let Ok(n) = stdin.read(&mut buf) {
                     if n == 0 {
                         break;
                     }
                 }
-            } else {
-                std::future::pending::<()>().await;
+                let _ = closed.send(());
+            })
+            .map_err(Error::Signals)
+            .map(|_| on_close)
+    });
+    let closed = closed.transpose()?;
+    Ok(async move {
+        let stdin_closed = async {
+            match closed {
+                // A dropped sender (the thread died) counts as closed too.
+                Some(on_close) => {
+                    let _ = on_close.await;
+                }
+                None => std::future::pending::<()>().await,
             }
         };
         tokio::select! {
