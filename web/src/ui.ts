@@ -79,8 +79,7 @@ export function timeControlText(tc: TimeControl | undefined): string {
   switch (k?.case) {
     case "incremental": {
       const { initialSeconds: i, incrementSeconds: inc } = k.value;
-      const base = i % 60 === 0 ? `${i / 60}` : `${(i / 60).toFixed(1).replace(/\.0$/, "")}`;
-      return `${base}+${inc}`;
+      return `${minutesText(i)}+${inc}`;
     }
     case "movesInPeriod": {
       const { moves, periodSeconds } = k.value;
@@ -91,6 +90,15 @@ export function timeControlText(tc: TimeControl | undefined): string {
     default:
       return "untimed";
   }
+}
+
+/** Initial time in minutes as players write it: "3", "½", "1½", else "75 s". */
+function minutesText(seconds: number): string {
+  const whole = Math.floor(seconds / 60);
+  const fraction = { 0: "", 15: "¼", 30: "½", 45: "¾" }[seconds % 60];
+  if (fraction === undefined) return `${seconds} s`;
+  if (fraction === "") return `${whole}`;
+  return whole === 0 ? fraction : `${whole}${fraction}`;
 }
 
 function durationText(seconds: number): string {
