@@ -1,0 +1,106 @@
+//! The result of a finished game: one type for the model, the store and the
+//! wire.
+
+use chess_proto::common::v1 as pb;
+
+use crate::{Color, InvalidInput};
+
+/// How a finished game came out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GameResult {
+    WhiteWins,
+    BlackWins,
+    Draw,
+}
+
+impl GameResult {
+    /// The side that won `winner`.
+    pub fn win_for(winner: Color) -> Self {
+        match winner {
+            Color::White => Self::WhiteWins,
+            Color::Black => Self::BlackWins,
+        }
+    }
+
+    /// The winner, if not a draw.
+    pub fn winner(self) -> Option<Color> {
+        match self {
+            Self::WhiteWins => Some(Color::White),
+            Self::BlackWins => Some(Color::Black),
+            Self::Draw => None,
+        }
+    }
+
+    /// The stored form: `white`, `black` (the winner) or `draw`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::WhiteWins => "white",
+            Self::BlackWins => "black",
+            Self::Draw => "draw",
+        }
+    }
+
+    /// The result stored as `s` (see [`as_str`](Self::as_str)).
+    pub fn from_name(s: &str) -> Option<Self> {
+        [Self::WhiteWins, Self::BlackWins, Self::Draw]
+            .into_iter()
+            .find(|r| r.as_str() == s)
+    }
+
+    /// The PGN result tag: `1-0`, `0-1`, `1/2-1/2`.
+    pub fn pgn(self) -> &'static str {
+        match self {
+            Self::WhiteWins => "1-0",
+            Self::BlackWins => "0-1",
+            Self::Draw => "1/2-1/2",
+        }
+    }
+}
+
+impl TryFrom<i32> for GameResult {
+    type Error = InvalidInput;
+
+    fn try_from(value: i32) -> Result<Self, Self::Error> {
+        match pb::GameResult::try_from(value) {
+            Ok(pb::GameResult::WhiteWins) => Ok(Self::WhiteWins),
+            Ok(pb::GameResult::BlackWins) => Ok(Self::BlackWins),
+            Ok(pb::GameResult::Draw) => Ok(Self::Draw),
+            Ok(pb::GameResult::Unspecified) | Err(_) => Err(InvalidInput::new(
+                "the result must be white wins, black wins or draw",
+            )),
+        }
+    }
+}
+
+impl From<GameResult> for pb::GameResult {
+    fn from(value: GameResult) -> Self {
+        match value {
+            GameResult::WhiteWins => Self::WhiteWins,
+            GameResult::BlackWins => Self::BlackWins,
+            GameResult::Draw => Self::Draw,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_form_round_trips() {
+        for r in [
+            GameResult::WhiteWins,
+            GameResult::BlackWins,
+            GameResult::Draw,
+        ] {
+            assert_eq!(GameResult::from_name(r.as_str()), Some(r));
+            assert_eq!(GameResult::try_from(pb::GameResult::from(r) as i32), Ok(r));
+            if let Some(winner) = r.winner() {
+                assert_eq!(GameResult::win_for(winner), r);
+            }
+        }
+        assert_eq!(GameResult::from_name("1-0"), None);
+        assert!(GameResult::try_from(0).is_err());
+        assert_eq!(GameResult::Draw.pgn(), "1/2-1/2");
+    }
+}
