@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use chess_domain::ColorChoice;
 use chess_proto::{
     common::v1 as common,
     game::v1 as game,
@@ -14,9 +15,6 @@ use tonic::{Request, Response, Status};
 use tracing::instrument;
 
 use super::{Shared, relay};
-
-/// Engine levels a player may choose.
-const ENGINE_LEVELS: std::ops::RangeInclusive<u32> = 1..=8;
 
 /// Implements `chess.gateway.v1.LobbyService`.
 #[derive(Debug)]
@@ -35,15 +33,6 @@ impl Lobby {
         chess_runtime::Channel,
     > {
         self.shared.backends.matchmaking.clone()
-    }
-}
-
-fn registered(player_id: &str, username: &str) -> common::Player {
-    common::Player {
-        kind: Some(common::player::Kind::Registered(common::RegisteredPlayer {
-            player_id: player_id.to_owned(),
-            username: username.to_owned(),
-        })),
     }
 }
 
@@ -339,8 +328,8 @@ impl LobbyService for Lobby {
         // Level 0 is the engine at full strength, asked for by name so that
         // a request without a level is not taken for it.
         let level = match (r.full_strength, r.level) {
-            (true, 0) => 0,
-            (false, level) if ENGINE_LEVELS.contains(&level) => level,
+            (true, 0) => chess_domain::FULL_STRENGTH,
+            (false, level) if chess_domain::ENGINE_LEVELS.contains(&level) => level,
             (true, _) => {
                 return Err(Status::invalid_argument(
                     "full_strength takes no level: leave level at 0",
@@ -352,16 +341,15 @@ impl LobbyService for Lobby {
                 ));
             }
         };
-        let white = match common::ColorChoice::try_from(r.color) {
-            Ok(common::ColorChoice::White) => true,
-            Ok(common::ColorChoice::Black) => false,
-            Ok(common::ColorChoice::Either | common::ColorChoice::Unspecified) => rand::random(),
-            Err(_) => return Err(Status::invalid_argument("unknown colour")),
+        // Unset is either, as for a seek.
+        let choice = match common::ColorChoice::try_from(r.color) {
+            Ok(common::ColorChoice::Unspecified) => ColorChoice::Either,
+            _ => ColorChoice::try_from(r.color)
+                .map_err(|_| Status::invalid_argument("unknown colour"))?,
         };
-        let me = registered(&session.player_id, &session.username);
-        let engine = common::Player {
-            kind: Some(common::player::Kind::Engine(common::EnginePlayer { level })),
-        };
+        let white = choice.resolve(rand::random()) == chess_domain::Color::White;
+        let me = chess_domain::registered_player(&session.player_id, &session.username);
+        let engine = chess_domain::engine_player(level);
         let (white, black) = if white { (me, engine) } else { (engine, me) };
         let time_control = r.time_control.unwrap_or(common::TimeControl {
             kind: Some(common::time_control::Kind::Untimed(common::Untimed {})),

@@ -236,12 +236,7 @@ mod tests {
     use super::*;
 
     fn registered(id: &str, name: &str) -> Option<common::Player> {
-        Some(common::Player {
-            kind: Some(common::player::Kind::Registered(common::RegisteredPlayer {
-                player_id: id.into(),
-                username: name.into(),
-            })),
-        })
+        Some(chess_domain::registered_player(id, name))
     }
 
     #[test]

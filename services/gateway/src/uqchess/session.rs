@@ -221,17 +221,9 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
         } else {
             Color::White
         };
-        let me = common::Player {
-            kind: Some(common::player::Kind::Guest(common::GuestPlayer {
-                guest_id: self.guest_id.clone(),
-                display_name: String::new(),
-            })),
-        };
-        let engine = common::Player {
-            kind: Some(common::player::Kind::Engine(common::EnginePlayer {
-                level: 0,
-            })),
-        };
+        // uqchess players give no name; the computer plays at full strength.
+        let me = chess_domain::guest_player(&self.guest_id, "");
+        let engine = chess_domain::engine_player(chess_domain::FULL_STRENGTH);
         let (white, black) = if mine == Color::White {
             (me, engine)
         } else {

@@ -307,12 +307,7 @@ mod tests {
     use super::*;
 
     fn registered(id: &str, name: &str) -> Option<common::Player> {
-        Some(common::Player {
-            kind: Some(common::player::Kind::Registered(common::RegisteredPlayer {
-                player_id: id.into(),
-                username: name.into(),
-            })),
-        })
+        Some(chess_domain::registered_player(id, name))
     }
 
     fn played(ply: u32, uci: &str, san: &str) -> common::PlayedMove {
@@ -328,12 +323,7 @@ mod tests {
         common::GameState {
             game_id: "g1".into(),
             white: registered("a", "alice"),
-            black: Some(common::Player {
-                kind: Some(common::player::Kind::Guest(common::GuestPlayer {
-                    guest_id: "guest-1".into(),
-                    display_name: "<script>x</script>".into(),
-                })),
-            }),
+            black: Some(chess_domain::guest_player("guest-1", "<script>x</script>")),
             time_control: Some(common::TimeControl {
                 kind: Some(common::time_control::Kind::Incremental(
                     common::Incremental {
@@ -435,17 +425,8 @@ mod tests {
     #[test]
     fn an_unnamed_guest_against_the_engine_at_full_strength() {
         let mut state = mated();
-        state.white = Some(common::Player {
-            kind: Some(common::player::Kind::Guest(common::GuestPlayer {
-                guest_id: "guest-2".into(),
-                display_name: String::new(),
-            })),
-        });
-        state.black = Some(common::Player {
-            kind: Some(common::player::Kind::Engine(common::EnginePlayer {
-                level: 0,
-            })),
-        });
+        state.white = Some(chess_domain::guest_player("guest-2", ""));
+        state.black = Some(chess_domain::engine_player(chess_domain::FULL_STRENGTH));
         state.time_control = Some(common::TimeControl {
             kind: Some(common::time_control::Kind::Untimed(common::Untimed {})),
         });
