@@ -1,4 +1,5 @@
-//! Every way a request or the service can fail, and its gRPC status.
+//! Every way a request can fail, with its gRPC status ([`Error`]), and every
+//! way the service can fail to start ([`StartError`]).
 
 use std::path::PathBuf;
 
@@ -41,6 +42,11 @@ pub enum Error {
     EngineFailed(String),
     #[error("the engine service is shutting down")]
     ShuttingDown,
+}
+
+/// Why the service could not start (or its server failed).
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
     #[error("cannot start Stockfish ({}): {reason}", .path.display())]
     CannotStart {
         path: PathBuf,
@@ -67,9 +73,6 @@ impl From<Error> for Status {
             Error::QueueFull(_) => (Code::ResourceExhausted, Reason::EngineUnavailable),
             Error::NoEngine | Error::EngineFailed(_) | Error::ShuttingDown => {
                 (Code::Unavailable, Reason::EngineUnavailable)
-            }
-            Error::CannotStart { .. } | Error::Server(_) => {
-                (Code::Internal, Reason::EngineUnavailable)
             }
         };
         reason.status(code, message)
@@ -112,7 +115,7 @@ mod tests {
 
     #[test]
     fn the_start_up_failure_is_one_line() {
-        let error = Error::CannotStart {
+        let error = StartError::CannotStart {
             path: "/nowhere/stockfish".into(),
             reason: chess_uci::Error::Spawn(std::io::Error::from(std::io::ErrorKind::NotFound)),
         };

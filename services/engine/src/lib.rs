@@ -16,14 +16,14 @@
 //!   and frees its process, and restarts with backoff.
 //! - `process`: one Stockfish process with the options and game it was last
 //!   set to, running one search or move listing.
-//! - `grpc`: the `chess.engine.v1.EngineService` implementation and the
-//!   conversions between wire and domain types.
+//! - `api`: the `chess.engine.v1.EngineService` implementation and the
+//!   conversions between wire and domain types (`TryFrom` at the edge).
 //! - `metrics`: the OpenTelemetry instruments.
-//! - [`Error`]: every way a request or the service can fail, and the gRPC
-//!   status each maps to.
+//! - [`Error`]: every way a request can fail, and the gRPC status each maps
+//!   to; [`StartError`]: every way the service can fail to start.
 
+mod api;
 mod error;
-mod grpc;
 mod metrics;
 mod process;
 
@@ -36,8 +36,8 @@ use std::{
     time::Duration,
 };
 
-pub use error::Error;
-pub use grpc::EngineApi;
+pub use api::EngineApi;
+pub use error::{Error, StartError};
 pub use pool::{Pool, PoolConfig};
 
 use chess_proto::engine::v1::engine_service_server::{EngineServiceServer, SERVICE_NAME};
@@ -159,9 +159,9 @@ pub fn default_pool_size() -> usize {
 }
 
 /// Runs the service until shutdown: starts the pool (failing with
-/// [`Error::CannotStart`] if no process completes its handshake), reports
+/// [`StartError::CannotStart`] if no process completes its handshake), reports
 /// SERVING while at least one process is alive, and serves gRPC.
-pub async fn run(config: Config) -> Result<(), Error> {
+pub async fn run(config: Config) -> Result<(), StartError> {
     let server =
         chess_runtime::Server::bind("engine", &config.server, DEFAULT_LISTEN, &[SERVICE_NAME])
             .await?;

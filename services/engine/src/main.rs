@@ -11,7 +11,7 @@ async fn main() -> ExitCode {
     let config: chess_engine::Config = chess_runtime::cli::parse("engine");
     let _telemetry = chess_runtime::init_telemetry("engine", &config.telemetry);
     match chess_engine::run(config).await {
-        Err(e @ chess_engine::Error::CannotStart { .. }) => {
+        Err(e @ chess_engine::StartError::CannotStart { .. }) => {
             eprintln!(
                 "chess-engine: {e}; {}",
                 chess_engine::stockfish_hint("CHESS_ENGINE_STOCKFISH_PATH")

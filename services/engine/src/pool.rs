@@ -30,7 +30,7 @@ use tokio::{
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use crate::{
-    Error,
+    Error, StartError,
     metrics::Metrics,
     position::GamePosition,
     process::{Fault, Process, ProcessConfig},
@@ -143,11 +143,14 @@ impl Job {
 
 impl Pool {
     /// Starts `config.size` processes at once. Fails with
-    /// [`Error::CannotStart`] (giving the first failure's reason) if none
+    /// [`StartError::CannotStart`] (giving the first failure's reason) if none
     /// completes its handshake; processes that fail while others succeed are
     /// restarted in the background. The pool stops when `shutdown` is
     /// cancelled or [`Pool::stop`] is called, after serving what is queued.
-    pub async fn start(config: PoolConfig, shutdown: CancellationToken) -> Result<Self, Error> {
+    pub async fn start(
+        config: PoolConfig,
+        shutdown: CancellationToken,
+    ) -> Result<Self, StartError> {
         let process_config = Arc::new(ProcessConfig {
             stockfish: config.stockfish.clone(),
             threads: config.threads,
@@ -172,7 +175,7 @@ impl Pool {
         }
         let alive = processes.iter().flatten().count();
         if alive == 0 {
-            return Err(Error::CannotStart {
+            return Err(StartError::CannotStart {
                 path: config.stockfish,
                 reason: first_error.unwrap_or(chess_uci::Error::Poisoned),
             });
