@@ -5,13 +5,15 @@
 //! - [`public`]: the public gRPC API (`chess.gateway.v1`), also as gRPC-Web,
 //!   and the email notices of daily games.
 //! - [`auth`]: signed session tokens; [`mail`]: outgoing mail.
-//! - [`web`]: plain HTTP pages on the public port (a game at
-//!   `/games/<id>`, the link in the emails), beside gRPC and gRPC-Web.
+//! - [`web`]: plain HTTP on the public port, beside gRPC and gRPC-Web: the
+//!   web page (its embedded script and assets) and a game at `/games/<id>`,
+//!   the link in the emails.
 //! - [`uqchess`]: the uqchess line protocol on its own TCP port.
-//! - [`backends`]: the clients of the internal services.
+//! - [`clients`]: the calls to the internal services (matchmaking, game,
+//!   rating).
 
 pub mod auth;
-pub mod backends;
+pub mod clients;
 pub mod mail;
 pub mod public;
 pub mod uqchess;
@@ -87,7 +89,7 @@ pub const DEFAULT_LISTEN: &str = chess_runtime::addr::GATEWAY;
 
 /// Why the gateway could not run.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub enum StartError {
     #[error(transparent)]
     Server(#[from] chess_runtime::server::Error),
     #[error("invalid service address: {0}")]
@@ -99,7 +101,7 @@ pub enum Error {
 }
 
 /// Runs the gateway until shutdown.
-pub async fn run(config: Config) -> Result<(), Error> {
+pub async fn run(config: Config) -> Result<(), StartError> {
     let tokens = auth::Tokens::from_config(
         config.token_key.as_deref(),
         // An empty value (as an environment variable can only give) means
@@ -122,7 +124,7 @@ pub async fn run(config: Config) -> Result<(), Error> {
         &public::SERVICE_NAMES,
     )
     .await?;
-    let backends = backends::Backends::connect(
+    let backends = clients::Backends::connect(
         &config.game_addr,
         &config.matchmaking_addr,
         &config.rating_addr,

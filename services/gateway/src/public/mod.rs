@@ -27,7 +27,7 @@ use chess_proto::gateway::v1::{
 use chess_runtime::{Shutdown, reason::REASON_KEY};
 use tonic::Status;
 
-use crate::{auth::Tokens, backends::Backends};
+use crate::{auth::Tokens, clients::Backends};
 
 /// The names of the public services, for health and reflection.
 pub const SERVICE_NAMES: [&str; 3] = [

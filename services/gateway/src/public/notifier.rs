@@ -19,7 +19,7 @@ use chess_proto::{
 use tokio::sync::Semaphore;
 
 use crate::{
-    backends::Backends,
+    clients::Backends,
     mail::{Mail, Mailer},
     web::PublicUrl,
 };

@@ -29,7 +29,7 @@ use super::{
     lines::{Line, LineReader},
     protocol::{self, Colour, Request, Versus},
 };
-use crate::backends::Backends;
+use crate::clients::Backends;
 
 /// Pause before following a game again after its event stream broke.
 const RESUBSCRIBE_DELAY: Duration = Duration::from_millis(200);

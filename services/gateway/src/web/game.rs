@@ -18,7 +18,7 @@ use tonic::{Code, body::Body};
 
 use super::{html, not_found, page as html_page, respond};
 use crate::{
-    backends::Backends,
+    clients::Backends,
     public::notifier::{display_name, registered_id},
 };
 

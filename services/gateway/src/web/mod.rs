@@ -36,7 +36,7 @@ use chess_runtime::server::HttpService;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use tonic::body::Body;
 
-use crate::backends::Backends;
+use crate::clients::Backends;
 
 /// Wraps the gRPC service of the public port in the page router (see
 /// [`chess_runtime::Server::with_front`]).
