@@ -31,70 +31,15 @@ use tokio::{
 /// How long a test waits for an expected line.
 pub const LINE_TIMEOUT: Duration = Duration::from_secs(20);
 
+pub use chess_testkit::process::{children_of, is_alive, process_name, signal};
+
 /// The path of binary `name` built in this workspace.
 ///
 /// # Panics
 /// If it has not been built: run `cargo build --workspace --bins` first (the
 /// test command does).
 pub fn binary(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    // Tests run from target/<profile>/deps/, programs from target/<profile>/.
-    let mut dir = exe.parent().expect("target directory");
-    if dir.file_name().is_some_and(|n| n == "deps") {
-        dir = dir.parent().expect("target directory");
-    }
-    let path = dir.join(name);
-    assert!(
-        path.is_file(),
-        "{} is missing: build the binaries first with `cargo build --workspace --bins`",
-        path.display()
-    );
-    path
-}
-
-/// The direct children of process `pid`.
-pub fn children_of(pid: u32) -> Vec<u32> {
-    let mut children = Vec::new();
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return children;
-    };
-    for task in tasks.flatten() {
-        if let Ok(list) = std::fs::read_to_string(task.path().join("children")) {
-            children.extend(
-                list.split_whitespace()
-                    .filter_map(|p| p.parse::<u32>().ok()),
-            );
-        }
-    }
-    children
-}
-
-/// The program name of process `pid` (the file name of its executable as
-/// started).
-pub fn process_name(pid: u32) -> Option<String> {
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-    let program = cmdline.split(|&b| b == 0).next()?;
-    let program = std::path::Path::new(std::str::from_utf8(program).ok()?);
-    program.file_name()?.to_str().map(str::to_owned)
-}
-
-/// Whether process `pid` still exists (and is not a zombie).
-pub fn is_alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            stat.rsplit(')')
-                .next()
-                .and_then(|rest| rest.split_whitespace().next())
-                != Some("Z")
-        }
-        Err(_) => false,
-    }
-}
-
-/// Sends `signal` to `pid`.
-pub fn signal(pid: u32, signal: nix::sys::signal::Signal) {
-    // The process may have exited already; that is what callers check next.
-    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal);
+    chess_testkit::workspace_binary(name)
 }
 
 /// Reads one line, failing the test if none comes in time.

@@ -16,16 +16,9 @@ use chess_proto::{
         rating_service_client::RatingServiceClient,
     },
 };
+use chess_testkit::free_port;
 use tokio::process::{Child, Command};
 use tonic::transport::Channel;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 fn start(program: &str, args: &[&str]) -> Child {
     Command::new(binary(program))

@@ -1,6 +1,6 @@
 //! Starting the real `chess-engine` binary and talking to it.
 
-#![allow(dead_code, unreachable_pub)]
+#![allow(unused_imports, dead_code, unreachable_pub)]
 
 use std::{
     io::{BufRead as _, BufReader, Write as _},
@@ -29,11 +29,10 @@ pub struct Service {
     health: HealthClient<Channel>,
 }
 
-/// A free port on 127.0.0.1.
-pub fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
+pub use chess_testkit::{
+    free_port,
+    process::{children_of as children, cpu_ticks, kill9},
+};
 
 impl Service {
     /// Starts the service with real Stockfish and `args` (which may override
@@ -136,41 +135,6 @@ async fn connect(addr: SocketAddr, child: &mut tokio::process::Child) -> Channel
     }
 }
 
-/// The children of process `pid`, from `/proc/<pid>/task/*/children`.
-pub fn children(pid: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return found;
-    };
-    for task in tasks.flatten() {
-        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
-            found.extend(
-                text.split_whitespace()
-                    .filter_map(|p| p.parse::<u32>().ok()),
-            );
-        }
-    }
-    found.sort_unstable();
-    found.dedup();
-    found
-}
-
-/// CPU time used by process `pid` so far, in clock ticks.
-pub fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the command name (which may contain spaces) start at ')'.
-    let rest = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // utime and stime are fields 14 and 15 of the whole line: 12 and 13 here.
-    let parse = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    parse(11) + parse(12)
-}
-
 /// Waits until process `pid` has used `ticks` more CPU than `since`: a
 /// Stockfish process only does so while it searches.
 pub async fn wait_until_busy(pid: u32, since: u64, ticks: u64) {
@@ -182,11 +146,6 @@ pub async fn wait_until_busy(pid: u32, since: u64, ticks: u64) {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-}
-
-pub fn kill9(pid: u32) {
-    use nix::{sys::signal, unistd::Pid};
-    signal::kill(Pid::from_raw(pid as i32), signal::Signal::SIGKILL).expect("kill -9");
 }
 
 pub fn position(fen: &str, moves: &[&str]) -> Option<pb::Position> {

@@ -1,33 +1,17 @@
 //! Starting the real `chess-game` binary for tests.
 
-#![allow(dead_code, unreachable_pub)]
-
-use std::{
-    net::TcpListener,
-    process::Stdio,
-    time::{Duration, Instant},
-};
+#![allow(dead_code, unreachable_pub, unused_imports)]
 
 use chess_proto::{
     common::v1 as common,
     game::v1::{self as pb, game_service_client::GameServiceClient},
 };
-use tokio::process::{Child, Command};
+use chess_testkit::Service;
+pub use chess_testkit::free_port;
+use tokio::process::Child;
 use tonic::transport::Channel;
-use tonic_health::pb::{
-    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
-};
 
 pub type Client = GameServiceClient<Channel>;
-
-/// A port nobody listens on right now.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// A running `chess-game`.
 pub struct GameService {
@@ -44,47 +28,22 @@ impl GameService {
     }
 
     pub async fn start_with(database_url: &str, engine_addr: &str, rating_addr: &str) -> Self {
-        let addr = format!("127.0.0.1:{}", free_port());
-        let child = Command::new(env!("CARGO_BIN_EXE_chess-game"))
-            .args(["--listen", &addr, "--database-url", database_url])
-            .args(["--engine-addr", engine_addr, "--rating-addr", rating_addr])
-            .args(["--log-filter", "warn", "--stop-on-stdin-eof"])
-            .stdin(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("start chess-game");
-        let service = Self {
+        let Service { child, addr } = Service::start(
+            env!("CARGO_BIN_EXE_chess-game"),
+            &[
+                "--database-url",
+                database_url,
+                "--engine-addr",
+                engine_addr,
+                "--rating-addr",
+                rating_addr,
+            ],
+        )
+        .await;
+        Self {
             child,
             addr,
             database_url: database_url.to_owned(),
-        };
-        service.wait_serving().await;
-        service
-    }
-
-    async fn wait_serving(&self) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Ok(channel) = Channel::from_shared(format!("http://{}", self.addr))
-                .unwrap()
-                .connect()
-                .await
-            {
-                let status = HealthClient::new(channel)
-                    .check(HealthCheckRequest {
-                        service: String::new(),
-                    })
-                    .await
-                    .map(|r| r.into_inner().status);
-                if status.ok() == Some(ServingStatus::Serving as i32) {
-                    return;
-                }
-            }
-            assert!(
-                Instant::now() < deadline,
-                "chess-game did not become SERVING"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 
@@ -95,28 +54,23 @@ impl GameService {
     }
 
     /// Kills the process with SIGKILL, as a crash would.
-    pub async fn crash(mut self) {
-        self.child.start_kill().expect("kill");
-        self.child.wait().await.expect("reap");
+    pub async fn crash(self) {
+        Service {
+            child: self.child,
+            addr: self.addr,
+        }
+        .crash()
+        .await;
     }
 }
 
+/// A guest named after its id.
 pub fn guest(id: &str) -> common::Player {
-    common::Player {
-        kind: Some(common::player::Kind::Guest(common::GuestPlayer {
-            guest_id: id.to_owned(),
-            display_name: id.to_owned(),
-        })),
-    }
+    chess_domain::guest_player(id, id)
 }
 
 pub fn registered(id: &str, name: &str) -> common::Player {
-    common::Player {
-        kind: Some(common::player::Kind::Registered(common::RegisteredPlayer {
-            player_id: id.to_owned(),
-            username: name.to_owned(),
-        })),
-    }
+    chess_domain::registered_player(id, name)
 }
 
 pub fn untimed() -> common::TimeControl {

@@ -3,11 +3,10 @@
 //! `cargo build --workspace --bins`, each on a free port with its own SQLite
 //! file in one temporary directory.
 
-#![allow(dead_code, unreachable_pub)]
+#![allow(dead_code, unreachable_pub, unused_imports)]
 
 use std::{
-    net::TcpListener,
-    path::{Path, PathBuf},
+    path::PathBuf,
     process::Stdio,
     time::{Duration, Instant},
 };
@@ -25,111 +24,12 @@ use tokio::{
     process::{Child, Command},
 };
 use tonic::{Request, transport::Channel};
-use tonic_health::pb::{
-    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
-};
 
-/// A port nobody listens on right now.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// The path of workspace binary `name` (e.g. `chess-game`), which lives in
-/// the target directory beside this test's `deps/` directory.
-pub fn workspace_binary(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("the test's own path");
-    let dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("tests run from <target>/<profile>/deps");
-    let path = dir.join(name);
-    assert!(
-        path.exists(),
-        "{} is missing: build the services first with `cargo build --workspace --bins`",
-        path.display()
-    );
-    path
-}
+pub use chess_testkit::{Service, connect, free_port, workspace_binary};
 
 /// The repository's root.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("repository root")
-}
-
-/// A running service process.
-pub struct Service {
-    pub child: Child,
-    pub addr: String,
-}
-
-impl Service {
-    /// Starts `program` with `args` on a free port and waits until it is
-    /// SERVING.
-    pub async fn start(program: PathBuf, args: &[&str]) -> Self {
-        let addr = format!("127.0.0.1:{}", free_port());
-        let child = Command::new(&program)
-            .args([
-                "--listen",
-                &addr,
-                "--log-filter",
-                "warn",
-                "--stop-on-stdin-eof",
-            ])
-            .args(args)
-            .stdin(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
-        let service = Self { child, addr };
-        wait_serving(&service.addr, &program).await;
-        service
-    }
-
-    pub async fn channel(&self) -> Channel {
-        connect(&self.addr).await
-    }
-}
-
-pub async fn connect(addr: &str) -> Channel {
-    Channel::from_shared(format!("http://{addr}"))
-        .unwrap()
-        .connect()
-        .await
-        .expect("connect")
-}
-
-async fn wait_serving(addr: &str, program: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Ok(channel) = Channel::from_shared(format!("http://{addr}"))
-            .unwrap()
-            .connect()
-            .await
-        {
-            let status = HealthClient::new(channel)
-                .check(HealthCheckRequest {
-                    service: String::new(),
-                })
-                .await
-                .map(|r| r.into_inner().status);
-            if status.ok() == Some(ServingStatus::Serving as i32) {
-                return;
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} did not become SERVING",
-            program.display()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    chess_testkit::repo_root(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// All five services.

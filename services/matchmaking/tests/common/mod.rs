@@ -2,14 +2,9 @@
 //! package, and `chess-game` and `chess-rating`, built next to it by
 //! `cargo build --workspace --bins`.
 
-#![allow(dead_code, unreachable_pub)]
+#![allow(dead_code, unreachable_pub, unused_imports)]
 
-use std::{
-    net::TcpListener,
-    path::PathBuf,
-    process::Stdio,
-    time::{Duration, Instant},
-};
+use std::{path::PathBuf, time::Duration};
 
 use chess_proto::{
     common::v1 as common,
@@ -17,108 +12,9 @@ use chess_proto::{
     matchmaking::v1::{self as pb, matchmaking_service_client::MatchmakingServiceClient},
     rating::v1::{RegisterRequest, rating_service_client::RatingServiceClient},
 };
-use tokio::process::{Child, Command};
 use tonic::transport::Channel;
-use tonic_health::pb::{
-    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
-};
 
-/// A port nobody listens on right now.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// The path of workspace binary `name` (e.g. `chess-game`), which lives in
-/// the target directory beside this test's `deps/` directory.
-pub fn workspace_binary(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("the test's own path");
-    let dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("tests run from <target>/<profile>/deps");
-    let path = dir.join(name);
-    assert!(
-        path.exists(),
-        "{} is missing: build the services first with `cargo build --workspace --bins`",
-        path.display()
-    );
-    path
-}
-
-/// A running service process.
-pub struct Service {
-    pub child: Child,
-    pub addr: String,
-}
-
-impl Service {
-    /// Starts `program` with `args` on a free port and waits until it is
-    /// SERVING.
-    pub async fn start(program: PathBuf, args: &[&str]) -> Self {
-        let addr = format!("127.0.0.1:{}", free_port());
-        let child = Command::new(&program)
-            .args([
-                "--listen",
-                &addr,
-                "--log-filter",
-                "warn",
-                "--stop-on-stdin-eof",
-            ])
-            .args(args)
-            .stdin(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
-        let service = Self { child, addr };
-        service.wait_serving(&program).await;
-        service
-    }
-
-    async fn wait_serving(&self, program: &std::path::Path) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Ok(channel) = Channel::from_shared(format!("http://{}", self.addr))
-                .unwrap()
-                .connect()
-                .await
-            {
-                let status = HealthClient::new(channel)
-                    .check(HealthCheckRequest {
-                        service: String::new(),
-                    })
-                    .await
-                    .map(|r| r.into_inner().status);
-                if status.ok() == Some(ServingStatus::Serving as i32) {
-                    return;
-                }
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{} did not become SERVING",
-                program.display()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    pub async fn channel(&self) -> Channel {
-        Channel::from_shared(format!("http://{}", self.addr))
-            .unwrap()
-            .connect()
-            .await
-            .expect("connect")
-    }
-
-    /// Kills the process with SIGKILL, as a crash would.
-    pub async fn crash(mut self) {
-        self.child.start_kill().expect("kill");
-        self.child.wait().await.expect("reap");
-    }
-}
+pub use chess_testkit::{Service, free_port, workspace_binary};
 
 /// The rating and game services with matchmaking in front, each on its own
 /// SQLite file in one temporary directory.

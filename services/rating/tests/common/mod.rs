@@ -3,21 +3,13 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use std::{
-    net::TcpListener,
-    process::Stdio,
-    time::{Duration, Instant},
-};
-
 use chess_proto::{
     common::v1 as common,
     rating::v1::{self as pb, rating_service_client::RatingServiceClient},
 };
-use tokio::process::{Child, Command};
+use chess_testkit::Service;
+use tokio::process::Child;
 use tonic::transport::Channel;
-use tonic_health::pb::{
-    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
-};
 
 pub type Client = RatingServiceClient<Channel>;
 
@@ -49,15 +41,6 @@ impl Database {
     }
 }
 
-/// A port nobody listens on right now.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// A running `chess-rating`.
 pub struct RatingService {
     pub child: Child,
@@ -73,47 +56,13 @@ impl RatingService {
 
     /// Starts the service with extra flags.
     pub async fn start_with(database_url: &str, flags: &[&str]) -> Self {
-        let addr = format!("127.0.0.1:{}", free_port());
-        let child = Command::new(env!("CARGO_BIN_EXE_chess-rating"))
-            .args(["--listen", &addr, "--database-url", database_url])
-            .args(["--log-filter", "warn", "--stop-on-stdin-eof"])
-            .args(flags)
-            .stdin(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("start chess-rating");
-        let mut service = Self { child, addr };
-        service.wait_serving().await;
-        service
-    }
-
-    async fn wait_serving(&mut self) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if let Some(status) = self.child.try_wait().expect("poll the child") {
-                panic!("chess-rating exited before serving: {status}");
-            }
-            if let Ok(channel) = Channel::from_shared(format!("http://{}", self.addr))
-                .unwrap()
-                .connect()
-                .await
-            {
-                let status = HealthClient::new(channel)
-                    .check(HealthCheckRequest {
-                        service: "chess.rating.v1.RatingService".into(),
-                    })
-                    .await
-                    .map(|r| r.into_inner().status);
-                if status.ok() == Some(ServingStatus::Serving as i32) {
-                    return;
-                }
-            }
-            assert!(
-                Instant::now() < deadline,
-                "chess-rating did not become SERVING"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let args: Vec<&str> = ["--database-url", database_url]
+            .into_iter()
+            .chain(flags.iter().copied())
+            .collect();
+        let Service { child, addr } =
+            Service::start(env!("CARGO_BIN_EXE_chess-rating"), &args).await;
+        Self { child, addr }
     }
 
     pub async fn client(&self) -> Client {
@@ -124,12 +73,13 @@ impl RatingService {
 
     /// Stops the service the way a supervisor does (end of its standard
     /// input) and waits for it to exit cleanly.
-    pub async fn stop(mut self) {
-        drop(self.child.stdin.take());
-        let status = tokio::time::timeout(Duration::from_secs(30), self.child.wait())
-            .await
-            .expect("chess-rating stops within 30 s")
-            .expect("reap");
+    pub async fn stop(self) {
+        let status = Service {
+            child: self.child,
+            addr: self.addr,
+        }
+        .stop()
+        .await;
         assert!(status.success(), "chess-rating exited with {status}");
     }
 }

@@ -1,0 +1,71 @@
+//! Processes seen through `/proc`, and signals.
+
+/// The direct children of process `pid`, sorted.
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let mut children = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return children;
+    };
+    for task in tasks.flatten() {
+        if let Ok(list) = std::fs::read_to_string(task.path().join("children")) {
+            children.extend(
+                list.split_whitespace()
+                    .filter_map(|p| p.parse::<u32>().ok()),
+            );
+        }
+    }
+    children.sort_unstable();
+    children.dedup();
+    children
+}
+
+/// The program name of process `pid`: the file name of its executable as
+/// started.
+pub fn process_name(pid: u32) -> Option<String> {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let program = cmdline.split(|&b| b == 0).next()?;
+    let program = std::path::Path::new(std::str::from_utf8(program).ok()?);
+    program.file_name()?.to_str().map(str::to_owned)
+}
+
+/// Whether process `pid` still exists (and is not a zombie).
+pub fn is_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            stat.rsplit(')')
+                .next()
+                .and_then(|rest| rest.split_whitespace().next())
+                != Some("Z")
+        }
+        Err(_) => false,
+    }
+}
+
+/// CPU time used by process `pid` so far (user and system), in clock ticks;
+/// 0 if it is gone.
+pub fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name (which may hold spaces): state is the
+    // first, utime the 12th and stime the 13th.
+    let after = stat.rsplit(')').next().unwrap_or_default();
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let field = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    field(11) + field(12)
+}
+
+/// Sends `signal` to `pid`; a process that is already gone is no error
+/// (that is what callers check next).
+pub fn signal(pid: u32, signal: nix::sys::signal::Signal) {
+    let Ok(raw) = i32::try_from(pid) else { return };
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), signal);
+}
+
+/// Sends SIGKILL to `pid`.
+pub fn kill9(pid: u32) {
+    signal(pid, nix::sys::signal::Signal::SIGKILL);
+}
