@@ -9,6 +9,7 @@
 pub mod api;
 pub mod lobby;
 pub mod pairing;
+pub mod store;
 
 use chess_proto::matchmaking::v1::matchmaking_service_server::{
     MatchmakingServiceServer, SERVICE_NAME,
@@ -52,7 +53,7 @@ pub enum Error {
     #[error(transparent)]
     Server(#[from] chess_runtime::server::Error),
     #[error("cannot open the lobby database: {0}")]
-    Storage(#[from] lobby::store::StoreError),
+    Storage(#[from] store::StoreError),
     #[error(transparent)]
     Lock(#[from] chess_runtime::lock::Error),
     #[error("invalid service address: {0}")]

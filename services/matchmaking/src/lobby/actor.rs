@@ -33,8 +33,8 @@ use super::{
         Challenge, ChallengeStatus, GamePlan, Member, Millis, Origin, RequestStatus, Seek,
         SeekRequest, sides,
     },
-    store::{Loaded, Store},
 };
+use crate::store::{Loaded, Store};
 
 /// Most seeks one player may have open at once.
 pub const MAX_SEEKS_PER_PLAYER: usize = 20;

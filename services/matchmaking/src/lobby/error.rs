@@ -3,7 +3,7 @@
 use chess_runtime::Reason;
 use tonic::{Code, Status};
 
-use super::store::StoreError;
+use crate::store::StoreError;
 
 /// Why a lobby call failed.
 #[derive(Debug, thiserror::Error)]

@@ -13,7 +13,8 @@
 pub mod actor;
 pub mod error;
 pub mod model;
-pub mod store;
+/// The lobby's store, also reachable here (where it used to live).
+pub use crate::store;
 
 use std::{collections::HashMap, pin::Pin, time::Duration};
 
@@ -36,8 +37,8 @@ use self::{
     actor::{Message, Requested, Settled, now_ms},
     error::LobbyError,
     model::{AcceptMode, Challenge, ChallengeStatus, GamePlan, Member, Millis, Seek, Shown},
-    store::Store,
 };
+use crate::store::Store;
 
 type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
