@@ -1,12 +1,17 @@
 //! The matchmaking service: turns the uqchess pairing queue, seeks, requests
 //! to play and challenges into games, created through the game service.
 //!
+//! - [`api`]: the gRPC edge, the only room that sees the protocol; with
+//!   [`convert`], its protobuf ↔ model conversions.
 //! - [`pairing`]: the uqchess `start human` queue (one actor).
 //! - [`lobby`]: seeks and correspondence tables, requests, challenges and the
-//!   players' lobby event streams.
-//! - [`api`]: the gRPC service.
+//!   players' lobby event streams ([`lobby::LobbyHandle`] over its actor).
+//! - [`clients`]: calls to the game and rating services.
+//! - [`store`]: what of the lobby survives a restart.
 
 pub mod api;
+pub mod clients;
+pub mod convert;
 pub mod lobby;
 pub mod pairing;
 pub mod store;
@@ -49,7 +54,7 @@ pub const DEFAULT_LISTEN: &str = chess_runtime::addr::MATCHMAKING;
 
 /// Why the service could not run.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub enum StartError {
     #[error(transparent)]
     Server(#[from] chess_runtime::server::Error),
     #[error("cannot open the lobby database: {0}")]
@@ -61,7 +66,7 @@ pub enum Error {
 }
 
 /// Runs the service until shutdown.
-pub async fn run(config: Config) -> Result<(), Error> {
+pub async fn run(config: Config) -> Result<(), StartError> {
     let server = chess_runtime::Server::bind(
         "matchmaking",
         &config.server,
@@ -74,12 +79,13 @@ pub async fn run(config: Config) -> Result<(), Error> {
     // taken once the flags have proved good, so a bad one changes nothing.
     let _database_lock =
         chess_runtime::lock::database(chess_storage::sqlite_path(&config.database_url))?;
-    let game = chess_runtime::channel(&config.game_addr)?;
+    let game = clients::GameClient::new(chess_runtime::channel(&config.game_addr)?);
+    let rating = clients::RatingClient::new(chess_runtime::channel(&config.rating_addr)?);
     let pairing = pairing::Pairing::spawn(game.clone());
-    let lobby = lobby::Lobby::open(
+    let lobby = lobby::LobbyHandle::open(
         &config.database_url,
         game,
-        chess_runtime::channel(&config.rating_addr)?,
+        rating,
         std::time::Duration::from_secs(config.presence_grace_secs),
         server.shutdown(),
     )

@@ -3,12 +3,10 @@
 
 use std::cmp::Reverse;
 
-use chess_proto::common::v1::lobby_event::Kind;
-
 use super::{Lobby, MAX_OPEN_CHALLENGES, now_ms};
 use crate::lobby::{
     error::LobbyError,
-    model::{Challenge, ChallengeStatus, GamePlan, Origin, sides},
+    model::{Challenge, ChallengeStatus, GamePlan, LobbyEvent, Origin, sides},
 };
 
 impl Lobby {
@@ -32,7 +30,10 @@ impl Lobby {
         self.challenges
             .insert(challenge.id.clone(), challenge.clone());
         let challenged = challenge.challenged.id.clone();
-        self.notify(&challenged, Kind::ChallengeReceived(challenge.to_pb()));
+        self.notify(
+            &challenged,
+            LobbyEvent::ChallengeReceived(challenge.clone()),
+        );
         tracing::debug!(challenge_id = challenge.id, "challenge sent");
         Ok(challenge)
     }
@@ -135,23 +136,23 @@ impl Lobby {
         challenge.decline_reason = reason;
         self.store.settle_challenge(&challenge, now_ms()).await?;
         self.challenges.remove(challenge_id);
-        let wire = challenge.to_pb();
+        let wire = challenge.clone();
         let challenger = challenge.challenger.id.clone();
         let challenged = challenge.challenged.id.clone();
         match status {
             ChallengeStatus::Declined => {
-                self.notify(&challenger, Kind::ChallengeDeclined(wire));
+                self.notify(&challenger, LobbyEvent::ChallengeDeclined(wire));
             }
             ChallengeStatus::Cancelled => {
-                self.notify(&challenged, Kind::ChallengeCancelled(wire));
+                self.notify(&challenged, LobbyEvent::ChallengeCancelled(wire));
             }
             ChallengeStatus::Expired => {
-                self.notify(&challenger, Kind::ChallengeExpired(wire.clone()));
-                self.notify(&challenged, Kind::ChallengeExpired(wire));
+                self.notify(&challenger, LobbyEvent::ChallengeExpired(wire.clone()));
+                self.notify(&challenged, LobbyEvent::ChallengeExpired(wire));
             }
             ChallengeStatus::Accepted => {
-                self.notify(&challenger, Kind::ChallengeAccepted(wire.clone()));
-                self.notify(&challenged, Kind::ChallengeAccepted(wire));
+                self.notify(&challenger, LobbyEvent::ChallengeAccepted(wire.clone()));
+                self.notify(&challenged, LobbyEvent::ChallengeAccepted(wire));
             }
             ChallengeStatus::Pending => {}
         }

@@ -15,7 +15,7 @@ mod seeks;
 mod started;
 mod watchers;
 
-pub use self::watchers::stream_channel;
+pub(super) use self::watchers::stream_channel;
 
 use std::{
     cmp::Reverse,
@@ -24,32 +24,31 @@ use std::{
 };
 
 use chess_domain::SpeedCategory;
-use chess_proto::{
-    common::v1::{LobbyEvent, lobby_event::Kind},
-    matchmaking::v1::WatchPlayerResponse,
-};
 use chess_runtime::Shutdown;
 use tokio::{
     sync::{mpsc, oneshot},
     time::Instant,
 };
-use tonic::Status;
 
 use super::{
     error::LobbyError,
-    model::{Challenge, GamePlan, Member, Millis, Seek, SeekRequest},
+    model::{Challenge, GamePlan, LobbyEvent, Member, Millis, Seek, SeekRequest},
 };
-use crate::store::{Loaded, Store};
+use crate::{
+    clients::{GameClient, RatingClient},
+    lobby::LobbyHandle,
+    store::{Loaded, Store},
+};
 
 /// Most seeks one player may have open at once.
-pub const MAX_SEEKS_PER_PLAYER: usize = 20;
+pub(super) const MAX_SEEKS_PER_PLAYER: usize = 20;
 /// Most challenges one player may have waiting for answers.
-pub const MAX_OPEN_CHALLENGES: usize = 50;
+pub(super) const MAX_OPEN_CHALLENGES: usize = 50;
 /// Lobby events a slow stream may have queued before it is closed.
 const STREAM_CAPACITY: usize = 256;
 
 /// Where one stream's events go.
-pub type Events = mpsc::Sender<Result<WatchPlayerResponse, Status>>;
+pub(super) type Events = mpsc::Sender<LobbyEvent>;
 
 type Reply<T> = oneshot::Sender<Result<T, LobbyError>>;
 
@@ -77,7 +76,7 @@ pub type Requests = (Vec<SeekRequest>, Vec<SeekRequest>, Vec<Seek>);
 
 /// Messages to the lobby task.
 #[derive(Debug)]
-pub enum Message {
+pub(super) enum Message {
     CreateSeek {
         seek: Seek,
         reply: Reply<Seek>,
@@ -172,62 +171,68 @@ pub enum Message {
 }
 
 /// The current time in milliseconds since the epoch.
-pub fn now_ms() -> Millis {
+pub(super) fn now_ms() -> Millis {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// Starts the lobby task from what the store kept.
-pub fn spawn(
-    store: Store,
-    loaded: Loaded,
-    presence_grace: Duration,
-    shutdown: Shutdown,
-) -> mpsc::Sender<Message> {
-    let (tx, rx) = mpsc::channel(1024);
-    let mut actor = Lobby {
-        store,
-        inbox: rx,
-        me: tx.downgrade(),
-        presence_grace,
-        shutdown,
-        seeks: HashMap::new(),
-        order: BTreeSet::new(),
-        reserved: HashSet::new(),
-        requests: HashMap::new(),
-        challenges: HashMap::new(),
-        expiries: BinaryHeap::new(),
-        watchers: HashMap::new(),
-        next_watcher: 0,
-    };
-    for seek in loaded.seeks {
-        actor.order.insert((seek.created_at, seek.id.clone()));
-        actor.seeks.insert(seek.id.clone(), seek);
-    }
-    for request in loaded.requests {
-        // A request whose table is gone has no one to answer it; it is
-        // settled as cancelled when the table's end is replayed below.
-        if actor.seeks.contains_key(&request.seek_id) {
-            actor.requests.insert(request.id.clone(), request);
+impl Lobby {
+    /// Starts the lobby task from what the store kept; games are created
+    /// through `game`, ratings read from `rating`.
+    pub(super) fn spawn(
+        store: Store,
+        loaded: Loaded,
+        presence_grace: Duration,
+        shutdown: Shutdown,
+        game: GameClient,
+        rating: RatingClient,
+    ) -> LobbyHandle {
+        let (tx, rx) = mpsc::channel(1024);
+        let mut actor = Lobby {
+            store,
+            inbox: rx,
+            me: tx.downgrade(),
+            presence_grace,
+            shutdown,
+            seeks: HashMap::new(),
+            order: BTreeSet::new(),
+            reserved: HashSet::new(),
+            requests: HashMap::new(),
+            challenges: HashMap::new(),
+            expiries: BinaryHeap::new(),
+            watchers: HashMap::new(),
+            next_watcher: 0,
+        };
+        for seek in loaded.seeks {
+            actor.order.insert((seek.created_at, seek.id.clone()));
+            actor.seeks.insert(seek.id.clone(), seek);
         }
+        for request in loaded.requests {
+            // A request whose table is gone has no one to answer it; it is
+            // settled as cancelled when the table's end is replayed below.
+            if actor.seeks.contains_key(&request.seek_id) {
+                actor.requests.insert(request.id.clone(), request);
+            }
+        }
+        for challenge in loaded.challenges {
+            actor
+                .expiries
+                .push(Reverse((challenge.expires_at, challenge.id.clone())));
+            actor.challenges.insert(challenge.id.clone(), challenge);
+        }
+        tracing::info!(
+            tables = actor.seeks.len(),
+            requests = actor.requests.len(),
+            challenges = actor.challenges.len(),
+            "lobby loaded"
+        );
+        tokio::spawn(actor.run());
+        LobbyHandle { tx, game, rating }
     }
-    for challenge in loaded.challenges {
-        actor
-            .expiries
-            .push(Reverse((challenge.expires_at, challenge.id.clone())));
-        actor.challenges.insert(challenge.id.clone(), challenge);
-    }
-    tracing::info!(
-        tables = actor.seeks.len(),
-        requests = actor.requests.len(),
-        challenges = actor.challenges.len(),
-        "lobby loaded"
-    );
-    tokio::spawn(actor.run());
-    tx
 }
 
+/// The lobby task's state.
 pub(super) struct Lobby {
     store: Store,
     inbox: mpsc::Receiver<Message>,
@@ -262,10 +267,6 @@ async fn until(at: Option<Millis>) {
         }
         None => std::future::pending().await,
     }
-}
-
-fn event(kind: Kind) -> LobbyEvent {
-    LobbyEvent { kind: Some(kind) }
 }
 
 impl Lobby {

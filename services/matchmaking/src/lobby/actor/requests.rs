@@ -1,12 +1,10 @@
 //! Requests to play a seek: asking, accepting (which reserves the seek),
 //! rejecting, withdrawing and listing.
 
-use chess_proto::common::v1::lobby_event::Kind;
-
 use super::{Lobby, Requested, Requests, now_ms};
 use crate::lobby::{
     error::LobbyError,
-    model::{GamePlan, Member, Origin, RequestStatus, Seek, SeekRequest, sides},
+    model::{GamePlan, LobbyEvent, Member, Origin, RequestStatus, Seek, SeekRequest, sides},
 };
 
 impl Lobby {
@@ -62,7 +60,7 @@ impl Lobby {
             }
             crate::lobby::model::AcceptMode::Manual => {
                 let poster = seek.poster.id.clone();
-                self.notify(&poster, Kind::SeekRequestReceived(request.to_pb()));
+                self.notify(&poster, LobbyEvent::SeekRequestReceived(request.clone()));
                 Ok(Requested::Pending(request))
             }
         }
@@ -117,7 +115,7 @@ impl Lobby {
         }
         self.requests.remove(request_id);
         let requester = request.requester.id.clone();
-        self.notify(&requester, Kind::SeekRequestRejected(request.to_pb()));
+        self.notify(&requester, LobbyEvent::SeekRequestRejected(request.clone()));
         Ok(request)
     }
 
@@ -140,7 +138,7 @@ impl Lobby {
             self.store.settle_request(&request, now_ms()).await?;
         }
         self.requests.remove(request_id);
-        self.notify(&poster, Kind::SeekRequestCancelled(request.to_pb()));
+        self.notify(&poster, LobbyEvent::SeekRequestCancelled(request.clone()));
         Ok(request)
     }
 

@@ -1,12 +1,11 @@
 //! Posting, cancelling, closing and listing seeks.
 
 use chess_domain::SpeedCategory;
-use chess_proto::common::v1::lobby_event::Kind;
 
 use super::{Lobby, MAX_SEEKS_PER_PLAYER, Message, SeekPage, now_ms};
 use crate::lobby::{
     error::LobbyError,
-    model::{Millis, RequestStatus, Seek},
+    model::{LobbyEvent, Millis, RequestStatus, Seek},
 };
 
 impl Lobby {
@@ -103,10 +102,13 @@ impl Lobby {
                 tracing::warn!(request_id, error = %e, "could not store a cancelled request");
             }
             let requester = request.requester.id.clone();
-            self.notify(&requester, Kind::SeekRequestCancelled(request.to_pb()));
+            self.notify(
+                &requester,
+                LobbyEvent::SeekRequestCancelled(request.clone()),
+            );
         }
         let poster = seek.poster.id.clone();
-        self.notify(&poster, Kind::SeekRemoved(seek.to_pb(Some(&poster))));
+        self.notify(&poster, LobbyEvent::SeekRemoved(seek.clone()));
         Ok(seek)
     }
 

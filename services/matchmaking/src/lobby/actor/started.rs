@@ -1,12 +1,10 @@
 //! Settling what a game came from once the game service has made it (or
 //! releasing the reservation if it could not).
 
-use chess_proto::common::v1::lobby_event::Kind;
-
 use super::{Lobby, Settled, now_ms};
 use crate::lobby::{
     error::LobbyError,
-    model::{ChallengeStatus, GamePlan, Origin, RequestStatus, Seek},
+    model::{ChallengeStatus, GamePlan, LobbyEvent, Origin, RequestStatus, Seek},
 };
 
 impl Lobby {
@@ -45,15 +43,15 @@ impl Lobby {
                     self.seeks.remove(&seek_id);
                     self.reserved.remove(&seek_id);
                 }
-                let wire = request.to_pb();
+                let wire = request.clone();
                 let requester = request.requester.id.clone();
                 let poster = if plan.white.id == requester {
                     plan.black.id.clone()
                 } else {
                     plan.white.id.clone()
                 };
-                self.notify(&requester, Kind::SeekRequestAccepted(wire.clone()));
-                self.notify(&poster, Kind::SeekRequestAccepted(wire));
+                self.notify(&requester, LobbyEvent::SeekRequestAccepted(wire.clone()));
+                self.notify(&poster, LobbyEvent::SeekRequestAccepted(wire));
                 tracing::debug!(seek_id, request_id, game_id, "seek taken");
                 Ok(Settled::Request(request))
             }

@@ -1,12 +1,10 @@
 //! The players' event streams, and presence: a real-time seek lasts only
 //! while its poster has a stream open.
 
-use chess_proto::common::v1::lobby_event::Kind;
-use chess_proto::matchmaking::v1::WatchPlayerResponse;
 use tokio::sync::mpsc;
-use tonic::Status;
 
-use super::{Events, Lobby, Message, STREAM_CAPACITY, event};
+use super::{Events, Lobby, Message, STREAM_CAPACITY};
+use crate::lobby::model::LobbyEvent;
 
 impl Lobby {
     pub(super) fn watch(&mut self, player_id: String, events: Events) {
@@ -37,16 +35,13 @@ impl Lobby {
         }
     }
 
-    /// Sends `kind` to every open stream of `player_id`. A stream too far
+    /// Sends `event` to every open stream of `player_id`. A stream too far
     /// behind is closed rather than allowed to hold up the lobby.
-    pub(super) fn notify(&mut self, player_id: &str, kind: Kind) {
+    pub(super) fn notify(&mut self, player_id: &str, event: LobbyEvent) {
         let Some(streams) = self.watchers.get_mut(player_id) else {
             return;
         };
-        let message = WatchPlayerResponse {
-            event: Some(event(kind)),
-        };
-        streams.retain(|(_, events)| match events.try_send(Ok(message.clone())) {
+        streams.retain(|(_, events)| match events.try_send(event.clone()) {
             Ok(()) => true,
             Err(mpsc::error::TrySendError::Full(_)) => {
                 tracing::warn!(player_id, "lobby stream fell behind; closing it");
@@ -78,6 +73,6 @@ impl Lobby {
 }
 
 /// A new event stream's channel.
-pub fn stream_channel() -> (Events, mpsc::Receiver<Result<WatchPlayerResponse, Status>>) {
+pub(in crate::lobby) fn stream_channel() -> (Events, mpsc::Receiver<LobbyEvent>) {
     mpsc::channel(STREAM_CAPACITY)
 }
