@@ -58,7 +58,9 @@ impl MatchmakingService for MatchmakingApi {
                 updates,
             })
             .await?;
-        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx).map(
+            |update| update.map(pb::JoinPairingQueueResponse::from),
+        ))))
     }
 
     #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]

@@ -1,8 +1,9 @@
 //! Protobuf ↔ model conversions for [`crate::api`]: requests become checked
-//! lobby values with [`TryFrom`], lobby values become their wire forms, and
-//! a [`LobbyError`] becomes its gRPC status (with its `Reason`).
+//! lobby values with [`TryFrom`], lobby values, lobby events and pairing
+//! updates become their wire forms, and a [`LobbyError`] becomes its gRPC
+//! status (with its `Reason`).
 
-use chess_domain::{ColorChoice, SpeedCategory, TimeControl};
+use chess_domain::{ColorChoice, SpeedCategory, TimeControl, color_to_pb};
 use chess_proto::{common::v1 as common, matchmaking::v1 as pb};
 use chess_runtime::Reason;
 use tonic::{Code, Status};
@@ -16,6 +17,7 @@ use crate::{
             Seek, SeekRequest,
         },
     },
+    pairing::PairingUpdate,
     store::StoreError,
 };
 
@@ -265,6 +267,27 @@ impl From<LobbyEvent> for pb::WatchPlayerResponse {
         };
         Self {
             event: Some(common::LobbyEvent { kind: Some(kind) }),
+        }
+    }
+}
+
+impl From<PairingUpdate> for pb::JoinPairingQueueResponse {
+    fn from(update: PairingUpdate) -> Self {
+        use pb::join_pairing_queue_response::Update;
+        let update = match update {
+            PairingUpdate::Queued { waiting } => Update::Queued(pb::Queued { waiting }),
+            PairingUpdate::Paired {
+                game_id,
+                color,
+                opponent_id,
+            } => Update::Paired(pb::Paired {
+                game_id,
+                color: color_to_pb(color) as i32,
+                opponent_id,
+            }),
+        };
+        Self {
+            update: Some(update),
         }
     }
 }

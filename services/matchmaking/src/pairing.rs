@@ -10,17 +10,27 @@
 //! leaves the queue at once, and a waiter whose stream has closed is never
 //! paired.
 
-use chess_domain::{Color, ColorChoice, color_to_pb};
-use chess_proto::matchmaking::v1::{
-    JoinPairingQueueResponse, Paired, Queued, join_pairing_queue_response::Update,
-};
+use chess_domain::{Color, ColorChoice};
 use tokio::sync::mpsc;
 use tonic::Status;
 
 use crate::clients::{GameClient, Guest};
 
-/// What a waiter receives.
-pub type Updates = mpsc::Sender<Result<JoinPairingQueueResponse, Status>>;
+/// What a waiter hears: its place in the queue, then its game.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PairingUpdate {
+    /// Queued, with this many players waiting (them included).
+    Queued { waiting: u32 },
+    /// Paired: the game, their colour in it, and their opponent's guest id.
+    Paired {
+        game_id: String,
+        color: Color,
+        opponent_id: String,
+    },
+}
+
+/// What a waiter receives; an error is the game service's, passed on as is.
+pub type Updates = mpsc::Sender<Result<PairingUpdate, Status>>;
 
 /// Someone asking to be paired.
 #[derive(Debug)]
@@ -107,17 +117,10 @@ async fn run(mut rx: mpsc::Receiver<Message>, game: GameClient) {
                     .map(|(i, _)| i);
                 match best {
                     None => {
-                        let queued = Update::Queued(Queued {
+                        let queued = PairingUpdate::Queued {
                             waiting: waiting.len() as u32 + 1,
-                        });
-                        if newcomer
-                            .updates
-                            .send(Ok(JoinPairingQueueResponse {
-                                update: Some(queued),
-                            }))
-                            .await
-                            .is_ok()
-                        {
+                        };
+                        if newcomer.updates.send(Ok(queued)).await.is_ok() {
                             waiting.push(newcomer);
                         }
                     }
@@ -154,12 +157,10 @@ async fn pair(
         Err(status) => return Err((waiter, status)),
     };
     tracing::debug!(%game_id, white = %white.guest_id, black = %black.guest_id, "paired");
-    let paired = |colour: Color, opponent: &Seeker| JoinPairingQueueResponse {
-        update: Some(Update::Paired(Paired {
-            game_id: game_id.clone(),
-            color: color_to_pb(colour) as i32,
-            opponent_id: opponent.guest_id.clone(),
-        })),
+    let paired = |colour: Color, opponent: &Seeker| PairingUpdate::Paired {
+        game_id: game_id.clone(),
+        color: colour,
+        opponent_id: opponent.guest_id.clone(),
     };
     for (seeker, colour, opponent) in [
         (&waiter, waiter_colour, newcomer),

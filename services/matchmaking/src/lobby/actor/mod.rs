@@ -8,6 +8,16 @@
 //! back a [`GamePlan`]; the caller creates the game and reports back with
 //! [`Message::Started`], which settles everything (or releases the
 //! reservation if the game could not be made).
+//!
+//! This file holds the messages, the state, [`Lobby::spawn`] (which hands
+//! back the [`LobbyHandle`]) and the loop that dispatches each message to
+//! one of:
+//!
+//! - [`watchers`]: players' event streams and presence.
+//! - [`seeks`]: posting, cancelling, closing and listing seeks.
+//! - [`requests`]: requests to play a seek.
+//! - [`challenges`]: direct challenges and their expiry.
+//! - [`started`]: settling what a created game came from.
 
 mod challenges;
 mod requests;
