@@ -28,8 +28,10 @@ pub struct MatchmakingApi {
     pub lobby: LobbyHandle,
 }
 
-/// Default and largest page of seeks.
-const PAGE_SIZE: (usize, u32) = (50, 100);
+/// Seeks in a page when the caller does not say.
+const DEFAULT_PAGE_SIZE: usize = 50;
+/// Most seeks in a page.
+const MAX_PAGE_SIZE: u32 = 100;
 
 #[tonic::async_trait]
 impl MatchmakingService for MatchmakingApi {
@@ -105,8 +107,8 @@ impl MatchmakingService for MatchmakingApi {
             Some(parse_cursor(&r.page_token)?)
         };
         let limit = match r.page_size {
-            0 => PAGE_SIZE.0,
-            n => n.min(PAGE_SIZE.1) as usize,
+            0 => DEFAULT_PAGE_SIZE,
+            n => n.min(MAX_PAGE_SIZE) as usize,
         };
         let (seeks, next) = self.lobby.list_seeks(speed, after, limit).await?;
         let viewer = Some(r.viewer_id.as_str()).filter(|v| !v.is_empty());

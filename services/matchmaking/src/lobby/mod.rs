@@ -22,9 +22,9 @@ use chess_domain::{ColorChoice, SpeedCategory, TimeControl};
 use chess_runtime::Shutdown;
 use tokio::sync::{mpsc, oneshot};
 
-pub use self::actor::{Requested, Requests, SeekPage, Settled};
+pub use self::actor::{Requests, SeekPage, Settled};
 use self::{
-    actor::{Lobby, Message, now_ms},
+    actor::{Lobby, Message, Requested, now_ms},
     error::LobbyError,
     model::{
         AcceptMode, Challenge, ChallengeStatus, GamePlan, LobbyEvent, Member, Millis, Seek,
@@ -33,7 +33,7 @@ use self::{
 };
 use crate::{
     clients::{GameClient, RatingClient},
-    store::{self as lobby_store, Store},
+    store::{Store, StoreError},
 };
 
 /// How long a real-time seek posted with no event stream open waits for
@@ -89,7 +89,7 @@ impl LobbyHandle {
         rating: RatingClient,
         presence_grace: Duration,
         shutdown: Shutdown,
-    ) -> Result<Self, lobby_store::StoreError> {
+    ) -> Result<Self, StoreError> {
         let store = Store::open(database_url).await?;
         let loaded = store.load().await?;
         Ok(Lobby::spawn(

@@ -64,7 +64,7 @@ type Reply<T> = oneshot::Sender<Result<T, LobbyError>>;
 
 /// What a request to play led to.
 #[derive(Debug)]
-pub enum Requested {
+pub(super) enum Requested {
     /// Waiting for the poster.
     Pending(SeekRequest),
     /// An automatic seek: the game is to be created now.
