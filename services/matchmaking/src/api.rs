@@ -1,17 +1,21 @@
-//! The gRPC face of the service: the pairing queue is served by
-//! [`crate::pairing`], everything else by [`crate::lobby`].
+//! The gRPC edge: `chess.matchmaking.v1.MatchmakingService`. The only room
+//! that sees the protocol's messages and `Status`: each call is checked and
+//! converted ([`crate::convert`]), then served by [`crate::pairing`] (the
+//! uqchess queue) or [`crate::lobby`] (everything else), whose answers are
+//! converted back.
 
 use std::pin::Pin;
 
 use chess_domain::ColorChoice;
 use chess_proto::matchmaking::v1::{self as pb, matchmaking_service_server::MatchmakingService};
 use tokio::sync::mpsc;
-use tokio_stream::{Stream, wrappers::ReceiverStream};
+use tokio_stream::{Stream, StreamExt as _, wrappers::ReceiverStream};
 use tonic::{Request, Response, Status};
 use tracing::instrument;
 
 use crate::{
-    lobby::Lobby,
+    convert::{cursor_token, member, parse_cursor, require, speed_filter},
+    lobby::{LobbyHandle, NewChallenge, NewSeek, Settled, model::Challenge},
     pairing::{Pairing, Seeker},
 };
 
@@ -21,8 +25,13 @@ type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 #[derive(Debug)]
 pub struct MatchmakingApi {
     pub pairing: Pairing,
-    pub lobby: Lobby,
+    pub lobby: LobbyHandle,
 }
+
+/// Seeks in a page when the caller does not say.
+const DEFAULT_PAGE_SIZE: usize = 50;
+/// Most seeks in a page.
+const MAX_PAGE_SIZE: u32 = 100;
 
 #[tonic::async_trait]
 impl MatchmakingService for MatchmakingApi {
@@ -51,7 +60,9 @@ impl MatchmakingService for MatchmakingApi {
                 updates,
             })
             .await?;
-        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx).map(
+            |update| update.map(pb::JoinPairingQueueResponse::from),
+        ))))
     }
 
     #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
@@ -59,10 +70,13 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::CreateSeekRequest>,
     ) -> Result<Response<pb::CreateSeekResponse>, Status> {
-        self.lobby
-            .create_seek(request.into_inner())
-            .await
-            .map(Response::new)
+        let seek = self
+            .lobby
+            .create_seek(NewSeek::try_from(request.into_inner())?)
+            .await?;
+        Ok(Response::new(pb::CreateSeekResponse {
+            seek: Some(seek.to_pb(Some(&seek.poster.id))),
+        }))
     }
 
     #[instrument(level = "debug", skip_all, fields(seek_id = %request.get_ref().seek_id))]
@@ -70,10 +84,14 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::CancelSeekRequest>,
     ) -> Result<Response<pb::CancelSeekResponse>, Status> {
-        self.lobby
-            .cancel_seek(request.into_inner())
-            .await
-            .map(Response::new)
+        let r = request.into_inner();
+        require("seek_id", &r.seek_id)?;
+        require("player_id", &r.player_id)?;
+        let player_id = r.player_id.clone();
+        let seek = self.lobby.cancel_seek(r.seek_id, r.player_id).await?;
+        Ok(Response::new(pb::CancelSeekResponse {
+            seek: Some(seek.to_pb(Some(&player_id))),
+        }))
     }
 
     #[instrument(level = "debug", skip_all)]
@@ -81,10 +99,23 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::ListSeeksRequest>,
     ) -> Result<Response<pb::ListSeeksResponse>, Status> {
-        self.lobby
-            .list_seeks(request.into_inner())
-            .await
-            .map(Response::new)
+        let r = request.into_inner();
+        let speed = speed_filter(r.speed)?;
+        let after = if r.page_token.is_empty() {
+            None
+        } else {
+            Some(parse_cursor(&r.page_token)?)
+        };
+        let limit = match r.page_size {
+            0 => DEFAULT_PAGE_SIZE,
+            n => n.min(MAX_PAGE_SIZE) as usize,
+        };
+        let (seeks, next) = self.lobby.list_seeks(speed, after, limit).await?;
+        let viewer = Some(r.viewer_id.as_str()).filter(|v| !v.is_empty());
+        Ok(Response::new(pb::ListSeeksResponse {
+            seeks: seeks.iter().map(|s| s.to_pb(viewer)).collect(),
+            next_page_token: next.as_ref().map(cursor_token).unwrap_or_default(),
+        }))
     }
 
     #[instrument(level = "debug", skip_all, fields(seek_id = %request.get_ref().seek_id))]
@@ -92,10 +123,15 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::RequestSeekRequest>,
     ) -> Result<Response<pb::RequestSeekResponse>, Status> {
-        self.lobby
-            .request_seek(request.into_inner())
-            .await
-            .map(Response::new)
+        let r = request.into_inner();
+        require("seek_id", &r.seek_id)?;
+        let requester = member(r.player_id, r.username)?;
+        match self.lobby.request_seek(r.seek_id, requester).await? {
+            Settled::Request(request) => Ok(Response::new(pb::RequestSeekResponse {
+                request: Some(request.to_pb()),
+            })),
+            Settled::Challenge(_) => Err(Status::internal("a seek settled as a challenge")),
+        }
     }
 
     #[instrument(level = "debug", skip_all, fields(request_id = %request.get_ref().request_id))]
@@ -103,10 +139,19 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::AcceptSeekRequestRequest>,
     ) -> Result<Response<pb::AcceptSeekRequestResponse>, Status> {
-        self.lobby
-            .accept_seek_request(request.into_inner())
-            .await
-            .map(Response::new)
+        let r = request.into_inner();
+        require("request_id", &r.request_id)?;
+        require("player_id", &r.player_id)?;
+        match self
+            .lobby
+            .accept_seek_request(r.request_id, r.player_id)
+            .await?
+        {
+            Settled::Request(request) => Ok(Response::new(pb::AcceptSeekRequestResponse {
+                request: Some(request.to_pb()),
+            })),
+            Settled::Challenge(_) => Err(Status::internal("a seek settled as a challenge")),
+        }
     }
 
     #[instrument(level = "debug", skip_all, fields(request_id = %request.get_ref().request_id))]
@@ -114,10 +159,16 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::RejectSeekRequestRequest>,
     ) -> Result<Response<pb::RejectSeekRequestResponse>, Status> {
-        self.lobby
-            .reject_seek_request(request.into_inner())
-            .await
-            .map(Response::new)
+        let r = request.into_inner();
+        require("request_id", &r.request_id)?;
+        require("player_id", &r.player_id)?;
+        let request = self
+            .lobby
+            .reject_seek_request(r.request_id, r.player_id)
+            .await?;
+        Ok(Response::new(pb::RejectSeekRequestResponse {
+            request: Some(request.to_pb()),
+        }))
     }
 
     #[instrument(level = "debug", skip_all, fields(request_id = %request.get_ref().request_id))]
@@ -125,10 +176,16 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::WithdrawSeekRequestRequest>,
     ) -> Result<Response<pb::WithdrawSeekRequestResponse>, Status> {
-        self.lobby
-            .withdraw_seek_request(request.into_inner())
-            .await
-            .map(Response::new)
+        let r = request.into_inner();
+        require("request_id", &r.request_id)?;
+        require("player_id", &r.player_id)?;
+        let request = self
+            .lobby
+            .withdraw_seek_request(r.request_id, r.player_id)
+            .await?;
+        Ok(Response::new(pb::WithdrawSeekRequestResponse {
+            request: Some(request.to_pb()),
+        }))
     }
 
     #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
@@ -136,10 +193,15 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::ListSeekRequestsRequest>,
     ) -> Result<Response<pb::ListSeekRequestsResponse>, Status> {
-        self.lobby
-            .list_seek_requests(request.into_inner())
-            .await
-            .map(Response::new)
+        let r = request.into_inner();
+        require("player_id", &r.player_id)?;
+        let player_id = r.player_id;
+        let (received, sent, seeks) = self.lobby.list_seek_requests(player_id.clone()).await?;
+        Ok(Response::new(pb::ListSeekRequestsResponse {
+            received: received.iter().map(|r| r.to_pb()).collect(),
+            sent: sent.iter().map(|r| r.to_pb()).collect(),
+            seeks: seeks.iter().map(|s| s.to_pb(Some(&player_id))).collect(),
+        }))
     }
 
     #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
@@ -147,10 +209,13 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::CreateChallengeRequest>,
     ) -> Result<Response<pb::CreateChallengeResponse>, Status> {
-        self.lobby
-            .create_challenge(request.into_inner())
-            .await
-            .map(Response::new)
+        let challenge = self
+            .lobby
+            .create_challenge(NewChallenge::try_from(request.into_inner())?)
+            .await?;
+        Ok(Response::new(pb::CreateChallengeResponse {
+            challenge: Some(challenge.to_pb()),
+        }))
     }
 
     #[instrument(level = "debug", skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
@@ -158,10 +223,19 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::AcceptChallengeRequest>,
     ) -> Result<Response<pb::AcceptChallengeResponse>, Status> {
-        self.lobby
-            .accept_challenge(request.into_inner())
-            .await
-            .map(Response::new)
+        let r = request.into_inner();
+        require("challenge_id", &r.challenge_id)?;
+        require("player_id", &r.player_id)?;
+        match self
+            .lobby
+            .accept_challenge(r.challenge_id, r.player_id)
+            .await?
+        {
+            Settled::Challenge(challenge) => Ok(Response::new(pb::AcceptChallengeResponse {
+                challenge: Some(challenge.to_pb()),
+            })),
+            Settled::Request(_) => Err(Status::internal("a challenge settled as a seek")),
+        }
     }
 
     #[instrument(level = "debug", skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
@@ -169,10 +243,16 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::DeclineChallengeRequest>,
     ) -> Result<Response<pb::DeclineChallengeResponse>, Status> {
-        self.lobby
-            .decline_challenge(request.into_inner())
-            .await
-            .map(Response::new)
+        let r = request.into_inner();
+        require("challenge_id", &r.challenge_id)?;
+        require("player_id", &r.player_id)?;
+        let challenge = self
+            .lobby
+            .decline_challenge(r.challenge_id, r.player_id, &r.reason)
+            .await?;
+        Ok(Response::new(pb::DeclineChallengeResponse {
+            challenge: Some(challenge.to_pb()),
+        }))
     }
 
     #[instrument(level = "debug", skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
@@ -180,10 +260,16 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::CancelChallengeRequest>,
     ) -> Result<Response<pb::CancelChallengeResponse>, Status> {
-        self.lobby
-            .cancel_challenge(request.into_inner())
-            .await
-            .map(Response::new)
+        let r = request.into_inner();
+        require("challenge_id", &r.challenge_id)?;
+        require("player_id", &r.player_id)?;
+        let challenge = self
+            .lobby
+            .cancel_challenge(r.challenge_id, r.player_id)
+            .await?;
+        Ok(Response::new(pb::CancelChallengeResponse {
+            challenge: Some(challenge.to_pb()),
+        }))
     }
 
     #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
@@ -191,22 +277,29 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::ListChallengesRequest>,
     ) -> Result<Response<pb::ListChallengesResponse>, Status> {
-        self.lobby
-            .list_challenges(request.into_inner())
-            .await
-            .map(Response::new)
+        let r = request.into_inner();
+        require("player_id", &r.player_id)?;
+        let (incoming, outgoing) = self.lobby.list_challenges(r.player_id).await?;
+        Ok(Response::new(pb::ListChallengesResponse {
+            incoming: incoming.iter().map(Challenge::to_pb).collect(),
+            outgoing: outgoing.iter().map(Challenge::to_pb).collect(),
+        }))
     }
 
     type WatchPlayerStream = EventStream<pb::WatchPlayerResponse>;
 
+    /// The player's lobby events until the stream closes. The stream counts
+    /// as open (for the player's real-time seeks) from when this returns.
     #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
     async fn watch_player(
         &self,
         request: Request<pb::WatchPlayerRequest>,
     ) -> Result<Response<Self::WatchPlayerStream>, Status> {
-        self.lobby
-            .watch_player(request.into_inner())
-            .await
-            .map(Response::new)
+        let r = request.into_inner();
+        require("player_id", &r.player_id)?;
+        let events = self.lobby.watch_player(r.player_id).await?;
+        Ok(Response::new(Box::pin(
+            ReceiverStream::new(events).map(|event| Ok(pb::WatchPlayerResponse::from(event))),
+        )))
     }
 }

@@ -1,14 +1,20 @@
 //! The matchmaking service: turns the uqchess pairing queue, seeks, requests
 //! to play and challenges into games, created through the game service.
 //!
+//! - [`api`]: the gRPC edge, the only room that sees the protocol; with
+//!   [`convert`], its protobuf ↔ model conversions.
 //! - [`pairing`]: the uqchess `start human` queue (one actor).
 //! - [`lobby`]: seeks and correspondence tables, requests, challenges and the
-//!   players' lobby event streams.
-//! - [`api`]: the gRPC service.
+//!   players' lobby event streams ([`lobby::LobbyHandle`] over its actor).
+//! - [`clients`]: calls to the game and rating services.
+//! - [`store`]: what of the lobby survives a restart.
 
 pub mod api;
+pub mod clients;
+pub mod convert;
 pub mod lobby;
 pub mod pairing;
+pub mod store;
 
 use chess_proto::matchmaking::v1::matchmaking_service_server::{
     MatchmakingServiceServer, SERVICE_NAME,
@@ -48,11 +54,11 @@ pub const DEFAULT_LISTEN: &str = chess_runtime::addr::MATCHMAKING;
 
 /// Why the service could not run.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub enum StartError {
     #[error(transparent)]
     Server(#[from] chess_runtime::server::Error),
     #[error("cannot open the lobby database: {0}")]
-    Storage(#[from] lobby::store::StoreError),
+    Storage(#[from] store::StoreError),
     #[error(transparent)]
     Lock(#[from] chess_runtime::lock::Error),
     #[error("invalid service address: {0}")]
@@ -60,7 +66,7 @@ pub enum Error {
 }
 
 /// Runs the service until shutdown.
-pub async fn run(config: Config) -> Result<(), Error> {
+pub async fn run(config: Config) -> Result<(), StartError> {
     let server = chess_runtime::Server::bind(
         "matchmaking",
         &config.server,
@@ -73,12 +79,13 @@ pub async fn run(config: Config) -> Result<(), Error> {
     // taken once the flags have proved good, so a bad one changes nothing.
     let _database_lock =
         chess_runtime::lock::database(chess_storage::sqlite_path(&config.database_url))?;
-    let game = chess_runtime::channel(&config.game_addr)?;
+    let game = clients::GameClient::new(chess_runtime::channel(&config.game_addr)?);
+    let rating = clients::RatingClient::new(chess_runtime::channel(&config.rating_addr)?);
     let pairing = pairing::Pairing::spawn(game.clone());
-    let lobby = lobby::Lobby::open(
+    let lobby = lobby::LobbyHandle::open(
         &config.database_url,
         game,
-        chess_runtime::channel(&config.rating_addr)?,
+        rating,
         std::time::Duration::from_secs(config.presence_grace_secs),
         server.shutdown(),
     )

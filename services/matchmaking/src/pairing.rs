@@ -10,22 +10,27 @@
 //! leaves the queue at once, and a waiter whose stream has closed is never
 //! paired.
 
-use std::time::Duration;
-
-use chess_domain::{Color, ColorChoice, color_to_pb};
-use chess_proto::{
-    common::v1 as common,
-    game::v1::{CreateGameRequest, ResignRequest, game_service_client::GameServiceClient},
-    matchmaking::v1::{
-        JoinPairingQueueResponse, Paired, Queued, join_pairing_queue_response::Update,
-    },
-};
-use chess_runtime::Channel;
+use chess_domain::{Color, ColorChoice};
 use tokio::sync::mpsc;
 use tonic::Status;
 
-/// What a waiter receives.
-pub type Updates = mpsc::Sender<Result<JoinPairingQueueResponse, Status>>;
+use crate::clients::{GameClient, Guest};
+
+/// What a waiter hears: its place in the queue, then its game.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PairingUpdate {
+    /// Queued, with this many players waiting (them included).
+    Queued { waiting: u32 },
+    /// Paired: the game, their colour in it, and their opponent's guest id.
+    Paired {
+        game_id: String,
+        color: Color,
+        opponent_id: String,
+    },
+}
+
+/// What a waiter receives; an error is the game service's, passed on as is.
+pub type Updates = mpsc::Sender<Result<PairingUpdate, Status>>;
 
 /// Someone asking to be paired.
 #[derive(Debug)]
@@ -51,9 +56,9 @@ pub struct Pairing {
 
 impl Pairing {
     /// Starts the actor; games are created through `game`.
-    pub fn spawn(game: Channel) -> Self {
+    pub fn spawn(game: GameClient) -> Self {
         let (tx, rx) = mpsc::channel(1024);
-        tokio::spawn(run(rx, GameServiceClient::new(game)));
+        tokio::spawn(run(rx, game));
         Self { tx }
     }
 
@@ -89,16 +94,14 @@ fn colours(waiter: ColorChoice, newcomer: ColorChoice) -> Option<(Color, Color)>
     Some((waiter_colour, !waiter_colour))
 }
 
-fn guest(seeker: &Seeker) -> common::Player {
-    common::Player {
-        kind: Some(common::player::Kind::Guest(common::GuestPlayer {
-            guest_id: seeker.guest_id.clone(),
-            display_name: seeker.display_name.clone(),
-        })),
+fn guest(seeker: &Seeker) -> Guest<'_> {
+    Guest {
+        guest_id: &seeker.guest_id,
+        display_name: &seeker.display_name,
     }
 }
 
-async fn run(mut rx: mpsc::Receiver<Message>, mut game: GameServiceClient<Channel>) {
+async fn run(mut rx: mpsc::Receiver<Message>, game: GameClient) {
     let mut waiting: Vec<Seeker> = Vec::new();
     while let Some(message) = rx.recv().await {
         match message {
@@ -114,23 +117,16 @@ async fn run(mut rx: mpsc::Receiver<Message>, mut game: GameServiceClient<Channe
                     .map(|(i, _)| i);
                 match best {
                     None => {
-                        let queued = Update::Queued(Queued {
+                        let queued = PairingUpdate::Queued {
                             waiting: waiting.len() as u32 + 1,
-                        });
-                        if newcomer
-                            .updates
-                            .send(Ok(JoinPairingQueueResponse {
-                                update: Some(queued),
-                            }))
-                            .await
-                            .is_ok()
-                        {
+                        };
+                        if newcomer.updates.send(Ok(queued)).await.is_ok() {
                             waiting.push(newcomer);
                         }
                     }
                     Some(index) => {
                         let waiter = waiting.remove(index);
-                        if let Err((waiter, status)) = pair(&mut game, waiter, &newcomer).await {
+                        if let Err((waiter, status)) = pair(&game, waiter, &newcomer).await {
                             tracing::warn!(error = %status, "cannot create a paired game");
                             // The newcomer may ask again; the waiter keeps its place.
                             let _ = newcomer.updates.send(Err(status)).await;
@@ -145,7 +141,7 @@ async fn run(mut rx: mpsc::Receiver<Message>, mut game: GameServiceClient<Channe
 
 /// Creates the game of `waiter` and `newcomer` and tells both.
 async fn pair(
-    game: &mut GameServiceClient<Channel>,
+    game: &GameClient,
     waiter: Seeker,
     newcomer: &Seeker,
 ) -> Result<(), (Seeker, Status)> {
@@ -156,30 +152,15 @@ async fn pair(
         Color::White => (&waiter, newcomer),
         Color::Black => (newcomer, &waiter),
     };
-    let mut request = tonic::Request::new(CreateGameRequest {
-        white: Some(guest(white)),
-        black: Some(guest(black)),
-        time_control: Some(chess_domain::TimeControl::Untimed.into()),
-        rules: common::RuleSet::Uqchess as i32,
-        rated: false,
-        // Hints are part of the uqchess protocol.
-        allow_hints: true,
-        initial_fen: String::new(),
-        idempotency_key: String::new(),
-    });
-    request.set_timeout(Duration::from_secs(10));
-    let created = match game.create_game(request).await {
-        Ok(response) => response.into_inner().game.unwrap_or_default(),
+    let game_id = match game.create_uqchess_game(guest(white), guest(black)).await {
+        Ok(game_id) => game_id,
         Err(status) => return Err((waiter, status)),
     };
-    let game_id = created.game_id;
     tracing::debug!(%game_id, white = %white.guest_id, black = %black.guest_id, "paired");
-    let paired = |colour: Color, opponent: &Seeker| JoinPairingQueueResponse {
-        update: Some(Update::Paired(Paired {
-            game_id: game_id.clone(),
-            color: color_to_pb(colour) as i32,
-            opponent_id: opponent.guest_id.clone(),
-        })),
+    let paired = |colour: Color, opponent: &Seeker| PairingUpdate::Paired {
+        game_id: game_id.clone(),
+        color: colour,
+        opponent_id: opponent.guest_id.clone(),
     };
     for (seeker, colour, opponent) in [
         (&waiter, waiter_colour, newcomer),
@@ -192,11 +173,7 @@ async fn pair(
             .is_err()
         {
             // They left as the game was made: that is a resignation.
-            let resign = ResignRequest {
-                game_id: game_id.clone(),
-                player_id: seeker.guest_id.clone(),
-            };
-            if let Err(e) = game.resign(resign).await {
+            if let Err(e) = game.resign(&game_id, &seeker.guest_id).await {
                 tracing::warn!(%game_id, error = %e, "cannot resign for a player who left");
             }
         }

@@ -1,9 +1,8 @@
-//! The lobby's domain: seeks, requests to play them and challenges, with
-//! their wire forms. Checked values only; the gRPC layer converts requests
-//! into these with [`TryFrom`]-style constructors in [`super`].
+//! The lobby's domain: seeks, requests to play them, challenges and the
+//! events players hear about them. Checked values only; their wire forms are
+//! in [`crate::convert`].
 
 use chess_domain::{ColorChoice, SpeedCategory, TimeControl};
-use chess_proto::common::v1 as pb;
 
 /// Milliseconds since the Unix epoch.
 pub type Millis = i64;
@@ -41,13 +40,6 @@ impl AcceptMode {
         [Self::Manual, Self::Automatic]
             .into_iter()
             .find(|m| m.as_str() == name)
-    }
-
-    fn to_pb(self) -> pb::AcceptMode {
-        match self {
-            Self::Manual => pb::AcceptMode::Manual,
-            Self::Automatic => pb::AcceptMode::Automatic,
-        }
     }
 }
 
@@ -92,37 +84,6 @@ impl Seek {
     pub fn has_range(&self) -> bool {
         self.min_rating.is_some() || self.max_rating.is_some()
     }
-
-    /// The seek as `viewer` may see it: the name only if the poster shows it
-    /// (or is the viewer), the id only to the poster.
-    pub fn to_pb(&self, viewer: Option<&str>) -> pb::Seek {
-        let own = viewer == Some(self.poster.id.as_str());
-        pb::Seek {
-            seek_id: self.id.clone(),
-            time_control: Some(self.time_control.into()),
-            speed: pb::SpeedCategory::from(self.speed()) as i32,
-            color: pb::ColorChoice::from(self.color) as i32,
-            rated: self.rated,
-            min_rating: self.min_rating.unwrap_or(0),
-            max_rating: self.max_rating.unwrap_or(0),
-            show_name: self.show_name,
-            accept_mode: self.accept.to_pb() as i32,
-            poster_username: if self.show_name || own {
-                self.poster.username.clone()
-            } else {
-                String::new()
-            },
-            poster_id: if own {
-                self.poster.id.clone()
-            } else {
-                String::new()
-            },
-            poster_rating: self.poster_rating.rating,
-            poster_provisional: self.poster_rating.provisional,
-            created_at: Some(timestamp(self.created_at)),
-            allow_hints: self.allow_hints,
-        }
-    }
 }
 
 /// State of a request to play a seek.
@@ -154,15 +115,6 @@ impl RequestStatus {
         .into_iter()
         .find(|s| s.as_str() == name)
     }
-
-    fn to_pb(self) -> pb::SeekRequestStatus {
-        match self {
-            Self::Pending => pb::SeekRequestStatus::Pending,
-            Self::Accepted => pb::SeekRequestStatus::Accepted,
-            Self::Rejected => pb::SeekRequestStatus::Rejected,
-            Self::Cancelled => pb::SeekRequestStatus::Cancelled,
-        }
-    }
 }
 
 /// A player's request to play someone's seek.
@@ -175,21 +127,6 @@ pub struct SeekRequest {
     pub status: RequestStatus,
     pub game_id: Option<String>,
     pub created_at: Millis,
-}
-
-impl SeekRequest {
-    pub fn to_pb(&self) -> pb::SeekRequest {
-        pb::SeekRequest {
-            request_id: self.id.clone(),
-            seek_id: self.seek_id.clone(),
-            requester_id: self.requester.id.clone(),
-            requester_username: self.requester.username.clone(),
-            requester_rating: self.requester_rating,
-            status: self.status.to_pb() as i32,
-            game_id: self.game_id.clone().unwrap_or_default(),
-            created_at: Some(timestamp(self.created_at)),
-        }
-    }
 }
 
 /// State of a direct challenge.
@@ -224,16 +161,6 @@ impl ChallengeStatus {
         .into_iter()
         .find(|s| s.as_str() == name)
     }
-
-    fn to_pb(self) -> pb::ChallengeStatus {
-        match self {
-            Self::Pending => pb::ChallengeStatus::Pending,
-            Self::Accepted => pb::ChallengeStatus::Accepted,
-            Self::Declined => pb::ChallengeStatus::Declined,
-            Self::Cancelled => pb::ChallengeStatus::Cancelled,
-            Self::Expired => pb::ChallengeStatus::Expired,
-        }
-    }
 }
 
 /// A direct challenge from one player to a named other.
@@ -255,26 +182,25 @@ pub struct Challenge {
     pub expires_at: Millis,
 }
 
-impl Challenge {
-    pub fn to_pb(&self) -> pb::Challenge {
-        pb::Challenge {
-            challenge_id: self.id.clone(),
-            challenger_id: self.challenger.id.clone(),
-            challenger_username: self.challenger.username.clone(),
-            challenged_id: self.challenged.id.clone(),
-            challenged_username: self.challenged.username.clone(),
-            time_control: Some(self.time_control.into()),
-            speed: pb::SpeedCategory::from(self.time_control.speed()) as i32,
-            color: pb::ColorChoice::from(self.color) as i32,
-            rated: self.rated,
-            status: self.status.to_pb() as i32,
-            decline_reason: self.decline_reason.clone(),
-            game_id: self.game_id.clone().unwrap_or_default(),
-            created_at: Some(timestamp(self.created_at)),
-            expires_at: Some(timestamp(self.expires_at)),
-            allow_hints: self.allow_hints,
-        }
-    }
+/// Something that happened in the lobby that concerns one player.
+#[derive(Clone, Debug)]
+pub enum LobbyEvent {
+    /// Someone asked to play one of the player's seeks.
+    SeekRequestReceived(SeekRequest),
+    /// A request was accepted; the game is in its `game_id`.
+    SeekRequestAccepted(SeekRequest),
+    SeekRequestRejected(SeekRequest),
+    /// A request to play the player's seek was withdrawn (or the player's
+    /// request lapsed with its seek).
+    SeekRequestCancelled(SeekRequest),
+    /// One of the player's seeks was removed (taken, cancelled, or its
+    /// poster left); they see it as its poster.
+    SeekRemoved(Seek),
+    ChallengeReceived(Challenge),
+    ChallengeAccepted(Challenge),
+    ChallengeDeclined(Challenge),
+    ChallengeCancelled(Challenge),
+    ChallengeExpired(Challenge),
 }
 
 /// A game the lobby is about to create: who plays which side of what.
@@ -314,14 +240,6 @@ pub fn sides(choice: ColorChoice, coin: bool) -> (chess_domain::Color, chess_dom
         .color()
         .unwrap_or(if coin { Color::White } else { Color::Black });
     (poster, !poster)
-}
-
-/// `ms` as a protobuf timestamp.
-pub fn timestamp(ms: Millis) -> prost_types::Timestamp {
-    prost_types::Timestamp {
-        seconds: ms.div_euclid(1000),
-        nanos: (ms.rem_euclid(1000) * 1_000_000) as i32,
-    }
 }
 
 /// Stored form of a time control.
@@ -378,6 +296,8 @@ pub fn decode_color(s: &str) -> Option<ColorChoice> {
 
 #[cfg(test)]
 mod tests {
+    use chess_proto::common::v1 as pb;
+
     use super::*;
 
     fn seek(show_name: bool) -> Seek {

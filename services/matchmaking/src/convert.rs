@@ -1,0 +1,361 @@
+//! Protobuf ↔ model conversions for [`crate::api`]: requests become checked
+//! lobby values with [`TryFrom`], lobby values, lobby events and pairing
+//! updates become their wire forms, and a [`LobbyError`] becomes its gRPC
+//! status (with its `Reason`).
+
+use chess_domain::{ColorChoice, SpeedCategory, TimeControl, color_to_pb};
+use chess_proto::{common::v1 as common, matchmaking::v1 as pb};
+use chess_runtime::Reason;
+use tonic::{Code, Status};
+
+use crate::{
+    lobby::{
+        NewChallenge, NewSeek, challenge_lifetime, check_terms,
+        error::LobbyError,
+        model::{
+            AcceptMode, Challenge, ChallengeStatus, LobbyEvent, Member, Millis, RequestStatus,
+            Seek, SeekRequest,
+        },
+    },
+    pairing::PairingUpdate,
+    store::StoreError,
+};
+
+impl TryFrom<pb::CreateSeekRequest> for NewSeek {
+    type Error = LobbyError;
+
+    fn try_from(r: pb::CreateSeekRequest) -> Result<Self, LobbyError> {
+        let poster = member(r.player_id, r.username)?;
+        let time_control = TimeControl::try_from(r.time_control.as_ref())?;
+        let color = color_choice(r.color)?;
+        let (min_rating, max_rating) = rating_range(r.min_rating, r.max_rating)?;
+        check_terms(time_control, r.rated, r.allow_hints)?;
+        if !time_control.speed().is_rated() && (min_rating.is_some() || max_rating.is_some()) {
+            return Err(LobbyError::Invalid(
+                "untimed games are not rated, so an untimed seek cannot bound ratings".into(),
+            ));
+        }
+        let accept = match common::AcceptMode::try_from(r.accept_mode) {
+            Ok(common::AcceptMode::Automatic) => AcceptMode::Automatic,
+            Ok(common::AcceptMode::Manual | common::AcceptMode::Unspecified) => AcceptMode::Manual,
+            Err(_) => return Err(LobbyError::Invalid("unknown accept mode".into())),
+        };
+        Ok(Self {
+            poster,
+            time_control,
+            color,
+            rated: r.rated,
+            min_rating,
+            max_rating,
+            show_name: r.show_name,
+            accept,
+            allow_hints: r.allow_hints,
+        })
+    }
+}
+
+impl TryFrom<pb::CreateChallengeRequest> for NewChallenge {
+    type Error = LobbyError;
+
+    fn try_from(r: pb::CreateChallengeRequest) -> Result<Self, LobbyError> {
+        let challenger = member(r.player_id, r.username)?;
+        require("opponent_username", &r.opponent_username)?;
+        let time_control = TimeControl::try_from(r.time_control.as_ref())?;
+        let color = color_choice(r.color)?;
+        check_terms(time_control, r.rated, r.allow_hints)?;
+        let lifetime_secs = challenge_lifetime(time_control, r.expires_in_seconds)?;
+        Ok(Self {
+            challenger,
+            opponent_username: r.opponent_username,
+            time_control,
+            color,
+            rated: r.rated,
+            allow_hints: r.allow_hints,
+            lifetime_secs,
+        })
+    }
+}
+
+/// `value`, which must be given.
+pub fn require(field: &str, value: &str) -> Result<(), LobbyError> {
+    if value.is_empty() {
+        return Err(LobbyError::Invalid(format!("{field} must be given")));
+    }
+    Ok(())
+}
+
+/// A registered player named in a request.
+pub fn member(id: String, username: String) -> Result<Member, LobbyError> {
+    require("player_id", &id)?;
+    require("username", &username)?;
+    Ok(Member { id, username })
+}
+
+/// A colour choice; unspecified means either.
+fn color_choice(value: i32) -> Result<ColorChoice, LobbyError> {
+    if value == common::ColorChoice::Unspecified as i32 {
+        return Ok(ColorChoice::Either);
+    }
+    Ok(ColorChoice::try_from(value)?)
+}
+
+/// Bounds on requesters' ratings; 0 means none.
+fn rating_range(min: i32, max: i32) -> Result<(Option<i32>, Option<i32>), LobbyError> {
+    if min < 0 || max < 0 {
+        return Err(LobbyError::Invalid(
+            "rating bounds cannot be negative".into(),
+        ));
+    }
+    let min = (min > 0).then_some(min);
+    let max = (max > 0).then_some(max);
+    if let (Some(lo), Some(hi)) = (min, max)
+        && lo > hi
+    {
+        return Err(LobbyError::Invalid(
+            "the minimum rating is above the maximum".into(),
+        ));
+    }
+    Ok((min, max))
+}
+
+/// A speed filter; unspecified means any.
+pub fn speed_filter(value: i32) -> Result<Option<SpeedCategory>, LobbyError> {
+    match common::SpeedCategory::try_from(value) {
+        Ok(common::SpeedCategory::Unspecified) => Ok(None),
+        _ => Ok(Some(SpeedCategory::try_from(value)?)),
+    }
+}
+
+/// A page token: `<created_at ms>:<seek id>` of the last seek seen.
+pub fn parse_cursor(token: &str) -> Result<(Millis, String), LobbyError> {
+    token
+        .split_once(':')
+        .and_then(|(at, id)| Some((at.parse().ok()?, id.to_owned())))
+        .ok_or_else(|| LobbyError::Invalid("invalid page token".into()))
+}
+
+/// The page token of a cursor.
+pub fn cursor_token((at, id): &(Millis, String)) -> String {
+    format!("{at}:{id}")
+}
+
+/// `ms` as a protobuf timestamp.
+pub fn timestamp(ms: Millis) -> prost_types::Timestamp {
+    prost_types::Timestamp {
+        seconds: ms.div_euclid(1000),
+        nanos: (ms.rem_euclid(1000) * 1_000_000) as i32,
+    }
+}
+
+impl From<AcceptMode> for common::AcceptMode {
+    fn from(mode: AcceptMode) -> Self {
+        match mode {
+            AcceptMode::Manual => Self::Manual,
+            AcceptMode::Automatic => Self::Automatic,
+        }
+    }
+}
+
+impl From<RequestStatus> for common::SeekRequestStatus {
+    fn from(status: RequestStatus) -> Self {
+        match status {
+            RequestStatus::Pending => Self::Pending,
+            RequestStatus::Accepted => Self::Accepted,
+            RequestStatus::Rejected => Self::Rejected,
+            RequestStatus::Cancelled => Self::Cancelled,
+        }
+    }
+}
+
+impl From<ChallengeStatus> for common::ChallengeStatus {
+    fn from(status: ChallengeStatus) -> Self {
+        match status {
+            ChallengeStatus::Pending => Self::Pending,
+            ChallengeStatus::Accepted => Self::Accepted,
+            ChallengeStatus::Declined => Self::Declined,
+            ChallengeStatus::Cancelled => Self::Cancelled,
+            ChallengeStatus::Expired => Self::Expired,
+        }
+    }
+}
+
+impl Seek {
+    /// The seek as `viewer` may see it: the name only if the poster shows it
+    /// (or is the viewer), the id only to the poster.
+    pub fn to_pb(&self, viewer: Option<&str>) -> common::Seek {
+        let own = viewer == Some(self.poster.id.as_str());
+        common::Seek {
+            seek_id: self.id.clone(),
+            time_control: Some(self.time_control.into()),
+            speed: common::SpeedCategory::from(self.speed()) as i32,
+            color: common::ColorChoice::from(self.color) as i32,
+            rated: self.rated,
+            min_rating: self.min_rating.unwrap_or(0),
+            max_rating: self.max_rating.unwrap_or(0),
+            show_name: self.show_name,
+            accept_mode: common::AcceptMode::from(self.accept) as i32,
+            poster_username: if self.show_name || own {
+                self.poster.username.clone()
+            } else {
+                String::new()
+            },
+            poster_id: if own {
+                self.poster.id.clone()
+            } else {
+                String::new()
+            },
+            poster_rating: self.poster_rating.rating,
+            poster_provisional: self.poster_rating.provisional,
+            created_at: Some(timestamp(self.created_at)),
+            allow_hints: self.allow_hints,
+        }
+    }
+}
+
+impl SeekRequest {
+    pub fn to_pb(&self) -> common::SeekRequest {
+        common::SeekRequest {
+            request_id: self.id.clone(),
+            seek_id: self.seek_id.clone(),
+            requester_id: self.requester.id.clone(),
+            requester_username: self.requester.username.clone(),
+            requester_rating: self.requester_rating,
+            status: common::SeekRequestStatus::from(self.status) as i32,
+            game_id: self.game_id.clone().unwrap_or_default(),
+            created_at: Some(timestamp(self.created_at)),
+        }
+    }
+}
+
+impl Challenge {
+    pub fn to_pb(&self) -> common::Challenge {
+        common::Challenge {
+            challenge_id: self.id.clone(),
+            challenger_id: self.challenger.id.clone(),
+            challenger_username: self.challenger.username.clone(),
+            challenged_id: self.challenged.id.clone(),
+            challenged_username: self.challenged.username.clone(),
+            time_control: Some(self.time_control.into()),
+            speed: common::SpeedCategory::from(self.time_control.speed()) as i32,
+            color: common::ColorChoice::from(self.color) as i32,
+            rated: self.rated,
+            status: common::ChallengeStatus::from(self.status) as i32,
+            decline_reason: self.decline_reason.clone(),
+            game_id: self.game_id.clone().unwrap_or_default(),
+            created_at: Some(timestamp(self.created_at)),
+            expires_at: Some(timestamp(self.expires_at)),
+            allow_hints: self.allow_hints,
+        }
+    }
+}
+
+impl From<LobbyEvent> for pb::WatchPlayerResponse {
+    fn from(event: LobbyEvent) -> Self {
+        use common::lobby_event::Kind;
+        let kind = match event {
+            LobbyEvent::SeekRequestReceived(r) => Kind::SeekRequestReceived(r.to_pb()),
+            LobbyEvent::SeekRequestAccepted(r) => Kind::SeekRequestAccepted(r.to_pb()),
+            LobbyEvent::SeekRequestRejected(r) => Kind::SeekRequestRejected(r.to_pb()),
+            LobbyEvent::SeekRequestCancelled(r) => Kind::SeekRequestCancelled(r.to_pb()),
+            // Its poster hears of it, so sees it as their own.
+            LobbyEvent::SeekRemoved(s) => Kind::SeekRemoved(s.to_pb(Some(&s.poster.id))),
+            LobbyEvent::ChallengeReceived(c) => Kind::ChallengeReceived(c.to_pb()),
+            LobbyEvent::ChallengeAccepted(c) => Kind::ChallengeAccepted(c.to_pb()),
+            LobbyEvent::ChallengeDeclined(c) => Kind::ChallengeDeclined(c.to_pb()),
+            LobbyEvent::ChallengeCancelled(c) => Kind::ChallengeCancelled(c.to_pb()),
+            LobbyEvent::ChallengeExpired(c) => Kind::ChallengeExpired(c.to_pb()),
+        };
+        Self {
+            event: Some(common::LobbyEvent { kind: Some(kind) }),
+        }
+    }
+}
+
+impl From<PairingUpdate> for pb::JoinPairingQueueResponse {
+    fn from(update: PairingUpdate) -> Self {
+        use pb::join_pairing_queue_response::Update;
+        let update = match update {
+            PairingUpdate::Queued { waiting } => Update::Queued(pb::Queued { waiting }),
+            PairingUpdate::Paired {
+                game_id,
+                color,
+                opponent_id,
+            } => Update::Paired(pb::Paired {
+                game_id,
+                color: color_to_pb(color) as i32,
+                opponent_id,
+            }),
+        };
+        Self {
+            update: Some(update),
+        }
+    }
+}
+
+impl From<LobbyError> for Status {
+    fn from(error: LobbyError) -> Self {
+        let message = error.to_string();
+        match error {
+            LobbyError::Invalid(_) => Reason::InvalidRequest.status(Code::InvalidArgument, message),
+            LobbyError::NotFound(_) => Reason::NotFound.status(Code::NotFound, message),
+            LobbyError::NotYours(_) => Reason::NotAllowed.status(Code::PermissionDenied, message),
+            LobbyError::Refused(_) => Reason::NotAllowed.status(Code::FailedPrecondition, message),
+            LobbyError::Game(status) => match status.code() {
+                Code::InvalidArgument => {
+                    Reason::InvalidRequest.status(Code::InvalidArgument, message)
+                }
+                Code::Unavailable | Code::DeadlineExceeded | Code::Unknown => {
+                    Status::unavailable(message)
+                }
+                _ => Status::internal(message),
+            },
+            LobbyError::Store(StoreError::Corrupt { .. }) => Status::internal(message),
+            LobbyError::Unavailable(_) | LobbyError::Store(_) | LobbyError::Stopped => {
+                Status::unavailable(message)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rating_ranges() {
+        assert_eq!(rating_range(0, 0).unwrap(), (None, None));
+        assert_eq!(rating_range(1000, 0).unwrap(), (Some(1000), None));
+        assert_eq!(rating_range(1000, 1400).unwrap(), (Some(1000), Some(1400)));
+        assert!(rating_range(1500, 1400).is_err());
+        assert!(rating_range(-1, 0).is_err());
+    }
+
+    #[test]
+    fn cursors_and_colours() {
+        assert_eq!(parse_cursor("12:abc").unwrap(), (12, "abc".to_owned()));
+        assert!(parse_cursor("x:abc").is_err());
+        assert!(parse_cursor("abc").is_err());
+        assert_eq!(color_choice(0).unwrap(), ColorChoice::Either);
+        assert_eq!(
+            color_choice(common::ColorChoice::Black as i32).unwrap(),
+            ColorChoice::Black
+        );
+        assert!(color_choice(42).is_err());
+    }
+
+    #[test]
+    fn statuses() {
+        let s = Status::from(LobbyError::NotYours("not your seek".into()));
+        assert_eq!(s.code(), Code::PermissionDenied);
+        let s = Status::from(LobbyError::Refused("out of range".into()));
+        assert_eq!(s.code(), Code::FailedPrecondition);
+        assert_eq!(Reason::of(&s), Some(Reason::NotAllowed));
+        let s = Status::from(LobbyError::Game(Status::unavailable("down")));
+        assert_eq!(s.code(), Code::Unavailable);
+        assert!(s.message().contains("down"));
+        assert_eq!(
+            Status::from(LobbyError::NotFound("x".into())).code(),
+            Code::NotFound
+        );
+    }
+}

@@ -1,0 +1,201 @@
+//! Direct challenges: sending, accepting (which reserves the challenge),
+//! declining, cancelling, expiring and listing.
+
+use std::cmp::Reverse;
+
+use super::{Lobby, MAX_OPEN_CHALLENGES, now_ms};
+use crate::lobby::{
+    error::LobbyError,
+    model::{Challenge, ChallengeStatus, GamePlan, LobbyEvent, Origin, sides},
+};
+
+impl Lobby {
+    pub(super) async fn create_challenge(
+        &mut self,
+        challenge: Challenge,
+    ) -> Result<Challenge, LobbyError> {
+        let open = self
+            .challenges
+            .values()
+            .filter(|c| c.challenger.id == challenge.challenger.id)
+            .count();
+        if open >= MAX_OPEN_CHALLENGES {
+            return Err(LobbyError::Refused(format!(
+                "at most {MAX_OPEN_CHALLENGES} challenges may wait for answers at once"
+            )));
+        }
+        self.store.insert_challenge(&challenge).await?;
+        self.expiries
+            .push(Reverse((challenge.expires_at, challenge.id.clone())));
+        self.challenges
+            .insert(challenge.id.clone(), challenge.clone());
+        let challenged = challenge.challenged.id.clone();
+        self.notify(
+            &challenged,
+            LobbyEvent::ChallengeReceived(challenge.clone()),
+        );
+        tracing::debug!(challenge_id = challenge.id, "challenge sent");
+        Ok(challenge)
+    }
+
+    /// The pending, unreserved challenge `id`.
+    pub(super) fn pending_challenge(&self, id: &str) -> Result<&Challenge, LobbyError> {
+        self.challenges
+            .get(id)
+            .filter(|_| !self.reserved.contains(id))
+            .ok_or_else(|| LobbyError::NotFound(format!("no pending challenge {id}")))
+    }
+
+    pub(super) async fn accept_challenge(
+        &mut self,
+        challenge_id: &str,
+        player_id: &str,
+    ) -> Result<GamePlan, LobbyError> {
+        let challenge = self.pending_challenge(challenge_id)?.clone();
+        if challenge.challenged.id != player_id {
+            return Err(LobbyError::NotYours(format!(
+                "challenge {challenge_id} is not addressed to you"
+            )));
+        }
+        if challenge.expires_at <= now_ms() {
+            self.settle_challenge(challenge_id, ChallengeStatus::Expired, String::new())
+                .await?;
+            return Err(LobbyError::NotFound(format!(
+                "challenge {challenge_id} has expired"
+            )));
+        }
+        let (challenger_side, _) = sides(challenge.color, rand::random());
+        let (white, black) = match challenger_side {
+            chess_domain::Color::White => {
+                (challenge.challenger.clone(), challenge.challenged.clone())
+            }
+            chess_domain::Color::Black => {
+                (challenge.challenged.clone(), challenge.challenger.clone())
+            }
+        };
+        let plan = GamePlan {
+            origin: Origin::Challenge {
+                challenge_id: challenge_id.to_owned(),
+            },
+            white,
+            black,
+            time_control: challenge.time_control,
+            rated: challenge.rated,
+            allow_hints: challenge.allow_hints,
+        };
+        self.reserved.insert(challenge_id.to_owned());
+        Ok(plan)
+    }
+
+    pub(super) async fn decline_challenge(
+        &mut self,
+        challenge_id: &str,
+        player_id: &str,
+        reason: String,
+    ) -> Result<Challenge, LobbyError> {
+        let challenge = self.pending_challenge(challenge_id)?;
+        if challenge.challenged.id != player_id {
+            return Err(LobbyError::NotYours(format!(
+                "challenge {challenge_id} is not addressed to you"
+            )));
+        }
+        self.settle_challenge(challenge_id, ChallengeStatus::Declined, reason)
+            .await
+    }
+
+    pub(super) async fn cancel_challenge(
+        &mut self,
+        challenge_id: &str,
+        player_id: &str,
+    ) -> Result<Challenge, LobbyError> {
+        let challenge = self.pending_challenge(challenge_id)?;
+        if challenge.challenger.id != player_id {
+            return Err(LobbyError::NotYours(format!(
+                "challenge {challenge_id} is not yours"
+            )));
+        }
+        self.settle_challenge(challenge_id, ChallengeStatus::Cancelled, String::new())
+            .await
+    }
+
+    /// Ends a pending challenge with `status` and tells the other side (both,
+    /// for an expiry).
+    pub(super) async fn settle_challenge(
+        &mut self,
+        challenge_id: &str,
+        status: ChallengeStatus,
+        reason: String,
+    ) -> Result<Challenge, LobbyError> {
+        let Some(challenge) = self.challenges.get(challenge_id) else {
+            return Err(LobbyError::NotFound(format!(
+                "no pending challenge {challenge_id}"
+            )));
+        };
+        let mut challenge = challenge.clone();
+        challenge.status = status;
+        challenge.decline_reason = reason;
+        self.store.settle_challenge(&challenge, now_ms()).await?;
+        self.challenges.remove(challenge_id);
+        let wire = challenge.clone();
+        let challenger = challenge.challenger.id.clone();
+        let challenged = challenge.challenged.id.clone();
+        match status {
+            ChallengeStatus::Declined => {
+                self.notify(&challenger, LobbyEvent::ChallengeDeclined(wire));
+            }
+            ChallengeStatus::Cancelled => {
+                self.notify(&challenged, LobbyEvent::ChallengeCancelled(wire));
+            }
+            ChallengeStatus::Expired => {
+                self.notify(&challenger, LobbyEvent::ChallengeExpired(wire.clone()));
+                self.notify(&challenged, LobbyEvent::ChallengeExpired(wire));
+            }
+            ChallengeStatus::Accepted => {
+                self.notify(&challenger, LobbyEvent::ChallengeAccepted(wire.clone()));
+                self.notify(&challenged, LobbyEvent::ChallengeAccepted(wire));
+            }
+            ChallengeStatus::Pending => {}
+        }
+        Ok(challenge)
+    }
+
+    pub(super) async fn expire_due(&mut self) {
+        let now = now_ms();
+        while let Some(Reverse((at, id))) = self.expiries.peek().cloned() {
+            if at > now {
+                break;
+            }
+            self.expiries.pop();
+            // A challenge being accepted right now is the acceptor's.
+            if self.challenges.contains_key(&id) && !self.reserved.contains(&id) {
+                tracing::debug!(challenge_id = id, "challenge expired");
+                if let Err(e) = self
+                    .settle_challenge(&id, ChallengeStatus::Expired, String::new())
+                    .await
+                {
+                    tracing::warn!(challenge_id = id, error = %e, "could not expire a challenge; retrying");
+                    self.expiries.push(Reverse((now + 1000, id)));
+                    break;
+                }
+            }
+        }
+    }
+
+    pub(super) fn list_challenges(&self, player_id: &str) -> (Vec<Challenge>, Vec<Challenge>) {
+        let mut incoming: Vec<Challenge> = self
+            .challenges
+            .values()
+            .filter(|c| c.challenged.id == player_id)
+            .cloned()
+            .collect();
+        let mut outgoing: Vec<Challenge> = self
+            .challenges
+            .values()
+            .filter(|c| c.challenger.id == player_id)
+            .cloned()
+            .collect();
+        incoming.sort_by_key(|c| (c.created_at, c.id.clone()));
+        outgoing.sort_by_key(|c| (c.created_at, c.id.clone()));
+        (incoming, outgoing)
+    }
+}

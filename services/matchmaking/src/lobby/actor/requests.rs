@@ -1,0 +1,191 @@
+//! Requests to play a seek: asking, accepting (which reserves the seek),
+//! rejecting, withdrawing and listing.
+
+use super::{Lobby, Requested, Requests, now_ms};
+use crate::lobby::{
+    error::LobbyError,
+    model::{GamePlan, LobbyEvent, Member, Origin, RequestStatus, Seek, SeekRequest, sides},
+};
+
+impl Lobby {
+    pub(super) async fn request_seek(
+        &mut self,
+        seek_id: &str,
+        requester: Member,
+        rating: Option<i32>,
+    ) -> Result<Requested, LobbyError> {
+        let seek = self.open_seek(seek_id)?.clone();
+        if seek.poster.id == requester.id {
+            return Err(LobbyError::Refused("you cannot play your own seek".into()));
+        }
+        if seek.has_range() {
+            let Some(rating) = rating else {
+                return Err(LobbyError::Unavailable(
+                    "your rating could not be read to check the seek's range".into(),
+                ));
+            };
+            if !seek.admits(rating) {
+                return Err(LobbyError::Refused(format!(
+                    "your {} rating {rating} is outside the seek's range",
+                    seek.speed()
+                )));
+            }
+        }
+        if self
+            .requests
+            .values()
+            .any(|r| r.seek_id == seek_id && r.requester.id == requester.id)
+        {
+            return Err(LobbyError::Refused(
+                "you have already asked to play this seek".into(),
+            ));
+        }
+        let request = SeekRequest {
+            id: uuid::Uuid::new_v4().to_string(),
+            seek_id: seek_id.to_owned(),
+            requester,
+            requester_rating: rating.unwrap_or(0),
+            status: RequestStatus::Pending,
+            game_id: None,
+            created_at: now_ms(),
+        };
+        if seek.is_durable() {
+            self.store.insert_request(&request).await?;
+        }
+        self.requests.insert(request.id.clone(), request.clone());
+        match seek.accept {
+            crate::lobby::model::AcceptMode::Automatic => {
+                self.reserved.insert(seek.id.clone());
+                Ok(Requested::Start(plan_for_seek(&seek, &request)))
+            }
+            crate::lobby::model::AcceptMode::Manual => {
+                let poster = seek.poster.id.clone();
+                self.notify(&poster, LobbyEvent::SeekRequestReceived(request.clone()));
+                Ok(Requested::Pending(request))
+            }
+        }
+    }
+
+    /// The pending request `request_id` and its open seek.
+    pub(super) fn pending_request(
+        &self,
+        request_id: &str,
+    ) -> Result<(&SeekRequest, &Seek), LobbyError> {
+        let request = self
+            .requests
+            .get(request_id)
+            .ok_or_else(|| LobbyError::NotFound(format!("no pending request {request_id}")))?;
+        let seek = self.open_seek(&request.seek_id)?;
+        Ok((request, seek))
+    }
+
+    pub(super) fn accept_request(
+        &mut self,
+        request_id: &str,
+        player_id: &str,
+    ) -> Result<GamePlan, LobbyError> {
+        let (request, seek) = self.pending_request(request_id)?;
+        if seek.poster.id != player_id {
+            return Err(LobbyError::NotYours(format!(
+                "request {request_id} is not for your seek"
+            )));
+        }
+        let plan = plan_for_seek(seek, request);
+        let seek_id = seek.id.clone();
+        self.reserved.insert(seek_id);
+        Ok(plan)
+    }
+
+    pub(super) async fn reject_request(
+        &mut self,
+        request_id: &str,
+        player_id: &str,
+    ) -> Result<SeekRequest, LobbyError> {
+        let (request, seek) = self.pending_request(request_id)?;
+        if seek.poster.id != player_id {
+            return Err(LobbyError::NotYours(format!(
+                "request {request_id} is not for your seek"
+            )));
+        }
+        let durable = seek.is_durable();
+        let mut request = request.clone();
+        request.status = RequestStatus::Rejected;
+        if durable {
+            self.store.settle_request(&request, now_ms()).await?;
+        }
+        self.requests.remove(request_id);
+        let requester = request.requester.id.clone();
+        self.notify(&requester, LobbyEvent::SeekRequestRejected(request.clone()));
+        Ok(request)
+    }
+
+    pub(super) async fn withdraw_request(
+        &mut self,
+        request_id: &str,
+        player_id: &str,
+    ) -> Result<SeekRequest, LobbyError> {
+        let (request, seek) = self.pending_request(request_id)?;
+        if request.requester.id != player_id {
+            return Err(LobbyError::NotYours(format!(
+                "request {request_id} is not yours"
+            )));
+        }
+        let durable = seek.is_durable();
+        let poster = seek.poster.id.clone();
+        let mut request = request.clone();
+        request.status = RequestStatus::Cancelled;
+        if durable {
+            self.store.settle_request(&request, now_ms()).await?;
+        }
+        self.requests.remove(request_id);
+        self.notify(&poster, LobbyEvent::SeekRequestCancelled(request.clone()));
+        Ok(request)
+    }
+
+    pub(super) fn list_requests(&self, player_id: &str) -> Requests {
+        let mut received = Vec::new();
+        let mut sent = Vec::new();
+        for request in self.requests.values() {
+            if request.requester.id == player_id {
+                sent.push(request.clone());
+            }
+            if self
+                .seeks
+                .get(&request.seek_id)
+                .is_some_and(|s| s.poster.id == player_id)
+            {
+                received.push(request.clone());
+            }
+        }
+        received.sort_by_key(|r| (r.created_at, r.id.clone()));
+        sent.sort_by_key(|r| (r.created_at, r.id.clone()));
+        let mut seeks: Vec<Seek> = self
+            .seeks
+            .values()
+            .filter(|s| s.poster.id == player_id)
+            .cloned()
+            .collect();
+        seeks.sort_by_key(|s| (s.created_at, s.id.clone()));
+        (received, sent, seeks)
+    }
+}
+
+/// The game a seek and a request to it make.
+fn plan_for_seek(seek: &Seek, request: &SeekRequest) -> GamePlan {
+    let (poster_side, _) = sides(seek.color, rand::random());
+    let (white, black) = match poster_side {
+        chess_domain::Color::White => (seek.poster.clone(), request.requester.clone()),
+        chess_domain::Color::Black => (request.requester.clone(), seek.poster.clone()),
+    };
+    GamePlan {
+        origin: Origin::Seek {
+            seek_id: seek.id.clone(),
+            request_id: request.id.clone(),
+        },
+        white,
+        black,
+        time_control: seek.time_control,
+        rated: seek.rated,
+        allow_hints: seek.allow_hints,
+    }
+}
