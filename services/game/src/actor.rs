@@ -23,6 +23,7 @@ use std::{
 use chess_domain::TimeControl;
 use chess_proto::common::v1 as pb;
 use chess_runtime::Shutdown;
+use rand::Rng as _;
 use shakmaty::Color;
 use tokio::{
     sync::{broadcast, mpsc, oneshot},
@@ -34,9 +35,9 @@ use crate::{
     engine::{Engine, EngineError},
     error::Error,
     hub::PlayerHub,
-    model::{ClockReading, Event, Game, GameError},
+    model::{ClockReading, Event, Game, GameError, GameSetup},
     results::Reporter,
-    store::{self, Store},
+    store::{self, Store, WriteOp},
     time::TimeSource,
 };
 
@@ -193,6 +194,55 @@ impl Registry {
         };
         tokio::spawn(actor.run());
         handle
+    }
+
+    /// Creates, stores and starts a game, announcing it to its players (and to
+    /// daily-game watchers), or returns the one made earlier with the same
+    /// idempotency key.
+    pub async fn create_game(
+        self: &Arc<Self>,
+        setup: GameSetup,
+        idempotency_key: Option<String>,
+    ) -> Result<Game, Error> {
+        let ctx = &self.ctx;
+        if let Some(key) = &idempotency_key
+            && let Some(id) = ctx.store.game_for_key(key).await?
+        {
+            return self.view(&id).await;
+        }
+        let game = Game::new(new_game_id(), setup, ctx.time.now())?;
+        let row = store::new_game_row(&game, idempotency_key.clone());
+        if let Err(e) = ctx
+            .store
+            .write(vec![WriteOp::InsertGame(Box::new(row))])
+            .await
+        {
+            // A concurrent create with the same key won the race.
+            if let Some(key) = &idempotency_key
+                && let Some(id) = ctx.store.game_for_key(key).await?
+            {
+                return self.view(&id).await;
+            }
+            return Err(e.into());
+        }
+        self.start(game.clone());
+        let started = Arc::new(convert::notice(
+            &game,
+            game.created_at(),
+            pb::game_event::Kind::GameStarted(pb::GameStarted {
+                game: Some(convert::game_state(&game, game.created_at(), true)),
+            }),
+        ));
+        for player in [game.white(), game.black()] {
+            if let Some(id) = player.actor_id() {
+                ctx.hub.publish(id, &started);
+            }
+        }
+        if matches!(game.time_control(), TimeControl::Daily { .. }) {
+            ctx.hub.publish_daily(&started);
+        }
+        tracing::info!("game {} {}", game.id(), game.started_line());
+        Ok(game)
     }
 
     /// The actor of game `id`, loading the game if it is stored but not live.
@@ -515,4 +565,13 @@ impl Actor {
             pb::game_event::Kind::EngineFailed(pb::EngineFailed { message: failure }),
         ));
     }
+}
+
+/// A new game id: 12 letters and digits.
+fn new_game_id() -> String {
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    let mut rng = rand::rng();
+    (0..12)
+        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+        .collect()
 }
