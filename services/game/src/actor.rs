@@ -31,12 +31,11 @@ use tokio::{
 };
 
 use crate::{
+    clients::{Engine, EngineError, Reporter},
     convert,
-    engine::{Engine, EngineError},
     error::Error,
     hub::PlayerHub,
     model::{ClockReading, Event, Game, GameError, GameSetup},
-    results::Reporter,
     store::{self, Store, WriteOp},
     time::TimeSource,
 };
