@@ -6,7 +6,7 @@
 //! games' moves share one `fsync` while each caller still learns that *its*
 //! change is durable before it acknowledges or publishes anything.
 //!
-//! - [`entities`] and [`migration`]: the tables and how they came to be.
+//! - `entities` and [`migration`]: the tables and how they came to be.
 //! - `writer`: the group-committing writer task behind [`Store::write`], and
 //!   the straight-to-SQLite path for moves.
 //! - `reads`: loading games, listing a player's games, the results outbox.

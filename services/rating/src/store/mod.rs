@@ -17,7 +17,7 @@
 //!   so a second game of the same player waits for the first and then reads
 //!   its result. Serialization failures and deadlocks are retried.
 //!
-//! - [`entities`] and [`migration`]: the tables and how they came to be.
+//! - `entities` and [`migration`]: the tables and how they came to be.
 //! - `open`: opening the database, the initial ratings, and the retry loop
 //!   every write transaction runs in.
 //! - `accounts`: registering players and finding them.
