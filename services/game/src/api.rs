@@ -15,10 +15,10 @@ use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
 use crate::{
-    actor::{Acted, Action, Registry},
     convert,
     error::Error,
     model::{Event, Game, GameSetup, pgn},
+    registry::{Acted, Action, Registry},
     store::ListFilter,
 };
 

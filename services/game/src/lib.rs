@@ -3,23 +3,23 @@
 //! - [`api`]: the gRPC service, the only room that sees the wire's requests;
 //!   [`convert`] beside it turns domain values into wire types and failures
 //!   ([`error`]) into statuses.
-//! - [`actor`]: the core handle, [`actor::Registry`]: creates games, and runs
-//!   one task per live game, serialising its moves, running its timers and
-//!   the engine's moves, persisting before it answers or publishes; [`hub`]
-//!   carries live events per player.
+//! - [`registry`]: the core handle, [`registry::Registry`]: creates games and
+//!   runs one private actor per live game (`registry/actor.rs`), serialising
+//!   its moves, running its timers and the engine's moves, persisting before
+//!   it answers or publishes; [`hub`] carries live events per player.
 //! - [`clients`]: the calls out to the engine and rating services (the results
 //!   outbox's reporter).
 //! - [`store`]: the tables, migrations, reads and the group-committing writer.
 //! - [`model`]: the rules, free of I/O — moves, clocks, endings, the board
 //!   drawing and PGN; [`time`]: the clock source.
 
-pub mod actor;
 pub mod api;
 pub mod clients;
 pub mod convert;
 pub mod error;
 pub mod hub;
 pub mod model;
+pub mod registry;
 pub mod store;
 pub mod time;
 
@@ -86,7 +86,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         chess_runtime::channel(&config.rating_addr)?,
         shutdown.clone(),
     );
-    let ctx = Arc::new(actor::Context {
+    let ctx = Arc::new(registry::Context {
         store: store.clone(),
         hub: hub::PlayerHub::default(),
         engine: clients::Engine::new(chess_runtime::channel(&config.engine_addr)?),
@@ -94,7 +94,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         time: time::TimeSource::system(),
         shutdown,
     });
-    let registry = actor::Registry::new(ctx);
+    let registry = registry::Registry::new(ctx);
     let active = store.load_active().await?;
     tracing::info!(games = active.len(), "resuming active games");
     for game in active {
