@@ -9,18 +9,17 @@ use chess_proto::{
     game::v1::{self as pb, game_service_server::GameService},
 };
 use chess_runtime::Reason;
-use rand::Rng as _;
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::{Stream, wrappers::ReceiverStream};
 use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
 use crate::{
-    actor::{Acted, Action, Registry},
     convert,
     error::Error,
     model::{Event, Game, GameSetup, pgn},
-    store::{self, ListFilter, WriteOp},
+    registry::{Acted, Action, Registry},
+    store::ListFilter,
 };
 
 type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
@@ -61,45 +60,7 @@ impl GameApi {
             initial_fen: Some(request.initial_fen).filter(|f| !f.is_empty()),
         };
         let key = Some(request.idempotency_key).filter(|k| !k.is_empty());
-        let ctx = self.registry.context();
-        if let Some(key) = &key
-            && let Some(id) = ctx.store.game_for_key(key).await?
-        {
-            return self.registry.view(&id).await;
-        }
-        let game = Game::new(new_game_id(), setup, ctx.time.now())?;
-        let row = store::new_game_row(&game, key.clone());
-        if let Err(e) = ctx
-            .store
-            .write(vec![WriteOp::InsertGame(Box::new(row))])
-            .await
-        {
-            // A concurrent create with the same key won the race.
-            if let Some(key) = &key
-                && let Some(id) = ctx.store.game_for_key(key).await?
-            {
-                return self.registry.view(&id).await;
-            }
-            return Err(e.into());
-        }
-        self.registry.start(game.clone());
-        let started = Arc::new(convert::notice(
-            &game,
-            game.created_at(),
-            common::game_event::Kind::GameStarted(common::GameStarted {
-                game: Some(convert::game_state(&game, game.created_at(), true)),
-            }),
-        ));
-        for player in [game.white(), game.black()] {
-            if let Some(id) = player.actor_id() {
-                ctx.hub.publish(id, &started);
-            }
-        }
-        if matches!(game.time_control(), TimeControl::Daily { .. }) {
-            ctx.hub.publish_daily(&started);
-        }
-        tracing::info!("game {} {}", game.id(), game.started_line());
-        Ok(game)
+        self.registry.create_game(setup, key).await
     }
 }
 
@@ -108,15 +69,6 @@ fn require(field: &str, value: &str) -> Result<(), Status> {
         return Err(Status::invalid_argument(format!("{field} must be given")));
     }
     Ok(())
-}
-
-/// A new game id: 12 letters and digits.
-fn new_game_id() -> String {
-    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    let mut rng = rand::rng();
-    (0..12)
-        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
-        .collect()
 }
 
 /// The ending among `events`, as sent.

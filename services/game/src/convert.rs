@@ -1,12 +1,18 @@
-//! Wire types: game state and events to `chess.common.v1`, players from it.
+//! Wire types: game state and events to `chess.common.v1`, players from it,
+//! and each failure's gRPC status.
 
 use chess_domain::{InvalidInput, color_to_pb};
 use chess_proto::common::v1 as pb;
+use chess_runtime::Reason;
 use shakmaty::Color;
+use tonic::{Code, Status};
 
 use crate::{
+    clients::EngineError,
+    error::Error,
     model::{
-        ClockReading, Ending, Event, Game, GameResult, Millis, Participant, PlayedMove, Termination,
+        ClockReading, Ending, Event, Game, GameError, GameResult, Millis, Participant, PlayedMove,
+        Termination,
     },
     store::{self, games},
     time::timestamp,
@@ -281,5 +287,45 @@ pub fn notice(game: &Game, now: Millis, kind: pb::game_event::Kind) -> pb::GameE
         ply: game.ply(),
         clock: Some(clock(&game.clock(now), game.time_control().is_timed())),
         kind: Some(kind),
+    }
+}
+
+impl From<Error> for Status {
+    fn from(error: Error) -> Self {
+        let message = error.to_string();
+        match error {
+            Error::NotFound(_) => Reason::NotFound.status(Code::NotFound, message),
+            Error::Game(e) => {
+                let (code, reason) = match e {
+                    GameError::NotAPlayer => (Code::PermissionDenied, Reason::NotAPlayer),
+                    GameError::NotYourTurn => (Code::FailedPrecondition, Reason::NotYourTurn),
+                    GameError::GameOver => (Code::FailedPrecondition, Reason::GameOver),
+                    GameError::Malformed(_) | GameError::UciOnly(_) => {
+                        (Code::InvalidArgument, Reason::MalformedMove)
+                    }
+                    GameError::Illegal { .. } => (Code::FailedPrecondition, Reason::IllegalMove),
+                    GameError::HintsNotAllowed => {
+                        (Code::FailedPrecondition, Reason::HintsNotAllowed)
+                    }
+                    GameError::NoDrawsInRuleSet
+                    | GameError::NoAbortInRuleSet
+                    | GameError::NoDrawOffer
+                    | GameError::NoRepetition
+                    | GameError::TooLateToAbort => (Code::FailedPrecondition, Reason::NotAllowed),
+                };
+                reason.status(code, message)
+            }
+            Error::Setup(_) | Error::Invalid(_) => {
+                Reason::InvalidRequest.status(Code::InvalidArgument, message)
+            }
+            Error::Engine(EngineError::Unavailable(_)) => {
+                Reason::EngineUnavailable.status(Code::Unavailable, message)
+            }
+            Error::Engine(EngineError::Refused(_)) => {
+                Reason::EngineUnavailable.status(Code::Internal, message)
+            }
+            Error::Store(store::StoreError::Corrupt { .. }) => Status::internal(message),
+            Error::Store(_) | Error::Busy => Status::unavailable(message),
+        }
     }
 }

@@ -1,23 +1,25 @@
 //! The game service: the single authority for every game.
 //!
+//! - [`api`]: the gRPC service, the only room that sees the wire's requests;
+//!   [`convert`] beside it turns domain values into wire types and failures
+//!   ([`error`]) into statuses.
+//! - [`registry`]: the core handle, [`registry::Registry`]: creates games and
+//!   runs one private actor per live game (`registry/actor.rs`), serialising
+//!   its moves, running its timers and the engine's moves, persisting before
+//!   it answers or publishes; [`hub`] carries live events per player.
+//! - [`clients`]: the calls out to the engine and rating services (the results
+//!   outbox's reporter).
+//! - [`store`]: the tables, migrations, reads and the group-committing writer.
 //! - [`model`]: the rules, free of I/O — moves, clocks, endings, the board
-//!   drawing and PGN.
-//! - [`store`]: the tables, migrations and the group-committing writer.
-//! - [`actor`]: one task per live game, serialising its moves, running its
-//!   timers and the engine's moves, persisting before it answers or publishes.
-//! - [`api`]: the gRPC service; [`convert`] turns domain values into wire
-//!   types; [`error`] maps failures to statuses.
-//! - [`engine`] and [`results`]: the calls out to the engine and rating
-//!   services; [`hub`]: live events per player; [`time`]: the clock source.
+//!   drawing and PGN; [`time`]: the clock source.
 
-pub mod actor;
 pub mod api;
+pub mod clients;
 pub mod convert;
-pub mod engine;
 pub mod error;
 pub mod hub;
 pub mod model;
-pub mod results;
+pub mod registry;
 pub mod store;
 pub mod time;
 
@@ -56,7 +58,7 @@ pub const DEFAULT_LISTEN: &str = chess_runtime::addr::GAME;
 
 /// Why the service could not run.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub enum StartError {
     #[error(transparent)]
     Server(#[from] chess_runtime::server::Error),
     #[error("cannot open the game database: {0}")]
@@ -68,7 +70,7 @@ pub enum Error {
 }
 
 /// Runs the service until shutdown.
-pub async fn run(config: Config) -> Result<(), Error> {
+pub async fn run(config: Config) -> Result<(), StartError> {
     let server =
         chess_runtime::Server::bind("game", &config.server, DEFAULT_LISTEN, &[SERVICE_NAME])
             .await?;
@@ -79,20 +81,20 @@ pub async fn run(config: Config) -> Result<(), Error> {
         chess_runtime::lock::database(chess_storage::sqlite_path(&config.database_url))?;
     let store = store::Store::open(&config.database_url).await?;
     let shutdown = server.shutdown();
-    let reporter = results::Reporter::spawn(
+    let reporter = clients::Reporter::spawn(
         store.clone(),
         chess_runtime::channel(&config.rating_addr)?,
         shutdown.clone(),
     );
-    let ctx = Arc::new(actor::Context {
+    let ctx = Arc::new(registry::Context {
         store: store.clone(),
         hub: hub::PlayerHub::default(),
-        engine: engine::Engine::new(chess_runtime::channel(&config.engine_addr)?),
+        engine: clients::Engine::new(chess_runtime::channel(&config.engine_addr)?),
         reporter,
         time: time::TimeSource::system(),
         shutdown,
     });
-    let registry = actor::Registry::new(ctx);
+    let registry = registry::Registry::new(ctx);
     let active = store.load_active().await?;
     tracing::info!(games = active.len(), "resuming active games");
     for game in active {

@@ -16,7 +16,8 @@ use crate::{
     accounts::{Email, Hasher, Password, Username},
     convert,
     error::Error,
-    store::{Field, GameReport, LeaderboardCursor, Player, Store, StoreError},
+    model::{GameReport, LeaderboardCursor, Player},
+    store::{Field, Store, StoreError},
 };
 
 /// Most player ids one `GetRatings` may ask for.

@@ -1,17 +1,20 @@
 //! Wire types in and out: requests become domain values with `TryFrom`,
 //! stored values become `chess.common.v1` messages, page positions become
-//! opaque tokens.
+//! opaque tokens, failures become statuses.
 
 use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
 use chess_domain::SpeedCategory;
 use chess_proto::{common::v1 as pb, rating::v1 as rpc};
 use chess_ratings::{System, SystemKind};
+use chess_runtime::Reason;
+use tonic::{Code, Status};
 
 use crate::{
     error::Error,
-    store::{
+    model::{
         CategoryRating, Change, GameReport, GameResult, HistoryEntry, LeaderboardCursor, Player,
     },
+    store::StoreError,
 };
 
 /// Page size when none is asked for.
@@ -224,6 +227,22 @@ fn decode(token: &str) -> Result<String, Error> {
         .ok_or_else(bad_token)
 }
 
+impl From<Error> for Status {
+    fn from(error: Error) -> Self {
+        let message = error.to_string();
+        match error {
+            Error::Rule(_) | Error::Invalid(_) => {
+                Reason::InvalidRequest.status(Code::InvalidArgument, message)
+            }
+            Error::Taken(_) => Status::already_exists(message),
+            Error::Unauthenticated => Status::unauthenticated(message),
+            Error::NotFound(_) => Reason::NotFound.status(Code::NotFound, message),
+            Error::Store(StoreError::Corrupt(_)) | Error::Hash(_) => Status::internal(message),
+            Error::Store(_) => Status::unavailable(message),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,5 +274,35 @@ mod tests {
         assert_eq!(page_size(0), 50);
         assert_eq!(page_size(7), 7);
         assert_eq!(page_size(5000), 200);
+    }
+}
+
+#[cfg(test)]
+mod status_tests {
+    use super::*;
+    use crate::{accounts::RuleError, store::Field};
+
+    #[test]
+    fn statuses() {
+        let status = Status::from(Error::from(StoreError::Taken(Field::Email)));
+        assert_eq!(status.code(), Code::AlreadyExists);
+        assert!(status.message().contains("email"), "{}", status.message());
+        let status = Status::from(Error::from(StoreError::Taken(Field::Username)));
+        assert!(
+            status.message().contains("username"),
+            "{}",
+            status.message()
+        );
+        let status = Status::from(Error::Rule(RuleError::Username));
+        assert_eq!(status.code(), Code::InvalidArgument);
+        assert_eq!(Reason::of(&status), Some(Reason::InvalidRequest));
+        assert_eq!(
+            Status::from(Error::Unauthenticated).code(),
+            Code::Unauthenticated
+        );
+        assert_eq!(
+            Status::from(Error::Store(StoreError::Corrupt("x".into()))).code(),
+            Code::Internal
+        );
     }
 }

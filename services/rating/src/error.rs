@@ -1,7 +1,4 @@
-//! The service's errors and their gRPC statuses.
-
-use chess_runtime::Reason;
-use tonic::{Code, Status};
+//! Why a call failed; [`crate::convert`] maps each failure to its gRPC status.
 
 use crate::{
     accounts::{HashError, RuleError},
@@ -47,50 +44,5 @@ impl From<StoreError> for Error {
 impl From<chess_domain::InvalidInput> for Error {
     fn from(e: chess_domain::InvalidInput) -> Self {
         Self::Invalid(e.0)
-    }
-}
-
-impl From<Error> for Status {
-    fn from(error: Error) -> Self {
-        let message = error.to_string();
-        match error {
-            Error::Rule(_) | Error::Invalid(_) => {
-                Reason::InvalidRequest.status(Code::InvalidArgument, message)
-            }
-            Error::Taken(_) => Status::already_exists(message),
-            Error::Unauthenticated => Status::unauthenticated(message),
-            Error::NotFound(_) => Reason::NotFound.status(Code::NotFound, message),
-            Error::Store(StoreError::Corrupt(_)) | Error::Hash(_) => Status::internal(message),
-            Error::Store(_) => Status::unavailable(message),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn statuses() {
-        let status = Status::from(Error::from(StoreError::Taken(Field::Email)));
-        assert_eq!(status.code(), Code::AlreadyExists);
-        assert!(status.message().contains("email"), "{}", status.message());
-        let status = Status::from(Error::from(StoreError::Taken(Field::Username)));
-        assert!(
-            status.message().contains("username"),
-            "{}",
-            status.message()
-        );
-        let status = Status::from(Error::Rule(RuleError::Username));
-        assert_eq!(status.code(), Code::InvalidArgument);
-        assert_eq!(Reason::of(&status), Some(Reason::InvalidRequest));
-        assert_eq!(
-            Status::from(Error::Unauthenticated).code(),
-            Code::Unauthenticated
-        );
-        assert_eq!(
-            Status::from(Error::Store(StoreError::Corrupt("x".into()))).code(),
-            Code::Internal
-        );
     }
 }

@@ -1,14 +1,16 @@
 //! The rating service: player accounts, ratings per speed category, rating
 //! history and leaderboards. Each finished game is applied exactly once.
 //!
+//! - [`api`]: the gRPC service, the only room that sees the wire's requests;
+//!   [`convert`] beside it turns wire types into domain values and back (and
+//!   pages into tokens, failures ([`error`]) into statuses).
 //! - [`accounts`]: the rules for usernames, emails and passwords, and Argon2id
 //!   hashing on the blocking pool.
 //! - [`store`]: the tables, their migrations, and the transactions that
 //!   register players and apply each game once without losing concurrent
 //!   updates, on SQLite and PostgreSQL alike.
-//! - [`api`]: the gRPC service; [`convert`] turns wire types into domain
-//!   values and back (and pages into tokens); [`error`] maps failures to
-//!   statuses.
+//! - [`model`]: the domain values — players, ratings per category, games as
+//!   reported, rating changes, history and leaderboard rows.
 //!
 //! The formulas themselves live in `chess-ratings`.
 
@@ -16,6 +18,7 @@ pub mod accounts;
 pub mod api;
 pub mod convert;
 pub mod error;
+pub mod model;
 pub mod store;
 
 use chess_proto::rating::v1::rating_service_server::{RatingServiceServer, SERVICE_NAME};
@@ -108,7 +111,7 @@ pub const DEFAULT_LISTEN: &str = chess_runtime::addr::RATING;
 
 /// Why the service could not run.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub enum StartError {
     #[error("invalid configuration: {0}")]
     Config(#[from] glicko2::ConfigError),
     #[error(transparent)]
@@ -123,7 +126,7 @@ pub enum Error {
 
 /// Runs the service until shutdown. Health turns SERVING once the migrations
 /// have run.
-pub async fn run(config: Config) -> Result<(), Error> {
+pub async fn run(config: Config) -> Result<(), StartError> {
     let system = config.system()?;
     let server =
         chess_runtime::Server::bind("rating", &config.server, DEFAULT_LISTEN, &[SERVICE_NAME])

@@ -7,284 +7,61 @@
 //! so time runs out at the exact instant with nobody connected, and it asks
 //! the engine for the computer's moves.
 //!
-//! Finished games linger briefly for readers, then their actor stops; the
-//! [`Registry`] loads a game back from the store when it is asked for again.
+//! Finished games linger briefly for readers, then their actor stops, and the
+//! [`Registry`] loads the game back from the store when it is asked for again.
 
 use std::{
-    collections::HashMap,
-    hash::{BuildHasher as _, RandomState},
-    sync::{
-        Arc, RwLock,
-        atomic::{AtomicU64, Ordering},
-    },
+    sync::{Arc, Weak},
     time::Duration,
 };
 
 use chess_domain::TimeControl;
 use chess_proto::common::v1 as pb;
-use chess_runtime::Shutdown;
 use shakmaty::Color;
 use tokio::{
-    sync::{broadcast, mpsc, oneshot},
+    sync::{broadcast, mpsc},
     time::Instant,
 };
 
+use super::{Acted, Action, Context, HintPosition, LINGER, Message, Registry, WATCH_CAPACITY};
 use crate::{
+    clients::EngineError,
     convert,
-    engine::{Engine, EngineError},
     error::Error,
-    hub::PlayerHub,
-    model::{ClockReading, Event, Game, GameError},
-    results::Reporter,
-    store::{self, Store},
-    time::TimeSource,
+    model::{Event, Game, GameError},
+    store,
 };
 
-/// How long a finished game's actor stays for readers.
-const LINGER: Duration = Duration::from_secs(30);
-/// Events a slow watcher may fall behind before it is cut off.
-const WATCH_CAPACITY: usize = 256;
-const SHARDS: usize = 32;
-
-/// What every actor needs.
-#[derive(Debug)]
-pub struct Context {
-    pub store: Store,
-    pub hub: PlayerHub,
-    pub engine: Engine,
-    pub reporter: Reporter,
-    pub time: TimeSource,
-    pub shutdown: Shutdown,
-}
-
-/// An action a player takes.
-#[derive(Clone, Debug)]
-pub enum Action {
-    Move(String),
-    Resign,
-    OfferDraw,
-    AcceptDraw,
-    DeclineDraw,
-    ClaimDraw,
-    Abort,
-}
-
-/// The outcome of an action: what it caused and where the game stands, but
-/// not the game itself (copying a long game for every move would cost in
-/// proportion to its length).
-#[derive(Clone, Debug)]
-pub struct Acted {
-    pub events: Vec<Event>,
-    pub clock: ClockReading,
-    /// Whether the game runs clocks.
-    pub timed: bool,
-    /// Half-moves played after the action.
-    pub ply: u32,
-    /// The side the acting player plays.
-    pub side: Color,
-}
-
-/// The position a hint is computed for.
-#[derive(Clone, Debug)]
-pub struct HintPosition {
-    pub initial_fen: String,
-    pub moves: Vec<String>,
-}
-
-enum Message {
-    Act {
-        actor: String,
-        action: Action,
-        reply: oneshot::Sender<Result<Acted, Error>>,
-    },
-    View {
-        reply: oneshot::Sender<Game>,
-    },
-    Watch {
-        reply: oneshot::Sender<(Game, broadcast::Receiver<Arc<pb::GameEvent>>)>,
-    },
-    Hint {
-        actor: String,
-        reply: oneshot::Sender<Result<HintPosition, Error>>,
-    },
-}
-
-/// A handle to a game's actor.
-#[derive(Clone, Debug)]
-pub struct GameHandle {
-    tx: mpsc::Sender<Message>,
-    generation: u64,
-}
-
-impl GameHandle {
-    async fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Message) -> Option<T> {
-        let (reply, answer) = oneshot::channel();
-        self.tx.send(make(reply)).await.ok()?;
-        answer.await.ok()
-    }
-}
-
-/// Every live game, by id.
-#[derive(Debug)]
-pub struct Registry {
+/// Starts the actor of `game`, reading requests from `inbox`.
+pub(super) fn spawn(
+    game: Game,
     ctx: Arc<Context>,
-    hasher: RandomState,
-    shards: Vec<RwLock<HashMap<String, GameHandle>>>,
-    /// Serialises loading a game from the store, per shard, so that a game is
-    /// never loaded twice.
-    loading: Vec<tokio::sync::Mutex<()>>,
-    generations: AtomicU64,
-}
-
-impl Registry {
-    pub fn new(ctx: Arc<Context>) -> Arc<Self> {
-        Arc::new(Self {
-            ctx,
-            hasher: RandomState::new(),
-            shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
-            loading: (0..SHARDS).map(|_| tokio::sync::Mutex::default()).collect(),
-            generations: AtomicU64::new(0),
-        })
-    }
-
-    pub fn context(&self) -> &Arc<Context> {
-        &self.ctx
-    }
-
-    fn shard_of(&self, id: &str) -> usize {
-        self.hasher.hash_one(id) as usize % SHARDS
-    }
-
-    fn cached(&self, id: &str) -> Option<GameHandle> {
-        let shard = self.shards[self.shard_of(id)]
-            .read()
-            .unwrap_or_else(|p| p.into_inner());
-        shard.get(id).cloned()
-    }
-
-    /// Starts an actor for `game` and registers it.
-    pub fn start(self: &Arc<Self>, game: Game) -> GameHandle {
-        let (tx, rx) = mpsc::channel(64);
-        let handle = GameHandle {
-            tx,
-            generation: self.generations.fetch_add(1, Ordering::Relaxed),
-        };
-        let id = game.id().to_owned();
-        {
-            let mut shard = self.shards[self.shard_of(&id)]
-                .write()
-                .unwrap_or_else(|p| p.into_inner());
-            shard.insert(id, handle.clone());
-        }
-        let (events, _) = broadcast::channel(WATCH_CAPACITY);
-        let (engine_tx, engine_rx) = mpsc::channel(4);
-        let actor = Actor {
-            game,
-            ctx: Arc::clone(&self.ctx),
-            registry: Arc::downgrade(self),
-            generation: handle.generation,
-            inbox: rx,
-            events,
-            engine_tx,
-            engine_rx,
-            engine_pending: false,
-            engine_retry_at: None,
-            engine_failures: 0,
-        };
-        tokio::spawn(actor.run());
-        handle
-    }
-
-    /// The actor of game `id`, loading the game if it is stored but not live.
-    async fn handle(self: &Arc<Self>, id: &str) -> Result<GameHandle, Error> {
-        if let Some(handle) = self.cached(id) {
-            return Ok(handle);
-        }
-        let _loading = self.loading[self.shard_of(id)].lock().await;
-        if let Some(handle) = self.cached(id) {
-            return Ok(handle);
-        }
-        let game = self
-            .ctx
-            .store
-            .load(id)
-            .await?
-            .ok_or_else(|| Error::NotFound(id.to_owned()))?;
-        Ok(self.start(game))
-    }
-
-    /// Sends a request to game `id`'s actor, retrying once if the actor
-    /// stopped in between.
-    async fn ask<T>(
-        self: &Arc<Self>,
-        id: &str,
-        make: impl Fn(oneshot::Sender<T>) -> Message,
-    ) -> Result<T, Error> {
-        for _ in 0..2 {
-            let handle = self.handle(id).await?;
-            if let Some(answer) = handle.ask(&make).await {
-                return Ok(answer);
-            }
-            self.forget(id, handle.generation);
-        }
-        Err(Error::Busy)
-    }
-
-    fn forget(&self, id: &str, generation: u64) {
-        let mut shard = self.shards[self.shard_of(id)]
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
-        if shard.get(id).is_some_and(|h| h.generation == generation) {
-            shard.remove(id);
-        }
-    }
-
-    /// `actor` takes `action` in game `id`.
-    pub async fn act(
-        self: &Arc<Self>,
-        id: &str,
-        actor: &str,
-        action: Action,
-    ) -> Result<Acted, Error> {
-        self.ask(id, |reply| Message::Act {
-            actor: actor.to_owned(),
-            action: action.clone(),
-            reply,
-        })
-        .await?
-    }
-
-    /// A copy of game `id` as it is now.
-    pub async fn view(self: &Arc<Self>, id: &str) -> Result<Game, Error> {
-        self.ask(id, |reply| Message::View { reply }).await
-    }
-
-    /// A copy of game `id` and its events from now on.
-    pub async fn watch(
-        self: &Arc<Self>,
-        id: &str,
-    ) -> Result<(Game, broadcast::Receiver<Arc<pb::GameEvent>>), Error> {
-        self.ask(id, |reply| Message::Watch { reply }).await
-    }
-
-    /// The position `actor` may ask a hint for.
-    pub async fn hint_position(
-        self: &Arc<Self>,
-        id: &str,
-        actor: &str,
-    ) -> Result<HintPosition, Error> {
-        self.ask(id, |reply| Message::Hint {
-            actor: actor.to_owned(),
-            reply,
-        })
-        .await?
-    }
+    registry: Weak<Registry>,
+    generation: u64,
+    inbox: mpsc::Receiver<Message>,
+) {
+    let (events, _) = broadcast::channel(WATCH_CAPACITY);
+    let (engine_tx, engine_rx) = mpsc::channel(4);
+    let actor = Actor {
+        game,
+        ctx,
+        registry,
+        generation,
+        inbox,
+        events,
+        engine_tx,
+        engine_rx,
+        engine_pending: false,
+        engine_retry_at: None,
+        engine_failures: 0,
+    };
+    tokio::spawn(actor.run());
 }
 
 struct Actor {
     game: Game,
     ctx: Arc<Context>,
-    registry: std::sync::Weak<Registry>,
+    registry: Weak<Registry>,
     generation: u64,
     inbox: mpsc::Receiver<Message>,
     events: broadcast::Sender<Arc<pb::GameEvent>>,

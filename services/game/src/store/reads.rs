@@ -1,0 +1,149 @@
+//! Reading games back: one game, every game in play, a player's games page
+//! by page, and the results still owed to the rating service.
+
+use std::collections::HashMap;
+
+use chess_domain::SpeedCategory;
+use sea_orm::{
+    ColumnTrait as _, Condition, EntityTrait as _, QueryFilter as _, QueryOrder as _,
+    QuerySelect as _, sea_query::Query,
+};
+
+use super::{
+    ListFilter, PendingResult, Store, StoreError, games, moves, results_outbox,
+    rows::{decode_result, restore},
+};
+use crate::model::Game;
+
+impl Store {
+    /// The id of the game created with `key`, if any.
+    pub async fn game_for_key(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(games::Entity::find()
+            .filter(games::Column::IdempotencyKey.eq(key))
+            .one(&self.db)
+            .await?
+            .map(|g| g.id))
+    }
+
+    /// The stored game `id`, rebuilt.
+    pub async fn load(&self, id: &str) -> Result<Option<Game>, StoreError> {
+        let Some(row) = games::Entity::find_by_id(id.to_owned())
+            .one(&self.db)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let moves = moves::Entity::find()
+            .filter(moves::Column::GameId.eq(id))
+            .order_by_asc(moves::Column::Ply)
+            .all(&self.db)
+            .await?;
+        restore(row, moves).map(Some)
+    }
+
+    /// Every game still in progress, rebuilt (at start-up).
+    pub async fn load_active(&self) -> Result<Vec<Game>, StoreError> {
+        let rows = games::Entity::find()
+            .filter(games::Column::Status.eq("active"))
+            .all(&self.db)
+            .await?;
+        let mut moves_by_game: HashMap<String, Vec<moves::Model>> = HashMap::new();
+        let active_ids = Query::select()
+            .column(games::Column::Id)
+            .from(games::Entity)
+            .and_where(games::Column::Status.eq("active"))
+            .to_owned();
+        for m in moves::Entity::find()
+            .filter(moves::Column::GameId.in_subquery(active_ids))
+            .order_by_asc(moves::Column::GameId)
+            .order_by_asc(moves::Column::Ply)
+            .all(&self.db)
+            .await?
+        {
+            moves_by_game.entry(m.game_id.clone()).or_default().push(m);
+        }
+        rows.into_iter()
+            .map(|row| {
+                let moves = moves_by_game.remove(&row.id).unwrap_or_default();
+                restore(row, moves)
+            })
+            .collect()
+    }
+
+    /// A page of `player_id`'s games, newest first, and the token of the next
+    /// page.
+    pub async fn list(
+        &self,
+        player_id: &str,
+        filter: ListFilter,
+        page_size: u64,
+        page_token: &str,
+    ) -> Result<(Vec<games::Model>, String), StoreError> {
+        let mut query = games::Entity::find().filter(
+            Condition::any()
+                .add(games::Column::WhiteId.eq(player_id))
+                .add(games::Column::BlackId.eq(player_id)),
+        );
+        match filter {
+            ListFilter::All => {}
+            ListFilter::Active => query = query.filter(games::Column::Status.eq("active")),
+            ListFilter::Finished => query = query.filter(games::Column::Status.eq("finished")),
+        }
+        if let Some((created, id)) = parse_token(page_token) {
+            query = query.filter(
+                Condition::any()
+                    .add(games::Column::CreatedAt.lt(created))
+                    .add(
+                        Condition::all()
+                            .add(games::Column::CreatedAt.eq(created))
+                            .add(games::Column::Id.lt(id)),
+                    ),
+            );
+        }
+        let mut rows = query
+            .order_by_desc(games::Column::CreatedAt)
+            .order_by_desc(games::Column::Id)
+            .limit(page_size + 1)
+            .all(&self.db)
+            .await?;
+        let next = if rows.len() as u64 > page_size {
+            rows.truncate(page_size as usize);
+            rows.last()
+                .map(|r| format!("{}:{}", r.created_at, r.id))
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
+        Ok((rows, next))
+    }
+
+    /// Results the rating service has not acknowledged yet.
+    pub async fn pending_results(&self) -> Result<Vec<PendingResult>, StoreError> {
+        results_outbox::Entity::find()
+            .order_by_asc(results_outbox::Column::FinishedAt)
+            .all(&self.db)
+            .await?
+            .into_iter()
+            .map(|row| {
+                let corrupt = |what: &str| StoreError::Corrupt {
+                    id: row.game_id.clone(),
+                    reason: format!("bad {what} in the results outbox"),
+                };
+                Ok(PendingResult {
+                    result: decode_result(&row.result).ok_or_else(|| corrupt("result"))?,
+                    speed: SpeedCategory::from_name(&row.speed).ok_or_else(|| corrupt("speed"))?,
+                    game_id: row.game_id,
+                    white_id: row.white_id,
+                    black_id: row.black_id,
+                    rated: row.rated,
+                    finished_at: row.finished_at,
+                })
+            })
+            .collect()
+    }
+}
+
+fn parse_token(token: &str) -> Option<(i64, String)> {
+    let (created, id) = token.split_once(':')?;
+    Some((created.parse().ok()?, id.to_owned()))
+}

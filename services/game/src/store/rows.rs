@@ -1,0 +1,287 @@
+//! Domain values to rows and back: the stored spellings of colours, results,
+//! time controls, players and rule sets; a new game's row; the writes that
+//! make a game's events durable; a game rebuilt from its rows.
+
+use chess_domain::{RuleSet, TimeControl};
+use sea_orm::Set;
+use shakmaty::Color;
+
+use super::{StoreError, WriteOp, games, moves, results_outbox};
+use crate::model::{
+    Ending, Event, Game, GameResult, GameSetup, Participant, PlayedMove, Termination,
+};
+
+/// Stored name of a colour.
+pub fn encode_color(color: Color) -> &'static str {
+    match color {
+        Color::White => "white",
+        Color::Black => "black",
+    }
+}
+
+fn decode_color(s: &str) -> Option<Color> {
+    match s {
+        "white" => Some(Color::White),
+        "black" => Some(Color::Black),
+        _ => None,
+    }
+}
+
+fn encode_result(result: GameResult) -> &'static str {
+    match result {
+        GameResult::WhiteWins => "white",
+        GameResult::BlackWins => "black",
+        GameResult::Draw => "draw",
+    }
+}
+
+/// A stored result.
+pub fn decode_result(s: &str) -> Option<GameResult> {
+    match s {
+        "white" => Some(GameResult::WhiteWins),
+        "black" => Some(GameResult::BlackWins),
+        "draw" => Some(GameResult::Draw),
+        _ => None,
+    }
+}
+
+/// A time control as stored: `untimed`, `incremental:<s>:<s>`,
+/// `moves:<n>:<s>`, `daily:<h>`.
+pub fn encode_time_control(tc: TimeControl) -> String {
+    match tc {
+        TimeControl::Untimed => "untimed".to_owned(),
+        TimeControl::Incremental {
+            initial_secs,
+            increment_secs,
+        } => {
+            format!("incremental:{initial_secs}:{increment_secs}")
+        }
+        TimeControl::MovesInPeriod { moves, period_secs } => format!("moves:{moves}:{period_secs}"),
+        TimeControl::Daily { turn_hours } => format!("daily:{turn_hours}"),
+    }
+}
+
+/// The time control stored as `s`.
+pub fn decode_time_control(s: &str) -> Option<TimeControl> {
+    let mut parts = s.split(':');
+    let kind = parts.next()?;
+    let mut num = || parts.next().and_then(|p| p.parse::<u32>().ok());
+    Some(match kind {
+        "untimed" => TimeControl::Untimed,
+        "incremental" => TimeControl::Incremental {
+            initial_secs: num()?,
+            increment_secs: num()?,
+        },
+        "moves" => TimeControl::MovesInPeriod {
+            moves: num()?,
+            period_secs: num()?,
+        },
+        "daily" => TimeControl::Daily { turn_hours: num()? },
+        _ => return None,
+    })
+}
+
+fn encode_participant(p: &Participant) -> (&'static str, String, String, i32) {
+    match p {
+        Participant::Registered { id, username } => ("registered", id.clone(), username.clone(), 0),
+        Participant::Guest { id, name } => ("guest", id.clone(), name.clone(), 0),
+        Participant::Engine { level } => {
+            ("engine", String::new(), String::new(), i32::from(*level))
+        }
+    }
+}
+
+fn decode_participant(kind: &str, id: String, name: String, level: i32) -> Option<Participant> {
+    match kind {
+        "registered" => Some(Participant::Registered { id, username: name }),
+        "guest" => Some(Participant::Guest { id, name }),
+        "engine" => u8::try_from(level)
+            .ok()
+            .map(|level| Participant::Engine { level }),
+        _ => None,
+    }
+}
+
+fn encode_rules(rules: RuleSet) -> &'static str {
+    match rules {
+        RuleSet::Standard => "standard",
+        RuleSet::Uqchess => "uqchess",
+    }
+}
+
+/// The row of a new game.
+pub fn new_game_row(game: &Game, idempotency_key: Option<String>) -> games::ActiveModel {
+    let (white_kind, white_id, white_name, white_level) = encode_participant(game.white());
+    let (black_kind, black_id, black_name, black_level) = encode_participant(game.black());
+    games::ActiveModel {
+        id: Set(game.id().to_owned()),
+        white_kind: Set(white_kind.to_owned()),
+        white_id: Set(white_id),
+        white_name: Set(white_name),
+        white_level: Set(white_level),
+        black_kind: Set(black_kind.to_owned()),
+        black_id: Set(black_id),
+        black_name: Set(black_name),
+        black_level: Set(black_level),
+        time_control: Set(encode_time_control(game.time_control())),
+        speed: Set(game.time_control().speed().as_str().to_owned()),
+        rules: Set(encode_rules(game.rules()).to_owned()),
+        rated: Set(game.rated()),
+        hints_allowed: Set(game.hints_allowed()),
+        initial_fen: Set(game.initial_fen().to_owned()),
+        fen: Set(game.fen()),
+        ply: Set(game.ply() as i32),
+        status: Set("active".to_owned()),
+        result: Set(None),
+        termination: Set(None),
+        draw_offer: Set(None),
+        created_at: Set(game.created_at()),
+        updated_at: Set(game.created_at()),
+        finished_at: Set(None),
+        idempotency_key: Set(idempotency_key),
+    }
+}
+
+/// The writes that make `events` (already applied to `game`) durable.
+pub fn ops_for(game: &Game, events: &[Event], now: i64) -> Vec<WriteOp> {
+    let mut ops = Vec::with_capacity(events.len() + 2);
+    let mut changed = false;
+    for event in events {
+        match event {
+            Event::MoveMade { ply, mv, .. } => {
+                // The moves table is the record of play; the game's row is
+                // only rewritten when its status or draw offer changes.
+                ops.push(WriteOp::InsertMove(moves::Model {
+                    game_id: game.id().to_owned(),
+                    ply: *ply as i32,
+                    uci: mv.uci.clone(),
+                    san: mv.san.clone(),
+                    submitted: mv.submitted.clone(),
+                    played_at: mv.at,
+                    clock_after_ms: mv.clock_after,
+                }));
+            }
+            Event::DrawOffered { .. } | Event::DrawDeclined { .. } => changed = true,
+            Event::FiftyMoveWarning { .. } => {}
+            Event::GameEnded(ending) => {
+                changed = true;
+                if let (
+                    Some(result),
+                    Participant::Registered { id: white_id, .. },
+                    Participant::Registered { id: black_id, .. },
+                ) = (ending.result, game.white(), game.black())
+                {
+                    ops.push(WriteOp::InsertResult(results_outbox::ActiveModel {
+                        game_id: Set(game.id().to_owned()),
+                        white_id: Set(white_id.clone()),
+                        black_id: Set(black_id.clone()),
+                        result: Set(encode_result(result).to_owned()),
+                        speed: Set(game.time_control().speed().as_str().to_owned()),
+                        // An untimed game stored as rated before untimed
+                        // games had their category is reported unrated.
+                        rated: Set(game.rated() && game.time_control().speed().is_rated()),
+                        finished_at: Set(ending.at),
+                    }));
+                }
+            }
+        }
+    }
+    if changed {
+        let ending = game.ending();
+        ops.push(WriteOp::UpdateGame(Box::new(games::ActiveModel {
+            id: Set(game.id().to_owned()),
+            fen: Set(game.fen()),
+            ply: Set(game.ply() as i32),
+            status: Set(if ending.is_some() {
+                "finished"
+            } else {
+                "active"
+            }
+            .to_owned()),
+            result: Set(ending
+                .and_then(|e| e.result)
+                .map(|r| encode_result(r).to_owned())),
+            termination: Set(ending.map(|e| e.termination.as_str().to_owned())),
+            draw_offer: Set(game.draw_offer().map(|c| encode_color(c).to_owned())),
+            finished_at: Set(ending.map(|e| e.at)),
+            updated_at: Set(now),
+            ..Default::default()
+        })));
+    }
+    ops
+}
+
+/// The setup and ending stored in `row`.
+pub fn row_setup(row: &games::Model) -> Result<(GameSetup, Option<Ending>), StoreError> {
+    let corrupt = |what: &str| StoreError::Corrupt {
+        id: row.id.clone(),
+        reason: format!("bad {what}"),
+    };
+    let white = decode_participant(
+        &row.white_kind,
+        row.white_id.clone(),
+        row.white_name.clone(),
+        row.white_level,
+    )
+    .ok_or_else(|| corrupt("white player"))?;
+    let black = decode_participant(
+        &row.black_kind,
+        row.black_id.clone(),
+        row.black_name.clone(),
+        row.black_level,
+    )
+    .ok_or_else(|| corrupt("black player"))?;
+    let time_control =
+        decode_time_control(&row.time_control).ok_or_else(|| corrupt("time control"))?;
+    let rules = match row.rules.as_str() {
+        "standard" => RuleSet::Standard,
+        "uqchess" => RuleSet::Uqchess,
+        _ => return Err(corrupt("rule set")),
+    };
+    let ending = match (&row.termination, row.finished_at) {
+        (Some(termination), Some(at)) => Some(Ending {
+            result: row.result.as_deref().and_then(decode_result),
+            termination: Termination::from_name(termination)
+                .ok_or_else(|| corrupt("termination"))?,
+            at,
+        }),
+        _ => None,
+    };
+    let setup = GameSetup {
+        white,
+        black,
+        time_control,
+        rules,
+        rated: row.rated,
+        allow_hints: row.hints_allowed,
+        initial_fen: Some(row.initial_fen.clone()),
+    };
+    Ok((setup, ending))
+}
+
+pub(super) fn restore(row: games::Model, moves: Vec<moves::Model>) -> Result<Game, StoreError> {
+    let (setup, ending) = row_setup(&row)?;
+    let played = moves
+        .into_iter()
+        .map(|m| PlayedMove {
+            uci: m.uci,
+            san: m.san,
+            submitted: m.submitted,
+            at: m.played_at,
+            clock_after: m.clock_after_ms,
+        })
+        .collect();
+    let draw_offer = row.draw_offer.as_deref().and_then(decode_color);
+    Game::restore(
+        row.id.clone(),
+        setup,
+        row.created_at,
+        played,
+        draw_offer,
+        ending,
+    )
+    .map_err(|e| StoreError::Corrupt {
+        id: row.id,
+        reason: e.to_string(),
+    })
+}

@@ -1,0 +1,116 @@
+//! The service's domain values: players, their ratings, games as reported,
+//! what recording one changed, history rows and leaderboard rows.
+
+use chess_domain::SpeedCategory;
+use chess_ratings::{Score, Standing};
+
+/// A registered player.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Player {
+    pub id: String,
+    pub username: String,
+    pub email: String,
+    pub registered_at_ms: i64,
+}
+
+/// A player's rating in one category, as stored.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CategoryRating {
+    pub category: SpeedCategory,
+    pub standing: Standing,
+    pub wins: u32,
+    pub losses: u32,
+    pub draws: u32,
+}
+
+/// Final result of a game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GameResult {
+    WhiteWins,
+    BlackWins,
+    Draw,
+}
+
+impl GameResult {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::WhiteWins => "white",
+            Self::BlackWins => "black",
+            Self::Draw => "draw",
+        }
+    }
+
+    pub(crate) fn white_score(self) -> Score {
+        match self {
+            Self::WhiteWins => Score::Win,
+            Self::BlackWins => Score::Loss,
+            Self::Draw => Score::Draw,
+        }
+    }
+}
+
+/// A finished game as reported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GameReport {
+    pub game_id: String,
+    pub white_id: String,
+    pub black_id: String,
+    pub result: GameResult,
+    pub category: SpeedCategory,
+    pub rated: bool,
+    /// Milliseconds since the epoch, if the reporter said.
+    pub finished_at_ms: Option<i64>,
+}
+
+/// One player's rating change from one game.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Change {
+    pub player_id: String,
+    pub category: SpeedCategory,
+    pub rating_before: f64,
+    pub rating_after: f64,
+    pub deviation_before: f64,
+    pub deviation_after: f64,
+}
+
+/// What recording a game did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recorded {
+    /// False if the game had been recorded before.
+    pub first_time: bool,
+    /// None when the game changed no rating.
+    pub white: Option<Change>,
+    pub black: Option<Change>,
+}
+
+/// One row of a player's rating history.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HistoryEntry {
+    pub id: i64,
+    pub game_id: String,
+    pub category: SpeedCategory,
+    pub opponent_id: String,
+    pub score: f64,
+    pub rating_before: f64,
+    pub rating_after: f64,
+    pub deviation_after: f64,
+    pub recorded_at_ms: i64,
+}
+
+/// Where a leaderboard page starts: after this rating and username.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeaderboardCursor {
+    pub rating: f64,
+    pub username_key: String,
+    /// Rank of that last row.
+    pub rank: u32,
+}
+
+/// One leaderboard row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeaderboardRow {
+    pub rank: u32,
+    pub player_id: String,
+    pub username: String,
+    pub rating: CategoryRating,
+}

@@ -1,0 +1,127 @@
+//! Registering players and finding them by id, name or login.
+
+use chess_domain::SpeedCategory;
+use sea_orm::{ColumnTrait as _, DbErr, EntityTrait as _, QueryFilter as _, Set, SqlErr};
+
+use super::{Field, Store, StoreError, players, ratings};
+use crate::{
+    accounts::{Email, Username, email_key, username_key},
+    model::Player,
+};
+
+impl From<players::Model> for Player {
+    fn from(row: players::Model) -> Self {
+        Self {
+            id: row.id,
+            username: row.username,
+            email: row.email,
+            registered_at_ms: row.registered_at,
+        }
+    }
+}
+
+impl Store {
+    /// Creates an account with the initial rating in every category. A
+    /// username or email that differs from an existing one only in case is
+    /// [`StoreError::Taken`].
+    pub async fn register(
+        &self,
+        username: &Username,
+        email: &Email,
+        password_hash: &str,
+        now_ms: i64,
+    ) -> Result<Player, StoreError> {
+        let player = Player {
+            id: uuid::Uuid::now_v7().to_string(),
+            username: username.as_str().to_owned(),
+            email: email.as_str().to_owned(),
+            registered_at_ms: now_ms,
+        };
+        let row = players::ActiveModel {
+            id: Set(player.id.clone()),
+            username: Set(player.username.clone()),
+            username_key: Set(username.key()),
+            email: Set(player.email.clone()),
+            email_key: Set(email.key()),
+            password_hash: Set(password_hash.to_owned()),
+            registered_at: Set(now_ms),
+        };
+        let (row, player_id) = (&row, player.id.as_str());
+        self.write(|| async move {
+            let txn = self.begin_write().await?;
+            let inserted = async {
+                players::Entity::insert(row.clone())
+                    .exec_without_returning(&txn)
+                    .await?;
+                let ratings = SpeedCategory::RATED.map(|c| self.initial_row(player_id, c));
+                ratings::Entity::insert_many(ratings)
+                    .exec_without_returning(&txn)
+                    .await
+            }
+            .await;
+            match inserted {
+                Ok(_) => Ok(txn.commit().await?),
+                Err(e) => {
+                    let _already_failing = txn.rollback().await;
+                    Err(match taken_field(&e) {
+                        Some(field) => StoreError::Taken(field),
+                        None => e.into(),
+                    })
+                }
+            }
+        })
+        .await?;
+        Ok(player)
+    }
+
+    /// The player with id `id`.
+    pub async fn player(&self, id: &str) -> Result<Option<Player>, StoreError> {
+        Ok(players::Entity::find_by_id(id.to_owned())
+            .one(&self.db)
+            .await?
+            .map(Player::from))
+    }
+
+    /// The player called `name`, in any case.
+    pub async fn player_named(&self, name: &str) -> Result<Option<Player>, StoreError> {
+        Ok(players::Entity::find()
+            .filter(players::Column::UsernameKey.eq(username_key(name)))
+            .one(&self.db)
+            .await?
+            .map(Player::from))
+    }
+
+    /// The player whose username or (if `login` has an `@`) email is
+    /// `login`, in any case, with their password hash.
+    pub async fn account_for_login(
+        &self,
+        login: &str,
+    ) -> Result<Option<(Player, String)>, StoreError> {
+        let filter = if login.contains('@') {
+            players::Column::EmailKey.eq(email_key(login))
+        } else {
+            players::Column::UsernameKey.eq(username_key(login))
+        };
+        Ok(players::Entity::find()
+            .filter(filter)
+            .one(&self.db)
+            .await?
+            .map(|row| {
+                let hash = row.password_hash.clone();
+                (Player::from(row), hash)
+            }))
+    }
+}
+
+/// Which unique account field `error` violated, if it is such a violation.
+pub(super) fn taken_field(error: &DbErr) -> Option<Field> {
+    match error.sql_err()? {
+        SqlErr::UniqueConstraintViolation(message) if message.contains("username_key") => {
+            Some(Field::Username)
+        }
+        SqlErr::UniqueConstraintViolation(message) if message.contains("email_key") => {
+            Some(Field::Email)
+        }
+        _ => None,
+    }
+}

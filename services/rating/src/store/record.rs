@@ -1,0 +1,250 @@
+//! Applying a finished game once: its `results` row, both ratings and their
+//! history rows in one transaction.
+
+use sea_orm::{
+    ColumnTrait as _, DatabaseTransaction, EntityTrait as _, QueryFilter as _, QueryOrder as _,
+    QuerySelect as _, Set, TryInsertResult,
+};
+
+use super::{
+    Store, StoreError, players, rating_history, ratings,
+    reads::{category_named, category_rating},
+    results,
+};
+use chess_ratings::{Rating, Score};
+
+use crate::model::{CategoryRating, Change, GameReport, Recorded};
+
+impl Store {
+    /// Applies `report` unless its game id was recorded before, in which
+    /// case the original outcome is returned and nothing changes.
+    pub async fn record(&self, report: &GameReport, now_ms: i64) -> Result<Recorded, StoreError> {
+        let outcome = self
+            .write(|| async move {
+                let txn = self.begin_write().await?;
+                match self.try_record(&txn, report, now_ms).await {
+                    Ok(Some(recorded)) => {
+                        txn.commit().await?;
+                        Ok(Some(recorded))
+                    }
+                    // Recorded before: nothing to keep.
+                    Ok(None) => {
+                        txn.rollback().await?;
+                        Ok(None)
+                    }
+                    Err(e) => {
+                        let _already_failing = txn.rollback().await;
+                        Err(e)
+                    }
+                }
+            })
+            .await?;
+        match outcome {
+            Some(recorded) => Ok(recorded),
+            None => self.recorded(&report.game_id).await,
+        }
+    }
+
+    /// The first attempt's work in `txn`, or None if the game was recorded
+    /// already.
+    async fn try_record(
+        &self,
+        txn: &DatabaseTransaction,
+        report: &GameReport,
+        now_ms: i64,
+    ) -> Result<Option<Recorded>, StoreError> {
+        let (white_id, black_id) = (&report.white_id, &report.black_id);
+        let known: Vec<String> = players::Entity::find()
+            .select_only()
+            .column(players::Column::Id)
+            .filter(players::Column::Id.is_in([white_id.clone(), black_id.clone()]))
+            .into_tuple()
+            .all(txn)
+            .await?;
+        let applies = report.rated && white_id != black_id && known.len() == 2;
+
+        // The game's key first: a concurrent delivery of the same game waits
+        // here for this transaction and then finds the row.
+        let inserted = results::Entity::insert(results::ActiveModel {
+            game_id: Set(report.game_id.clone()),
+            white_id: Set(white_id.clone()),
+            black_id: Set(black_id.clone()),
+            result: Set(report.result.as_str().to_owned()),
+            category: Set(report.category.as_str().to_owned()),
+            rated: Set(report.rated),
+            applied: Set(applies),
+            system: Set(self.system_name().to_owned()),
+            finished_at: Set(report.finished_at_ms),
+            recorded_at: Set(now_ms),
+        })
+        .on_conflict_do_nothing()
+        .exec_without_returning(txn)
+        .await?;
+        if !matches!(inserted, TryInsertResult::Inserted(n) if n > 0) {
+            return Ok(None);
+        }
+        if !applies {
+            return Ok(Some(Recorded {
+                first_time: true,
+                white: None,
+                black: None,
+            }));
+        }
+
+        // Rows for players registered under another system.
+        let category = report.category;
+        let missing = [
+            self.initial_row(white_id, category),
+            self.initial_row(black_id, category),
+        ];
+        ratings::Entity::insert_many(missing)
+            .on_conflict_do_nothing()
+            .exec_without_returning(txn)
+            .await?;
+        let rows = ratings::Entity::find()
+            .filter(ratings::Column::PlayerId.is_in([white_id.clone(), black_id.clone()]))
+            .filter(ratings::Column::System.eq(self.system_name()))
+            .filter(ratings::Column::Category.eq(category.as_str()))
+            .order_by_asc(ratings::Column::PlayerId)
+            .lock_exclusive()
+            .all(txn)
+            .await?;
+        let find = |id: &str| {
+            rows.iter()
+                .find(|r| r.player_id == id)
+                .ok_or_else(|| StoreError::Corrupt(format!("no {category} rating for {id}")))
+        };
+        let (white_row, black_row) = (find(white_id)?, find(black_id)?);
+        let (white, black) = (category_rating(white_row)?, category_rating(black_row)?);
+
+        // Inactivity counts to when the game ended, if that is known and
+        // not in the future.
+        let at = report.finished_at_ms.map_or(now_ms, |f| f.min(now_ms));
+        let score = report.result.white_score();
+        let (white_after, black_after) =
+            self.system
+                .rate_game(&white.standing, &black.standing, score, at);
+
+        let white_change = self
+            .apply(
+                txn,
+                white_row,
+                &white,
+                white_after,
+                score,
+                black_id,
+                report,
+                at,
+                now_ms,
+            )
+            .await?;
+        let black_change = self
+            .apply(
+                txn,
+                black_row,
+                &black,
+                black_after,
+                score.opposite(),
+                white_id,
+                report,
+                at,
+                now_ms,
+            )
+            .await?;
+        Ok(Some(Recorded {
+            first_time: true,
+            white: Some(white_change),
+            black: Some(black_change),
+        }))
+    }
+
+    /// Stores one player's new rating and history row.
+    #[allow(clippy::too_many_arguments)]
+    async fn apply(
+        &self,
+        txn: &DatabaseTransaction,
+        row: &ratings::Model,
+        before: &CategoryRating,
+        after: Rating,
+        score: Score,
+        opponent_id: &str,
+        report: &GameReport,
+        at: i64,
+        now_ms: i64,
+    ) -> Result<Change, StoreError> {
+        let shown_before = self.system.current(&before.standing, at);
+        let (wins, losses, draws) = match score {
+            Score::Win => (1, 0, 0),
+            Score::Loss => (0, 1, 0),
+            Score::Draw => (0, 0, 1),
+        };
+        let mut update: ratings::ActiveModel = row.clone().into();
+        update.rating = Set(after.rating);
+        update.deviation = Set(after.deviation);
+        update.volatility = Set(after.volatility);
+        update.games_played = Set(row.games_played.saturating_add(1));
+        update.wins = Set(row.wins.saturating_add(wins));
+        update.losses = Set(row.losses.saturating_add(losses));
+        update.draws = Set(row.draws.saturating_add(draws));
+        update.last_played_at = Set(Some(row.last_played_at.map_or(at, |last| last.max(at))));
+        ratings::Entity::update(update).exec(txn).await?;
+
+        rating_history::Entity::insert(rating_history::ActiveModel {
+            player_id: Set(row.player_id.clone()),
+            system: Set(self.system_name().to_owned()),
+            category: Set(report.category.as_str().to_owned()),
+            game_id: Set(report.game_id.clone()),
+            opponent_id: Set(opponent_id.to_owned()),
+            score: Set(score.value()),
+            rating_before: Set(shown_before.rating),
+            rating_after: Set(after.rating),
+            deviation_before: Set(shown_before.deviation),
+            deviation_after: Set(after.deviation),
+            recorded_at: Set(now_ms),
+            ..Default::default()
+        })
+        .exec_without_returning(txn)
+        .await?;
+        Ok(Change {
+            player_id: row.player_id.clone(),
+            category: report.category,
+            rating_before: shown_before.rating,
+            rating_after: after.rating,
+            deviation_before: shown_before.deviation,
+            deviation_after: after.deviation,
+        })
+    }
+
+    /// The outcome of the recorded game `game_id`, as a repeat.
+    async fn recorded(&self, game_id: &str) -> Result<Recorded, StoreError> {
+        let result = results::Entity::find_by_id(game_id.to_owned())
+            .one(&self.db)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt(format!("game {game_id} vanished")))?;
+        let mut recorded = Recorded {
+            first_time: false,
+            white: None,
+            black: None,
+        };
+        for row in rating_history::Entity::find()
+            .filter(rating_history::Column::GameId.eq(game_id))
+            .all(&self.db)
+            .await?
+        {
+            let change = Change {
+                player_id: row.player_id.clone(),
+                category: category_named(&row.category)?,
+                rating_before: row.rating_before,
+                rating_after: row.rating_after,
+                deviation_before: row.deviation_before,
+                deviation_after: row.deviation_after,
+            };
+            if row.player_id == result.white_id {
+                recorded.white = Some(change);
+            } else if row.player_id == result.black_id {
+                recorded.black = Some(change);
+            }
+        }
+        Ok(recorded)
+    }
+}
