@@ -3,7 +3,7 @@
 
 use std::{pin::Pin, sync::Arc};
 
-use chess_domain::{RuleSet, TimeControl};
+use chess_domain::{GameStatus, RuleSet, TimeControl};
 use chess_proto::{
     common::v1 as common,
     game::v1::{self as pb, game_service_server::GameService},
@@ -292,7 +292,7 @@ impl GameService for GameApi {
         for row in rows {
             // Live games come from their actors, so clocks and draw offers
             // are current.
-            let state = if row.status == "active" {
+            let state = if GameStatus::from_name(&row.status) == Some(GameStatus::Active) {
                 match self.registry.view(&row.id).await {
                     Ok(game) => convert::game_state(&game, now, false),
                     Err(_) => convert::row_state(&row).map_err(Error::from)?,

@@ -1,7 +1,7 @@
 //! Wire types: game state and events to `chess.common.v1`, players from it,
 //! and each failure's gRPC status.
 
-use chess_domain::{InvalidInput, color_to_pb};
+use chess_domain::{GameStatus, InvalidInput, color_to_pb};
 use chess_proto::common::v1 as pb;
 use chess_runtime::Reason;
 use shakmaty::Color;
@@ -93,13 +93,18 @@ pub fn clock(reading: &ClockReading, timed: bool) -> pb::ClockState {
     }
 }
 
-pub fn result(r: Option<GameResult>) -> pb::GameResult {
-    match r {
-        None => pb::GameResult::Unspecified,
-        Some(GameResult::WhiteWins) => pb::GameResult::WhiteWins,
-        Some(GameResult::BlackWins) => pb::GameResult::BlackWins,
-        Some(GameResult::Draw) => pb::GameResult::Draw,
+/// A game's status: finished once it has an ending.
+fn status(ended: bool) -> GameStatus {
+    if ended {
+        GameStatus::Finished
+    } else {
+        GameStatus::Active
     }
+}
+
+/// A result on the wire (unspecified while the game goes on).
+pub fn result(r: Option<GameResult>) -> pb::GameResult {
+    r.map_or(pb::GameResult::Unspecified, pb::GameResult::from)
 }
 
 pub fn termination(t: Termination) -> pb::Termination {
@@ -179,11 +184,7 @@ pub fn game_state(game: &Game, now: Millis, with_moves: bool) -> pb::GameState {
         ply: game.ply(),
         check: game.in_check(),
         clock: Some(clock(&game.clock(now), game.time_control().is_timed())),
-        status: if ending.is_some() {
-            pb::GameStatus::Finished
-        } else {
-            pb::GameStatus::Active
-        } as i32,
+        status: pb::GameStatus::from(status(ending.is_some())) as i32,
         result: result(ending.and_then(|e| e.result)) as i32,
         termination: ending.map_or(pb::Termination::Unspecified, |e| termination(e.termination))
             as i32,
@@ -201,11 +202,7 @@ pub fn game_state(game: &Game, now: Millis, with_moves: bool) -> pb::GameState {
 /// The listing entry of a stored game (no moves, clocks as stored).
 pub fn row_state(row: &games::Model) -> Result<pb::GameState, store::StoreError> {
     let (setup, ending) = store::row_setup(row)?;
-    let turn = if row.fen.split_whitespace().nth(1) == Some("b") {
-        Color::Black
-    } else {
-        Color::White
-    };
+    let turn = chess_domain::side_to_move(&row.fen).unwrap_or(Color::White);
     Ok(pb::GameState {
         game_id: row.id.clone(),
         white: Some(player(&setup.white)),
@@ -221,11 +218,7 @@ pub fn row_state(row: &games::Model) -> Result<pb::GameState, store::StoreError>
         ply: row.ply as u32,
         check: false,
         clock: None,
-        status: if ending.is_some() {
-            pb::GameStatus::Finished
-        } else {
-            pb::GameStatus::Active
-        } as i32,
+        status: pb::GameStatus::from(status(ending.is_some())) as i32,
         result: result(ending.and_then(|e| e.result)) as i32,
         termination: ending.map_or(pb::Termination::Unspecified, |e| termination(e.termination))
             as i32,

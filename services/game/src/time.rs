@@ -2,11 +2,11 @@
 //! monotonic clock, so that timers and clocks agree, the time never jumps
 //! backwards with the system clock, and tests can run under paused time.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
+pub use chess_domain::time::timestamp;
+use chess_domain::{Millis, now_ms};
 use tokio::time::Instant;
-
-use crate::model::Millis;
 
 /// Converts between Tokio instants and wall-clock milliseconds.
 #[derive(Clone, Copy, Debug)]
@@ -18,10 +18,7 @@ pub struct TimeSource {
 impl TimeSource {
     /// Anchored at the current wall-clock time.
     pub fn system() -> Self {
-        let wall = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as Millis);
-        Self::anchored(wall)
+        Self::anchored(now_ms())
     }
 
     /// Anchored at `wall` milliseconds now (for tests).
@@ -41,14 +38,6 @@ impl TimeSource {
     pub fn instant_at(&self, at: Millis) -> Instant {
         let offset = (at - self.base_wall).max(0) as u64;
         self.base_instant + Duration::from_millis(offset)
-    }
-}
-
-/// A `google.protobuf.Timestamp` for `at`.
-pub fn timestamp(at: Millis) -> prost_types::Timestamp {
-    prost_types::Timestamp {
-        seconds: at.div_euclid(1000),
-        nanos: (at.rem_euclid(1000) * 1_000_000) as i32,
     }
 }
 

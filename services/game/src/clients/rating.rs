@@ -17,7 +17,6 @@ use chess_runtime::{Channel, Shutdown};
 use tokio::sync::Notify;
 
 use crate::{
-    model::GameResult,
     store::{PendingResult, Store, WriteOp},
     time::timestamp,
 };
@@ -61,14 +60,6 @@ impl Reporter {
     }
 }
 
-fn result_pb(result: GameResult) -> common::GameResult {
-    match result {
-        GameResult::WhiteWins => common::GameResult::WhiteWins,
-        GameResult::BlackWins => common::GameResult::BlackWins,
-        GameResult::Draw => common::GameResult::Draw,
-    }
-}
-
 /// Sends every pending result; true if all were acknowledged.
 async fn deliver(store: &Store, client: &mut RatingServiceClient<Channel>) -> bool {
     let pending = match store.pending_results().await {
@@ -93,7 +84,7 @@ async fn deliver(store: &Store, client: &mut RatingServiceClient<Channel>) -> bo
             game_id: game_id.clone(),
             white_id,
             black_id,
-            result: result_pb(result) as i32,
+            result: common::GameResult::from(result) as i32,
             category: common::SpeedCategory::from(speed) as i32,
             // Untimed games are never rated.
             rated: rated && speed.is_rated(),

@@ -12,8 +12,7 @@
 use chess_domain::TimeControl;
 use shakmaty::{ByColor, Color};
 
-/// Milliseconds since the Unix epoch.
-pub type Millis = i64;
+pub use chess_domain::Millis;
 
 /// How long a player of a real-time game has for their first move.
 pub const FIRST_MOVE_WINDOW_MS: Millis = 60_000;

@@ -56,41 +56,9 @@ impl Participant {
     }
 }
 
-/// The result of a finished game.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum GameResult {
-    WhiteWins,
-    BlackWins,
-    Draw,
-}
-
-impl GameResult {
-    /// The result where `color` wins.
-    pub fn win_for(color: Color) -> Self {
-        match color {
-            Color::White => Self::WhiteWins,
-            Color::Black => Self::BlackWins,
-        }
-    }
-
-    /// The winner, if any.
-    pub fn winner(self) -> Option<Color> {
-        match self {
-            Self::WhiteWins => Some(Color::White),
-            Self::BlackWins => Some(Color::Black),
-            Self::Draw => None,
-        }
-    }
-
-    /// As PGN writes it.
-    pub fn pgn(self) -> &'static str {
-        match self {
-            Self::WhiteWins => "1-0",
-            Self::BlackWins => "0-1",
-            Self::Draw => "1/2-1/2",
-        }
-    }
-}
+/// The result of a finished game: one type for the model, the store and
+/// the wire.
+pub use chess_domain::GameResult;
 
 /// Why a game ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -103,7 +103,8 @@ pub fn export(game: &Game, site: &str) -> String {
         .nth(5)
         .and_then(|n| n.parse().ok())
         .unwrap_or(1);
-    let black_first = game.initial_fen().split_whitespace().nth(1) == Some("b");
+    let black_first =
+        chess_domain::side_to_move(game.initial_fen()) == Some(chess_domain::Color::Black);
 
     let mut tokens: Vec<String> = Vec::with_capacity(game.moves().len() * 3 + 1);
     let mut after_comment = true;

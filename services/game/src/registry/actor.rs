@@ -15,7 +15,6 @@ use std::{
     time::Duration,
 };
 
-use chess_domain::TimeControl;
 use chess_proto::common::v1 as pb;
 use shakmaty::Color;
 use tokio::{
@@ -234,7 +233,7 @@ impl Actor {
                 self.ctx.hub.publish(id, &event);
             }
         }
-        if matches!(self.game.time_control(), TimeControl::Daily { .. }) {
+        if self.game.time_control().is_daily() {
             self.ctx.hub.publish_daily(&event);
         }
     }

@@ -19,7 +19,6 @@ use std::{
     time::Duration,
 };
 
-use chess_domain::TimeControl;
 use chess_proto::common::v1 as pb;
 use chess_runtime::Shutdown;
 use rand::Rng as _;
@@ -224,7 +223,7 @@ impl Registry {
                 ctx.hub.publish(id, &started);
             }
         }
-        if matches!(game.time_control(), TimeControl::Daily { .. }) {
+        if game.time_control().is_daily() {
             ctx.hub.publish_daily(&started);
         }
         tracing::info!("game {} {}", game.id(), game.started_line());

@@ -20,7 +20,7 @@ pub mod games {
         pub black_id: String,
         pub black_name: String,
         pub black_level: i32,
-        /// Encoded by `super::super::encode_time_control`.
+        /// Stored by `TimeControl::storage_name`.
         pub time_control: String,
         pub speed: String,
         /// `standard` or `uqchess`.

@@ -25,10 +25,7 @@ use sea_orm_migration::MigratorTrait as _;
 use tokio::sync::mpsc;
 
 pub use entities::{games, moves, results_outbox};
-pub use rows::{
-    decode_result, decode_time_control, encode_color, encode_time_control, new_game_row, ops_for,
-    row_setup,
-};
+pub use rows::{encode_color, new_game_row, ops_for, row_setup};
 pub use writer::WriteOp;
 
 use crate::model::GameResult;
@@ -100,26 +97,6 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn time_controls_round_trip() {
-        for tc in [
-            TimeControl::Untimed,
-            TimeControl::Incremental {
-                initial_secs: 300,
-                increment_secs: 3,
-            },
-            TimeControl::MovesInPeriod {
-                moves: 40,
-                period_secs: 7200,
-            },
-            TimeControl::Daily { turn_hours: 48 },
-        ] {
-            assert_eq!(decode_time_control(&encode_time_control(tc)), Some(tc));
-        }
-        assert_eq!(decode_time_control("daily"), None);
-        assert_eq!(decode_time_control("sometimes:1"), None);
-    }
 
     fn guest(id: &str) -> Participant {
         Participant::Guest {

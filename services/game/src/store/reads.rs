@@ -3,15 +3,14 @@
 
 use std::collections::HashMap;
 
-use chess_domain::SpeedCategory;
+use chess_domain::{GameResult, GameStatus, SpeedCategory};
 use sea_orm::{
     ColumnTrait as _, Condition, EntityTrait as _, QueryFilter as _, QueryOrder as _,
     QuerySelect as _, sea_query::Query,
 };
 
 use super::{
-    ListFilter, PendingResult, Store, StoreError, games, moves, results_outbox,
-    rows::{decode_result, restore},
+    ListFilter, PendingResult, Store, StoreError, games, moves, results_outbox, rows::restore,
 };
 use crate::model::Game;
 
@@ -44,14 +43,14 @@ impl Store {
     /// Every game still in progress, rebuilt (at start-up).
     pub async fn load_active(&self) -> Result<Vec<Game>, StoreError> {
         let rows = games::Entity::find()
-            .filter(games::Column::Status.eq("active"))
+            .filter(games::Column::Status.eq(GameStatus::Active.as_str()))
             .all(&self.db)
             .await?;
         let mut moves_by_game: HashMap<String, Vec<moves::Model>> = HashMap::new();
         let active_ids = Query::select()
             .column(games::Column::Id)
             .from(games::Entity)
-            .and_where(games::Column::Status.eq("active"))
+            .and_where(games::Column::Status.eq(GameStatus::Active.as_str()))
             .to_owned();
         for m in moves::Entity::find()
             .filter(moves::Column::GameId.in_subquery(active_ids))
@@ -86,8 +85,12 @@ impl Store {
         );
         match filter {
             ListFilter::All => {}
-            ListFilter::Active => query = query.filter(games::Column::Status.eq("active")),
-            ListFilter::Finished => query = query.filter(games::Column::Status.eq("finished")),
+            ListFilter::Active => {
+                query = query.filter(games::Column::Status.eq(GameStatus::Active.as_str()))
+            }
+            ListFilter::Finished => {
+                query = query.filter(games::Column::Status.eq(GameStatus::Finished.as_str()))
+            }
         }
         if let Some((created, id)) = parse_token(page_token) {
             query = query.filter(
@@ -130,7 +133,7 @@ impl Store {
                     reason: format!("bad {what} in the results outbox"),
                 };
                 Ok(PendingResult {
-                    result: decode_result(&row.result).ok_or_else(|| corrupt("result"))?,
+                    result: GameResult::from_name(&row.result).ok_or_else(|| corrupt("result"))?,
                     speed: SpeedCategory::from_name(&row.speed).ok_or_else(|| corrupt("speed"))?,
                     game_id: row.game_id,
                     white_id: row.white_id,

@@ -2,7 +2,7 @@
 //! time controls, players and rule sets; a new game's row; the writes that
 //! make a game's events durable; a game rebuilt from its rows.
 
-use chess_domain::{RuleSet, TimeControl};
+use chess_domain::{GameStatus, RuleSet, TimeControl};
 use sea_orm::Set;
 use shakmaty::Color;
 
@@ -25,60 +25,6 @@ fn decode_color(s: &str) -> Option<Color> {
         "black" => Some(Color::Black),
         _ => None,
     }
-}
-
-fn encode_result(result: GameResult) -> &'static str {
-    match result {
-        GameResult::WhiteWins => "white",
-        GameResult::BlackWins => "black",
-        GameResult::Draw => "draw",
-    }
-}
-
-/// A stored result.
-pub fn decode_result(s: &str) -> Option<GameResult> {
-    match s {
-        "white" => Some(GameResult::WhiteWins),
-        "black" => Some(GameResult::BlackWins),
-        "draw" => Some(GameResult::Draw),
-        _ => None,
-    }
-}
-
-/// A time control as stored: `untimed`, `incremental:<s>:<s>`,
-/// `moves:<n>:<s>`, `daily:<h>`.
-pub fn encode_time_control(tc: TimeControl) -> String {
-    match tc {
-        TimeControl::Untimed => "untimed".to_owned(),
-        TimeControl::Incremental {
-            initial_secs,
-            increment_secs,
-        } => {
-            format!("incremental:{initial_secs}:{increment_secs}")
-        }
-        TimeControl::MovesInPeriod { moves, period_secs } => format!("moves:{moves}:{period_secs}"),
-        TimeControl::Daily { turn_hours } => format!("daily:{turn_hours}"),
-    }
-}
-
-/// The time control stored as `s`.
-pub fn decode_time_control(s: &str) -> Option<TimeControl> {
-    let mut parts = s.split(':');
-    let kind = parts.next()?;
-    let mut num = || parts.next().and_then(|p| p.parse::<u32>().ok());
-    Some(match kind {
-        "untimed" => TimeControl::Untimed,
-        "incremental" => TimeControl::Incremental {
-            initial_secs: num()?,
-            increment_secs: num()?,
-        },
-        "moves" => TimeControl::MovesInPeriod {
-            moves: num()?,
-            period_secs: num()?,
-        },
-        "daily" => TimeControl::Daily { turn_hours: num()? },
-        _ => return None,
-    })
 }
 
 fn encode_participant(p: &Participant) -> (&'static str, String, String, i32) {
@@ -123,7 +69,7 @@ pub fn new_game_row(game: &Game, idempotency_key: Option<String>) -> games::Acti
         black_id: Set(black_id),
         black_name: Set(black_name),
         black_level: Set(black_level),
-        time_control: Set(encode_time_control(game.time_control())),
+        time_control: Set(game.time_control().storage_name()),
         speed: Set(game.time_control().speed().as_str().to_owned()),
         rules: Set(encode_rules(game.rules()).to_owned()),
         rated: Set(game.rated()),
@@ -131,7 +77,7 @@ pub fn new_game_row(game: &Game, idempotency_key: Option<String>) -> games::Acti
         initial_fen: Set(game.initial_fen().to_owned()),
         fen: Set(game.fen()),
         ply: Set(game.ply() as i32),
-        status: Set("active".to_owned()),
+        status: Set(GameStatus::Active.as_str().to_owned()),
         result: Set(None),
         termination: Set(None),
         draw_offer: Set(None),
@@ -175,7 +121,7 @@ pub fn ops_for(game: &Game, events: &[Event], now: i64) -> Vec<WriteOp> {
                         game_id: Set(game.id().to_owned()),
                         white_id: Set(white_id.clone()),
                         black_id: Set(black_id.clone()),
-                        result: Set(encode_result(result).to_owned()),
+                        result: Set(result.as_str().to_owned()),
                         speed: Set(game.time_control().speed().as_str().to_owned()),
                         // An untimed game stored as rated before untimed
                         // games had their category is reported unrated.
@@ -193,14 +139,13 @@ pub fn ops_for(game: &Game, events: &[Event], now: i64) -> Vec<WriteOp> {
             fen: Set(game.fen()),
             ply: Set(game.ply() as i32),
             status: Set(if ending.is_some() {
-                "finished"
+                GameStatus::Finished
             } else {
-                "active"
+                GameStatus::Active
             }
+            .as_str()
             .to_owned()),
-            result: Set(ending
-                .and_then(|e| e.result)
-                .map(|r| encode_result(r).to_owned())),
+            result: Set(ending.and_then(|e| e.result).map(|r| r.as_str().to_owned())),
             termination: Set(ending.map(|e| e.termination.as_str().to_owned())),
             draw_offer: Set(game.draw_offer().map(|c| encode_color(c).to_owned())),
             finished_at: Set(ending.map(|e| e.at)),
@@ -232,7 +177,7 @@ pub fn row_setup(row: &games::Model) -> Result<(GameSetup, Option<Ending>), Stor
     )
     .ok_or_else(|| corrupt("black player"))?;
     let time_control =
-        decode_time_control(&row.time_control).ok_or_else(|| corrupt("time control"))?;
+        TimeControl::from_storage(&row.time_control).ok_or_else(|| corrupt("time control"))?;
     let rules = match row.rules.as_str() {
         "standard" => RuleSet::Standard,
         "uqchess" => RuleSet::Uqchess,
@@ -240,7 +185,7 @@ pub fn row_setup(row: &games::Model) -> Result<(GameSetup, Option<Ending>), Stor
     };
     let ending = match (&row.termination, row.finished_at) {
         (Some(termination), Some(at)) => Some(Ending {
-            result: row.result.as_deref().and_then(decode_result),
+            result: row.result.as_deref().and_then(GameResult::from_name),
             termination: Termination::from_name(termination)
                 .ok_or_else(|| corrupt("termination"))?,
             at,
