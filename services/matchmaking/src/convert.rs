@@ -139,13 +139,7 @@ pub fn cursor_token((at, id): &(Millis, String)) -> String {
     format!("{at}:{id}")
 }
 
-/// `ms` as a protobuf timestamp.
-pub fn timestamp(ms: Millis) -> prost_types::Timestamp {
-    prost_types::Timestamp {
-        seconds: ms.div_euclid(1000),
-        nanos: (ms.rem_euclid(1000) * 1_000_000) as i32,
-    }
-}
+pub use chess_domain::time::timestamp;
 
 impl From<AcceptMode> for common::AcceptMode {
     fn from(mode: AcceptMode) -> Self {

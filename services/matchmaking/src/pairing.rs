@@ -81,17 +81,10 @@ impl Pairing {
     }
 }
 
-/// The colours of a waiter and a newcomer, if they can play each other.
+/// The colours of a waiter and a newcomer, if they can play each other:
+/// the uqchess rule (the waiter plays white when neither minds).
 fn colours(waiter: ColorChoice, newcomer: ColorChoice) -> Option<(Color, Color)> {
-    if !waiter.compatible(newcomer) {
-        return None;
-    }
-    let waiter_colour = match (waiter.color(), newcomer.color()) {
-        (Some(c), _) => c,
-        (None, Some(c)) => !c,
-        (None, None) => Color::White,
-    };
-    Some((waiter_colour, !waiter_colour))
+    ColorChoice::pair_waiting(waiter, newcomer)
 }
 
 fn guest(seeker: &Seeker) -> Guest<'_> {

@@ -444,7 +444,7 @@ pub fn check_terms(
 /// day for a correspondence game and ten minutes otherwise.
 pub fn challenge_lifetime(time_control: TimeControl, requested: u32) -> Result<u32, LobbyError> {
     match requested {
-        0 if matches!(time_control, TimeControl::Daily { .. }) => Ok(86_400),
+        0 if time_control.is_daily() => Ok(86_400),
         0 => Ok(600),
         n if CHALLENGE_SECONDS.contains(&n) => Ok(n),
         _ => Err(LobbyError::Invalid(format!(

@@ -4,8 +4,7 @@
 
 use chess_domain::{ColorChoice, SpeedCategory, TimeControl};
 
-/// Milliseconds since the Unix epoch.
-pub type Millis = i64;
+pub use chess_domain::Millis;
 
 /// A registered player as the lobby knows them: the gateway vouches for both.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,7 +67,7 @@ impl Seek {
     /// Correspondence tables are stored and survive a restart; real-time
     /// seeks live only while their poster is connected.
     pub fn is_durable(&self) -> bool {
-        matches!(self.time_control, TimeControl::Daily { .. })
+        self.time_control.is_daily()
     }
 
     pub fn speed(&self) -> SpeedCategory {
@@ -235,45 +234,8 @@ impl GamePlan {
 /// The colours of a poster (or challenger) choosing `choice` and their
 /// opponent: `(poster, opponent)`. Either colour is settled by `coin`.
 pub fn sides(choice: ColorChoice, coin: bool) -> (chess_domain::Color, chess_domain::Color) {
-    use chess_domain::Color;
-    let poster = choice
-        .color()
-        .unwrap_or(if coin { Color::White } else { Color::Black });
+    let poster = choice.resolve(coin);
     (poster, !poster)
-}
-
-/// Stored form of a time control.
-pub fn encode_time_control(tc: TimeControl) -> String {
-    match tc {
-        TimeControl::Untimed => "untimed".to_owned(),
-        TimeControl::Incremental {
-            initial_secs,
-            increment_secs,
-        } => format!("incremental:{initial_secs}:{increment_secs}"),
-        TimeControl::MovesInPeriod { moves, period_secs } => format!("moves:{moves}:{period_secs}"),
-        TimeControl::Daily { turn_hours } => format!("daily:{turn_hours}"),
-    }
-}
-
-/// The time control stored as `s`.
-pub fn decode_time_control(s: &str) -> Option<TimeControl> {
-    let mut parts = s.split(':');
-    let kind = parts.next()?;
-    let mut num = || parts.next().and_then(|p| p.parse::<u32>().ok());
-    let tc = match kind {
-        "untimed" => TimeControl::Untimed,
-        "incremental" => TimeControl::Incremental {
-            initial_secs: num()?,
-            increment_secs: num()?,
-        },
-        "moves" => TimeControl::MovesInPeriod {
-            moves: num()?,
-            period_secs: num()?,
-        },
-        "daily" => TimeControl::Daily { turn_hours: num()? },
-        _ => return None,
-    };
-    Some(tc)
 }
 
 /// Stored form of a colour choice.
@@ -360,21 +322,6 @@ mod tests {
 
     #[test]
     fn stored_forms_round_trip() {
-        for tc in [
-            TimeControl::Untimed,
-            TimeControl::Incremental {
-                initial_secs: 300,
-                increment_secs: 3,
-            },
-            TimeControl::MovesInPeriod {
-                moves: 40,
-                period_secs: 7200,
-            },
-            TimeControl::Daily { turn_hours: 72 },
-        ] {
-            assert_eq!(decode_time_control(&encode_time_control(tc)), Some(tc));
-        }
-        assert_eq!(decode_time_control("weekly:1"), None);
         for c in [ColorChoice::White, ColorChoice::Black, ColorChoice::Either] {
             assert_eq!(decode_color(encode_color(c)), Some(c));
         }

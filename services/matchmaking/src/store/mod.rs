@@ -17,7 +17,7 @@ use sea_orm_migration::MigratorTrait as _;
 use self::entities::{challenges, seek_requests, seeks};
 use crate::lobby::model::{
     AcceptMode, Challenge, ChallengeStatus, Member, RequestStatus, Seek, SeekRequest, Shown,
-    decode_color, decode_time_control, encode_color, encode_time_control,
+    decode_color, encode_color,
 };
 
 /// A storage failure.
@@ -92,7 +92,7 @@ impl Store {
             id: Set(seek.id.clone()),
             poster_id: Set(seek.poster.id.clone()),
             poster_username: Set(seek.poster.username.clone()),
-            time_control: Set(encode_time_control(seek.time_control)),
+            time_control: Set(seek.time_control.storage_name()),
             color: Set(encode_color(seek.color).to_owned()),
             rated: Set(seek.rated),
             min_rating: Set(seek.min_rating),
@@ -164,7 +164,7 @@ impl Store {
             challenger_username: Set(challenge.challenger.username.clone()),
             challenged_id: Set(challenge.challenged.id.clone()),
             challenged_username: Set(challenge.challenged.username.clone()),
-            time_control: Set(encode_time_control(challenge.time_control)),
+            time_control: Set(challenge.time_control.storage_name()),
             color: Set(encode_color(challenge.color).to_owned()),
             rated: Set(challenge.rated),
             allow_hints: Set(challenge.allow_hints),
@@ -213,7 +213,8 @@ fn seek_from_row(row: seeks::Model) -> Result<Seek, StoreError> {
         id: row.id.clone(),
     };
     Ok(Seek {
-        time_control: decode_time_control(&row.time_control).ok_or_else(corrupt)?,
+        time_control: chess_domain::TimeControl::from_storage(&row.time_control)
+            .ok_or_else(corrupt)?,
         color: decode_color(&row.color).ok_or_else(corrupt)?,
         accept: AcceptMode::from_name(&row.accept_mode).ok_or_else(corrupt)?,
         poster: Member {
@@ -259,7 +260,8 @@ fn challenge_from_row(row: challenges::Model) -> Result<Challenge, StoreError> {
         id: row.id.clone(),
     };
     Ok(Challenge {
-        time_control: decode_time_control(&row.time_control).ok_or_else(corrupt)?,
+        time_control: chess_domain::TimeControl::from_storage(&row.time_control)
+            .ok_or_else(corrupt)?,
         color: decode_color(&row.color).ok_or_else(corrupt)?,
         status: ChallengeStatus::from_name(&row.status).ok_or_else(corrupt)?,
         challenger: Member {

@@ -30,7 +30,7 @@ pub(super) use self::watchers::stream_channel;
 use std::{
     cmp::Reverse,
     collections::{BTreeSet, BinaryHeap, HashMap, HashSet},
-    time::{Duration, SystemTime, UNIX_EPOCH},
+    time::Duration,
 };
 
 use chess_domain::SpeedCategory;
@@ -180,12 +180,7 @@ pub(super) enum Message {
     },
 }
 
-/// The current time in milliseconds since the epoch.
-pub(super) fn now_ms() -> Millis {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
+pub(super) use chess_domain::now_ms;
 
 impl Lobby {
     /// Starts the lobby task from what the store kept; games are created
