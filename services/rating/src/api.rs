@@ -1,9 +1,7 @@
 //! The gRPC face of the service: requests are checked and converted here,
 //! then handed to the store and the password hasher.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
-use chess_domain::SpeedCategory;
+use chess_domain::{SpeedCategory, now_ms};
 use chess_proto::rating::v1::{self as pb, get_player_request::Key, rating_service_server};
 use opentelemetry::{
     KeyValue,
@@ -63,12 +61,6 @@ pub struct RatingApi {
     store: Store,
     hasher: Hasher,
     metrics: Metrics,
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 impl RatingApi {

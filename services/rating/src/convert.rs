@@ -32,14 +32,7 @@ pub fn page_size(requested: u32) -> u32 {
     }
 }
 
-/// Milliseconds since the epoch as a timestamp.
-pub fn timestamp(ms: i64) -> prost_types::Timestamp {
-    prost_types::Timestamp {
-        seconds: ms.div_euclid(1000),
-        // Below 1e9, so it fits.
-        nanos: (ms.rem_euclid(1000) * 1_000_000) as i32,
-    }
-}
+pub use chess_domain::time::timestamp;
 
 fn millis(ts: &prost_types::Timestamp) -> Result<i64, Error> {
     ts.seconds
@@ -138,14 +131,8 @@ impl TryFrom<rpc::RecordResultRequest> for GameReport {
                 "a game id must be 1 to {MAX_GAME_ID} bytes"
             )));
         }
-        let result = match pb::GameResult::try_from(request.result) {
-            Ok(pb::GameResult::WhiteWins) => GameResult::WhiteWins,
-            Ok(pb::GameResult::BlackWins) => GameResult::BlackWins,
-            Ok(pb::GameResult::Draw) => GameResult::Draw,
-            Ok(pb::GameResult::Unspecified) | Err(_) => {
-                return Err(Error::Invalid("a result must be given".into()));
-            }
-        };
+        let result = GameResult::try_from(request.result)
+            .map_err(|_| Error::Invalid("a result must be given".into()))?;
         let category = SpeedCategory::try_from(request.category)?;
         if request.rated {
             // Recorded unrated, an untimed game is kept like any other.

@@ -23,29 +23,16 @@ pub struct CategoryRating {
     pub draws: u32,
 }
 
-/// Final result of a game.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GameResult {
-    WhiteWins,
-    BlackWins,
-    Draw,
-}
+/// Final result of a game (the stored spelling and the wire form are
+/// chess-domain's).
+pub use chess_domain::GameResult;
 
-impl GameResult {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Self::WhiteWins => "white",
-            Self::BlackWins => "black",
-            Self::Draw => "draw",
-        }
-    }
-
-    pub(crate) fn white_score(self) -> Score {
-        match self {
-            Self::WhiteWins => Score::Win,
-            Self::BlackWins => Score::Loss,
-            Self::Draw => Score::Draw,
-        }
+/// White's score in `result`.
+pub(crate) fn white_score(result: GameResult) -> Score {
+    match result {
+        GameResult::WhiteWins => Score::Win,
+        GameResult::BlackWins => Score::Loss,
+        GameResult::Draw => Score::Draw,
     }
 }
 

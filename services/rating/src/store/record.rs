@@ -120,7 +120,7 @@ impl Store {
         // Inactivity counts to when the game ended, if that is known and
         // not in the future.
         let at = report.finished_at_ms.map_or(now_ms, |f| f.min(now_ms));
-        let score = report.result.white_score();
+        let score = crate::model::white_score(report.result);
         let (white_after, black_after) =
             self.system
                 .rate_game(&white.standing, &black.standing, score, at);
