@@ -20,21 +20,11 @@ use crate::{
 
 /// A player as sent.
 pub fn player(p: &Participant) -> pb::Player {
-    use pb::player::Kind;
-    let kind = match p {
-        Participant::Registered { id, username } => Kind::Registered(pb::RegisteredPlayer {
-            player_id: id.clone(),
-            username: username.clone(),
-        }),
-        Participant::Guest { id, name } => Kind::Guest(pb::GuestPlayer {
-            guest_id: id.clone(),
-            display_name: name.clone(),
-        }),
-        Participant::Engine { level } => Kind::Engine(pb::EnginePlayer {
-            level: u32::from(*level),
-        }),
-    };
-    pb::Player { kind: Some(kind) }
+    match p {
+        Participant::Registered { id, username } => chess_domain::registered_player(id, username),
+        Participant::Guest { id, name } => chess_domain::guest_player(id, name),
+        Participant::Engine { level } => chess_domain::engine_player(u32::from(*level)),
+    }
 }
 
 /// A player as received.
@@ -61,7 +51,9 @@ pub fn participant(p: Option<&pb::Player>) -> Result<Participant, InvalidInput> 
             })
         }
         Some(Kind::Engine(e)) => match u8::try_from(e.level) {
-            Ok(level) if level <= 8 => Ok(Participant::Engine { level }),
+            Ok(level) if chess_domain::is_engine_level(u32::from(level)) => {
+                Ok(Participant::Engine { level })
+            }
             _ => Err(InvalidInput(
                 "engine levels are 1 to 8 (0 for full strength)".to_owned(),
             )),

@@ -50,12 +50,7 @@ impl GameClient {
     /// Creates the game of `plan` (idempotent: the plan's key names it) and
     /// returns its id.
     pub async fn create_game(&self, plan: &GamePlan) -> Result<String, LobbyError> {
-        let player = |m: &Member| common::Player {
-            kind: Some(common::player::Kind::Registered(common::RegisteredPlayer {
-                player_id: m.id.clone(),
-                username: m.username.clone(),
-            })),
-        };
+        let player = |m: &Member| chess_domain::registered_player(&m.id, &m.username);
         let request = CreateGameRequest {
             white: Some(player(&plan.white)),
             black: Some(player(&plan.black)),
@@ -84,12 +79,7 @@ impl GameClient {
         white: Guest<'_>,
         black: Guest<'_>,
     ) -> Result<String, Status> {
-        let guest = |g: Guest<'_>| common::Player {
-            kind: Some(common::player::Kind::Guest(common::GuestPlayer {
-                guest_id: g.guest_id.to_owned(),
-                display_name: g.display_name.to_owned(),
-            })),
-        };
+        let guest = |g: Guest<'_>| chess_domain::guest_player(g.guest_id, g.display_name);
         let mut request = tonic::Request::new(CreateGameRequest {
             white: Some(guest(white)),
             black: Some(guest(black)),

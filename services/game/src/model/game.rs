@@ -317,7 +317,7 @@ impl Game {
         }
         for p in [&setup.white, &setup.black] {
             if let Participant::Engine { level } = p
-                && *level > 8
+                && !chess_domain::is_engine_level(u32::from(*level))
             {
                 return Err(SetupError::EngineLevel);
             }
