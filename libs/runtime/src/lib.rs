@@ -1,6 +1,7 @@
 //! What every chess service binary shares.
 //!
-//! - [`addr`]: the default address of every service.
+//! - [`addr`]: the default address of every service; [`exit`]: the exit
+//!   statuses services and their launchers share.
 //! - [`cli`]: flag parsing where every flag has an environment twin
 //!   (`CHESS_<SERVICE>_<FLAG>`), with bad flags reported on one line.
 //! - [`server`]: binding the listen address, the gRPC server with the standard
@@ -39,6 +40,14 @@ pub fn init_telemetry(
 pub fn fail(service: &str, error: impl std::fmt::Display) -> ! {
     eprintln!("chess-{service}: {error}");
     std::process::exit(1)
+}
+
+/// Exit statuses a service and its launchers agree on.
+pub mod exit {
+    /// `chess-engine` could not start any Stockfish process (or none
+    /// completed its handshake); the launchers (`chess-stack`,
+    /// `uqchessserver`) turn it into their own message.
+    pub const ENGINE_UNAVAILABLE: u8 = 3;
 }
 
 /// The exit status for a service's `run` result: errors are printed on one line.

@@ -47,7 +47,7 @@ pub const DEFAULT_LISTEN: &str = chess_runtime::addr::ENGINE;
 
 /// Exit status when no Stockfish process can be started or complete its
 /// handshake at start-up.
-pub const EXIT_ENGINE_UNAVAILABLE: u8 = 3;
+pub const EXIT_ENGINE_UNAVAILABLE: u8 = chess_runtime::exit::ENGINE_UNAVAILABLE;
 
 /// Where Stockfish is looked for when `--stockfish-path` is not given and
 /// `stockfish` is not on `PATH` (Debian installs it here).

@@ -33,8 +33,8 @@ use tonic_health::pb::{
 pub use supervisor::{ChildSpec, Exit, Output, Supervisor};
 
 /// The exit status with which `chess-engine` says Stockfish could not be
-/// started.
-pub const ENGINE_UNAVAILABLE: i32 = 3;
+/// started (as a process's exit code).
+pub const ENGINE_UNAVAILABLE: i32 = chess_runtime::exit::ENGINE_UNAVAILABLE as i32;
 
 /// How long the services have to become SERVING.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(120);
