@@ -22,11 +22,12 @@ pub fn timestamp(ms: Millis) -> prost_types::Timestamp {
     }
 }
 
-/// A protobuf timestamp in milliseconds (sub-millisecond parts dropped).
-pub fn millis(ts: &prost_types::Timestamp) -> Millis {
+/// A protobuf timestamp in milliseconds (sub-millisecond parts dropped),
+/// or `None` if it lies beyond what milliseconds can count.
+pub fn millis(ts: &prost_types::Timestamp) -> Option<Millis> {
     ts.seconds
-        .saturating_mul(1000)
-        .saturating_add(i64::from(ts.nanos.div_euclid(1_000_000)))
+        .checked_mul(1000)
+        .and_then(|ms| ms.checked_add(i64::from(ts.nanos.clamp(0, 999_999_999) / 1_000_000)))
 }
 
 #[cfg(test)]
@@ -36,10 +37,15 @@ mod tests {
     #[test]
     fn milliseconds_and_timestamps_round_trip() {
         for ms in [0, 1, 999, 1000, 1_700_000_000_123, -1, -1001] {
-            assert_eq!(millis(&timestamp(ms)), ms, "{ms}");
+            assert_eq!(millis(&timestamp(ms)), Some(ms), "{ms}");
         }
         let t = timestamp(-1);
         assert_eq!((t.seconds, t.nanos), (-1, 999_000_000));
         assert!(now_ms() > 1_700_000_000_000);
+        let far = prost_types::Timestamp {
+            seconds: i64::MAX,
+            nanos: 0,
+        };
+        assert_eq!(millis(&far), None);
     }
 }

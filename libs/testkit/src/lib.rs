@@ -132,11 +132,13 @@ impl Service {
     /// service takes (`--listen`, a quiet log, stop at the end of standard
     /// input, which stays open), and waits until it is SERVING.
     pub async fn start(program: impl AsRef<Path>, args: &[&str]) -> Self {
-        let service = Self::spawn(program, args);
-        let mut service = service;
-        let what = service.what();
-        wait_serving(&service.addr.clone(), Some(&mut service.child), &what).await;
-        service
+        let Self { mut child, addr } = Self::spawn(program, args);
+        let what = child
+            .id()
+            .and_then(process::process_name)
+            .unwrap_or_else(|| "the service".to_owned());
+        wait_serving(&addr, Some(&mut child), &what).await;
+        Self { child, addr }
     }
 
     /// Starts `program` as [`start`](Self::start) does, without waiting.
@@ -152,13 +154,6 @@ impl Service {
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
         Self { child, addr }
-    }
-
-    fn what(&self) -> String {
-        self.child
-            .id()
-            .and_then(process::process_name)
-            .unwrap_or_else(|| "the service".to_owned())
     }
 
     /// A channel to it, connected.

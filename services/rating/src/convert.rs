@@ -35,9 +35,7 @@ pub fn page_size(requested: u32) -> u32 {
 pub use chess_domain::time::timestamp;
 
 fn millis(ts: &prost_types::Timestamp) -> Result<i64, Error> {
-    ts.seconds
-        .checked_mul(1000)
-        .and_then(|ms| ms.checked_add(i64::from(ts.nanos.clamp(0, 999_999_999) / 1_000_000)))
+    chess_domain::time::millis(ts)
         .ok_or_else(|| Error::Invalid("finished_at is out of range".into()))
 }
 
