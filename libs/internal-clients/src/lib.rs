@@ -1,0 +1,61 @@
+//! Typed clients of the internal services: who calls whom, and for what, in
+//! one place.
+//!
+//! | caller       | calls                                                  |
+//! |--------------|--------------------------------------------------------|
+//! | gateway      | [`GameClient`], [`MatchmakingClient`], [`RatingClient`] |
+//! | matchmaking  | [`GameClient`] (create, resign), [`RatingClient`] (ratings, names) |
+//! | game         | [`EngineClient`] (moves, hints), [`RatingClient`] (results) |
+//!
+//! Calls that several callers assemble — creating a game, resigning,
+//! reading ratings, recording a result, asking the engine — are typed
+//! methods taking domain values, so the request is built here once. Calls a
+//! caller passes through as they are (the gateway's public API over the
+//! internal one) go through the generated client each of these hands out:
+//! for the game service per game ([`GameClient::for_game`]) or across games
+//! ([`GameClient::across_games`]), which is where calls will be routed when
+//! games live on several replicas.
+//!
+//! Every client is cheap to clone: clones share one lazily connected channel
+//! ([`chess_runtime::channel`]). The services' default addresses are
+//! [`chess_runtime::addr`].
+
+pub mod engine;
+pub mod game;
+pub mod matchmaking;
+pub mod rating;
+
+use std::time::Duration;
+
+pub use engine::{EngineClient, EngineError, FULL_STRENGTH_SEARCH};
+pub use game::{GameClient, NewGame};
+pub use matchmaking::MatchmakingClient;
+pub use rating::{RatingClient, RecordedResult};
+
+/// How long a typed call to another service may take before it fails
+/// with DEADLINE_EXCEEDED.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Runs `call` (a request sent with [`timed`]) for at most `timeout`: the
+/// server is told the deadline, and the caller stops waiting at it even if
+/// the server never answers (DEADLINE_EXCEEDED naming `service`).
+async fn within<T>(
+    service: &str,
+    timeout: Duration,
+    call: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+) -> Result<T, tonic::Status> {
+    match tokio::time::timeout(timeout, call).await {
+        Ok(answer) => Ok(answer?.into_inner()),
+        Err(_) => Err(tonic::Status::deadline_exceeded(format!(
+            "the {service} service did not answer in {} s",
+            timeout.as_secs()
+        ))),
+    }
+}
+
+/// `message` as a request telling the server its deadline.
+fn timed<T>(message: T, timeout: Duration) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request.set_timeout(timeout);
+    request
+}

@@ -1,0 +1,156 @@
+//! The rating service: accounts, ratings and the results that move them.
+
+use chess_domain::{GameResult, Millis, SpeedCategory};
+use chess_proto::{
+    common::v1 as common,
+    rating::v1::{
+        self as pb, GetPlayerRequest, GetRatingsRequest, RecordResultRequest,
+        get_player_request::Key, rating_service_client::RatingServiceClient,
+    },
+};
+use chess_runtime::Channel;
+use tonic::Status;
+
+use crate::{CALL_TIMEOUT, timed, within};
+
+/// A finished game between registered players, for the ratings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordedResult {
+    pub game_id: String,
+    pub white_id: String,
+    pub black_id: String,
+    pub result: GameResult,
+    pub speed: SpeedCategory,
+    /// Whether the game was played rated; untimed games never change
+    /// ratings, whatever this says.
+    pub rated: bool,
+    pub finished_at: Millis,
+}
+
+impl RecordedResult {
+    fn into_request(self) -> RecordResultRequest {
+        RecordResultRequest {
+            game_id: self.game_id,
+            white_id: self.white_id,
+            black_id: self.black_id,
+            result: common::GameResult::from(self.result) as i32,
+            category: common::SpeedCategory::from(self.speed) as i32,
+            rated: self.rated && self.speed.is_rated(),
+            finished_at: Some(chess_domain::time::timestamp(self.finished_at)),
+        }
+    }
+}
+
+/// The rating service.
+#[derive(Clone, Debug)]
+pub struct RatingClient {
+    inner: RatingServiceClient<Channel>,
+}
+
+impl RatingClient {
+    pub fn new(channel: Channel) -> Self {
+        Self {
+            inner: RatingServiceClient::new(channel),
+        }
+    }
+
+    /// A client of the rating service at `addr`, connected on first use.
+    pub fn connect(addr: &str) -> Result<Self, chess_runtime::client::Error> {
+        Ok(Self::new(chess_runtime::channel(addr)?))
+    }
+
+    /// The generated client, for calls passed through as they are.
+    pub fn rpc(&self) -> RatingServiceClient<Channel> {
+        self.inner.clone()
+    }
+
+    /// The ratings in `category` of those of `player_ids` the service knows,
+    /// as (player id, rating).
+    pub async fn ratings(
+        &self,
+        player_ids: Vec<String>,
+        category: SpeedCategory,
+    ) -> Result<Vec<(String, common::Rating)>, Status> {
+        let request = timed(
+            GetRatingsRequest {
+                player_ids,
+                category: common::SpeedCategory::from(category) as i32,
+            },
+            CALL_TIMEOUT,
+        );
+        let response = within(
+            "rating",
+            CALL_TIMEOUT,
+            self.inner.clone().get_ratings(request),
+        )
+        .await?;
+        Ok(response
+            .ratings
+            .into_iter()
+            .filter_map(|r| Some((r.player_id, r.rating?)))
+            .collect())
+    }
+
+    /// The registered player called `username` (any case): NOT_FOUND if
+    /// there is none.
+    pub async fn player_named(&self, username: &str) -> Result<pb::GetPlayerResponse, Status> {
+        let request = timed(
+            GetPlayerRequest {
+                key: Some(Key::Username(username.to_owned())),
+            },
+            CALL_TIMEOUT,
+        );
+        within(
+            "rating",
+            CALL_TIMEOUT,
+            self.inner.clone().get_player(request),
+        )
+        .await
+    }
+
+    /// Records a finished game; recording the same game again changes
+    /// nothing.
+    pub async fn record_result(&self, result: RecordedResult) -> Result<(), Status> {
+        let request = timed(result.into_request(), CALL_TIMEOUT);
+        within(
+            "rating",
+            CALL_TIMEOUT,
+            self.inner.clone().record_result(request),
+        )
+        .await?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(speed: SpeedCategory, rated: bool) -> RecordedResult {
+        RecordedResult {
+            game_id: "g1".to_owned(),
+            white_id: "w".to_owned(),
+            black_id: "b".to_owned(),
+            result: GameResult::WhiteWins,
+            speed,
+            rated,
+            finished_at: 1_700_000_000_123,
+        }
+    }
+
+    #[test]
+    fn untimed_games_are_never_sent_as_rated() {
+        assert!(!result(SpeedCategory::Untimed, true).into_request().rated);
+        assert!(result(SpeedCategory::Blitz, true).into_request().rated);
+        assert!(!result(SpeedCategory::Blitz, false).into_request().rated);
+    }
+
+    #[test]
+    fn a_result_is_sent_with_its_wire_values() {
+        let request = result(SpeedCategory::Blitz, true).into_request();
+        assert_eq!(request.result, common::GameResult::WhiteWins as i32);
+        assert_eq!(request.category, common::SpeedCategory::Blitz as i32);
+        let at = request.finished_at.unwrap();
+        assert_eq!((at.seconds, at.nanos), (1_700_000_000, 123_000_000));
+    }
+}
