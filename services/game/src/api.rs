@@ -18,7 +18,7 @@ use crate::{
     convert,
     error::Error,
     model::{Event, Game, GameSetup, pgn},
-    registry::{Acted, Action, Registry},
+    registry::{Acted, Action, HintKind, Registry},
     store::ListFilter,
 };
 
@@ -349,24 +349,12 @@ impl GameService for GameApi {
         if kind == pb::HintKind::Unspecified {
             return Err(Status::invalid_argument("hint kind must be best or all"));
         }
-        let position = self
-            .registry
-            .hint_position(&r.game_id, &r.player_id)
-            .await?;
-        let engine = &self.registry.context().engine;
-        let moves = if kind == pb::HintKind::Best {
-            vec![
-                engine
-                    .best_move(&r.game_id, &position.initial_fen, position.moves, 0)
-                    .await
-                    .map_err(Error::from)?,
-            ]
+        let kind = if kind == pb::HintKind::Best {
+            HintKind::Best
         } else {
-            engine
-                .list_moves(&position.initial_fen, position.moves)
-                .await
-                .map_err(Error::from)?
+            HintKind::AllMoves
         };
+        let moves = self.registry.hint(&r.game_id, &r.player_id, kind).await?;
         Ok(Response::new(pb::HintResponse { moves }))
     }
 

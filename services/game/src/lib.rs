@@ -83,13 +83,13 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     let shutdown = server.shutdown();
     let reporter = clients::Reporter::spawn(
         store.clone(),
-        chess_runtime::channel(&config.rating_addr)?,
+        clients::RatingClient::connect(&config.rating_addr)?,
         shutdown.clone(),
     );
     let ctx = Arc::new(registry::Context {
         store: store.clone(),
         hub: hub::PlayerHub::default(),
-        engine: clients::Engine::new(chess_runtime::channel(&config.engine_addr)?),
+        engine: clients::EngineClient::connect(&config.engine_addr)?,
         reporter,
         time: time::TimeSource::system(),
         shutdown,

@@ -1,11 +1,11 @@
-//! Calls to the other services.
+//! Calls to the other services, through the typed clients of
+//! [`chess_internal_clients`].
 //!
-//! - [`engine`]: the engine service, for computer moves and hints.
+//! - [`EngineClient`]: the engine service, for computer moves and hints.
 //! - [`rating`]: the rating service, fed from the results outbox by the
 //!   [`Reporter`] task.
 
-pub mod engine;
 pub mod rating;
 
-pub use engine::{Engine, EngineError};
+pub use chess_internal_clients::{EngineClient, EngineError, RatingClient};
 pub use rating::Reporter;

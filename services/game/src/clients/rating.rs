@@ -9,17 +9,11 @@
 
 use std::{sync::Arc, time::Duration};
 
-use chess_proto::{
-    common::v1 as common,
-    rating::v1::{RecordResultRequest, rating_service_client::RatingServiceClient},
-};
-use chess_runtime::{Channel, Shutdown};
+use chess_internal_clients::{RatingClient, RecordedResult};
+use chess_runtime::Shutdown;
 use tokio::sync::Notify;
 
-use crate::{
-    store::{PendingResult, Store, WriteOp},
-    time::timestamp,
-};
+use crate::store::{PendingResult, Store, WriteOp};
 
 /// Wakes the reporter when a new result is in the outbox.
 #[derive(Clone, Debug, Default)]
@@ -34,14 +28,13 @@ impl Reporter {
     }
 
     /// Starts delivering the outbox of `store` to the rating service.
-    pub fn spawn(store: Store, rating: Channel, shutdown: Shutdown) -> Self {
+    pub fn spawn(store: Store, rating: RatingClient, shutdown: Shutdown) -> Self {
         let reporter = Self::default();
         let wake = Arc::clone(&reporter.wake);
         tokio::spawn(async move {
-            let mut client = RatingServiceClient::new(rating);
             let mut backoff = Duration::from_millis(500);
             loop {
-                let delivered_all = deliver(&store, &mut client).await;
+                let delivered_all = deliver(&store, &rating).await;
                 let wait = if delivered_all {
                     backoff = Duration::from_millis(500);
                     Duration::from_secs(60)
@@ -61,7 +54,7 @@ impl Reporter {
 }
 
 /// Sends every pending result; true if all were acknowledged.
-async fn deliver(store: &Store, client: &mut RatingServiceClient<Channel>) -> bool {
+async fn deliver(store: &Store, rating: &RatingClient) -> bool {
     let pending = match store.pending_results().await {
         Ok(pending) => pending,
         Err(e) => {
@@ -70,27 +63,9 @@ async fn deliver(store: &Store, client: &mut RatingServiceClient<Channel>) -> bo
         }
     };
     let mut all = true;
-    for PendingResult {
-        game_id,
-        white_id,
-        black_id,
-        result,
-        speed,
-        rated,
-        finished_at,
-    } in pending
-    {
-        let request = RecordResultRequest {
-            game_id: game_id.clone(),
-            white_id,
-            black_id,
-            result: common::GameResult::from(result) as i32,
-            category: common::SpeedCategory::from(speed) as i32,
-            // Untimed games are never rated.
-            rated: rated && speed.is_rated(),
-            finished_at: Some(timestamp(finished_at)),
-        };
-        match client.record_result(request).await {
+    for pending in pending {
+        let game_id = pending.game_id.clone();
+        match rating.record_result(recorded(pending)).await {
             Ok(_) => {
                 if let Err(e) = store
                     .write(vec![WriteOp::DeleteResult(game_id.clone())])
@@ -109,4 +84,26 @@ async fn deliver(store: &Store, client: &mut RatingServiceClient<Channel>) -> bo
         }
     }
     all
+}
+
+/// An outbox entry as the rating service takes it.
+fn recorded(pending: PendingResult) -> RecordedResult {
+    let PendingResult {
+        game_id,
+        white_id,
+        black_id,
+        result,
+        speed,
+        rated,
+        finished_at,
+    } = pending;
+    RecordedResult {
+        game_id,
+        white_id,
+        black_id,
+        result,
+        speed,
+        rated,
+        finished_at,
+    }
 }

@@ -254,7 +254,9 @@ impl Actor {
         let initial_fen = self.game.initial_fen().to_owned();
         let moves = self.game.uci_moves();
         tokio::spawn(async move {
-            let answer = engine.best_move(&game_id, &initial_fen, moves, level).await;
+            let answer = engine
+                .best_move(&game_id, &initial_fen, moves, u32::from(level))
+                .await;
             // The actor may have stopped; then the answer is moot.
             let _ = answers.send((ply, answer)).await;
         });

@@ -26,7 +26,7 @@ use shakmaty::Color;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use crate::{
-    clients::{Engine, Reporter},
+    clients::{EngineClient, Reporter},
     convert,
     error::Error,
     hub::PlayerHub,
@@ -46,7 +46,7 @@ const SHARDS: usize = 32;
 pub struct Context {
     pub store: Store,
     pub hub: PlayerHub,
-    pub engine: Engine,
+    pub engine: EngineClient,
     pub reporter: Reporter,
     pub time: TimeSource,
     pub shutdown: Shutdown,
@@ -302,18 +302,48 @@ impl Registry {
         self.ask(id, |reply| Message::Watch { reply }).await
     }
 
-    /// The position `actor` may ask a hint for.
-    pub async fn hint_position(
+    /// A hint for `actor` in game `id`, from the engine: the best move, or
+    /// every legal move.
+    pub async fn hint(
         self: &Arc<Self>,
         id: &str,
         actor: &str,
-    ) -> Result<HintPosition, Error> {
-        self.ask(id, |reply| Message::Hint {
-            actor: actor.to_owned(),
-            reply,
+        kind: HintKind,
+    ) -> Result<Vec<String>, Error> {
+        let position: HintPosition = self
+            .ask(id, |reply| Message::Hint {
+                actor: actor.to_owned(),
+                reply,
+            })
+            .await??;
+        let engine = &self.ctx.engine;
+        Ok(match kind {
+            HintKind::Best => vec![
+                engine
+                    .best_move(
+                        id,
+                        &position.initial_fen,
+                        position.moves,
+                        chess_domain::FULL_STRENGTH,
+                    )
+                    .await?,
+            ],
+            HintKind::AllMoves => {
+                engine
+                    .list_moves(&position.initial_fen, position.moves)
+                    .await?
+            }
         })
-        .await?
     }
+}
+
+/// What a hint tells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HintKind {
+    /// The engine's best move at full strength.
+    Best,
+    /// Every legal move, in the engine's order.
+    AllMoves,
 }
 
 /// A new game id: 12 letters and digits.
