@@ -79,8 +79,8 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     // taken once the flags have proved good, so a bad one changes nothing.
     let _database_lock =
         chess_runtime::lock::database(chess_storage::sqlite_path(&config.database_url))?;
-    let game = clients::GameClient::new(chess_runtime::channel(&config.game_addr)?);
-    let rating = clients::RatingClient::new(chess_runtime::channel(&config.rating_addr)?);
+    let game = clients::GameClient::connect(&config.game_addr)?;
+    let rating = clients::RatingClient::connect(&config.rating_addr)?;
     let pairing = pairing::Pairing::spawn(game.clone());
     let lobby = lobby::LobbyHandle::open(
         &config.database_url,
