@@ -1,19 +1,15 @@
-//! Clients of the internal services.
+//! The internal services the gateway calls, through the typed clients of
+//! [`chess_internal_clients`].
 
-use chess_proto::{
-    game::v1::game_service_client::GameServiceClient,
-    matchmaking::v1::matchmaking_service_client::MatchmakingServiceClient,
-    rating::v1::rating_service_client::RatingServiceClient,
-};
-use chess_runtime::Channel;
+use chess_internal_clients::{GameClient, MatchmakingClient, RatingClient};
 
 /// The internal services the gateway calls. Cloning is cheap: the clients
 /// share their connections.
 #[derive(Clone, Debug)]
 pub struct Backends {
-    pub game: GameServiceClient<Channel>,
-    pub matchmaking: MatchmakingServiceClient<Channel>,
-    pub rating: RatingServiceClient<Channel>,
+    pub game: GameClient,
+    pub matchmaking: MatchmakingClient,
+    pub rating: RatingClient,
 }
 
 impl Backends {
@@ -24,9 +20,9 @@ impl Backends {
         rating: &str,
     ) -> Result<Self, chess_runtime::client::Error> {
         Ok(Self {
-            game: GameServiceClient::new(chess_runtime::channel(game)?),
-            matchmaking: MatchmakingServiceClient::new(chess_runtime::channel(matchmaking)?),
-            rating: RatingServiceClient::new(chess_runtime::channel(rating)?),
+            game: GameClient::connect(game)?,
+            matchmaking: MatchmakingClient::connect(matchmaking)?,
+            rating: RatingClient::connect(rating)?,
         })
     }
 }

@@ -27,7 +27,7 @@ impl Accounts {
         self.shared
             .backends
             .rating
-            .clone()
+            .rpc()
             .get_player(rating::GetPlayerRequest { key: Some(key) })
             .await
             .map(Response::into_inner)
@@ -47,7 +47,7 @@ impl AccountService for Accounts {
             .shared
             .backends
             .rating
-            .clone()
+            .rpc()
             .register(rating::RegisterRequest {
                 username: r.username,
                 email: r.email,
@@ -71,7 +71,7 @@ impl AccountService for Accounts {
             .shared
             .backends
             .rating
-            .clone()
+            .rpc()
             .authenticate(rating::AuthenticateRequest {
                 login: r.login,
                 password: r.password,
@@ -137,7 +137,7 @@ impl AccountService for Accounts {
             .shared
             .backends
             .rating
-            .clone()
+            .rpc()
             .get_rating_history(rating::GetRatingHistoryRequest {
                 player_id,
                 category: r.category,
@@ -163,7 +163,7 @@ impl AccountService for Accounts {
             .shared
             .backends
             .rating
-            .clone()
+            .rpc()
             .leaderboard(rating::LeaderboardRequest {
                 category: r.category,
                 page_size: r.page_size,

@@ -4,14 +4,15 @@
 
 use std::sync::Arc;
 
-use chess_domain::ColorChoice;
+use chess_domain::{ColorChoice, TimeControl};
+use chess_internal_clients::NewGame;
 use chess_proto::{
     common::v1 as common,
-    game::v1 as game,
     gateway::v1::{self as pb, lobby_service_server::LobbyService},
     matchmaking::v1 as mm,
 };
-use tonic::{Request, Response, Status};
+use chess_runtime::Reason;
+use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
 use super::{Shared, relay};
@@ -32,7 +33,7 @@ impl Lobby {
     ) -> chess_proto::matchmaking::v1::matchmaking_service_client::MatchmakingServiceClient<
         chess_runtime::Channel,
     > {
-        self.shared.backends.matchmaking.clone()
+        self.shared.backends.matchmaking.rpc()
     }
 }
 
@@ -351,30 +352,25 @@ impl LobbyService for Lobby {
         let me = chess_domain::registered_player(&session.player_id, &session.username);
         let engine = chess_domain::engine_player(level);
         let (white, black) = if white { (me, engine) } else { (engine, me) };
-        let time_control = r.time_control.unwrap_or(common::TimeControl {
-            kind: Some(common::time_control::Kind::Untimed(common::Untimed {})),
-        });
+        // Unset is untimed.
+        let time_control = match &r.time_control {
+            None => TimeControl::Untimed,
+            Some(tc) => TimeControl::try_from(tc)
+                .map_err(|e| Reason::InvalidRequest.status(Code::InvalidArgument, e.0))?,
+        };
+        // Games against the engine are casual, and hints are allowed in
+        // them.
+        let game = NewGame {
+            allow_hints: true,
+            ..NewGame::casual(white, black, time_control)
+        };
         let game = self
             .shared
             .backends
             .game
-            .clone()
-            .create_game(game::CreateGameRequest {
-                white: Some(white),
-                black: Some(black),
-                time_control: Some(time_control),
-                rules: common::RuleSet::Standard as i32,
-                // Games against the engine are casual, and hints are
-                // allowed in them.
-                rated: false,
-                allow_hints: true,
-                initial_fen: String::new(),
-                idempotency_key: String::new(),
-            })
+            .create_game(game)
             .await
-            .map_err(relay)?
-            .into_inner()
-            .game;
-        Ok(Response::new(pb::PlayEngineResponse { game }))
+            .map_err(relay)?;
+        Ok(Response::new(pb::PlayEngineResponse { game: Some(game) }))
     }
 }

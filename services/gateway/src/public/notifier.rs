@@ -52,7 +52,7 @@ impl Notifier {
         let sends = Arc::new(Semaphore::new(CONCURRENT_SENDS));
         let mut backoff = Duration::from_millis(200);
         while !shutdown.is_cancelled() {
-            let mut client = self.backends.game.clone();
+            let mut client = self.backends.game.across_games();
             let opened = tokio::select! {
                 opened = client.watch_daily_games(game::WatchDailyGamesRequest {}) => opened,
                 () = shutdown.cancelled() => return,
@@ -116,7 +116,7 @@ impl Notifier {
         let state = self
             .backends
             .game
-            .clone()
+            .for_game(game_id)
             .get_game(game::GetGameRequest {
                 game_id: game_id.to_owned(),
             })
@@ -138,7 +138,7 @@ impl Notifier {
         let email = self
             .backends
             .rating
-            .clone()
+            .rpc()
             .get_player(rating::GetPlayerRequest {
                 key: Some(Key::PlayerId(opponent_id.to_owned())),
             })

@@ -9,10 +9,11 @@
 use std::{pin::Pin, sync::Arc};
 
 use chess_proto::{
-    game::v1 as game,
+    game::v1::{self as game, game_service_client::GameServiceClient},
     gateway::v1::{self as pb, play_service_server::PlayService, stream_events_response::Event},
     matchmaking::v1 as mm,
 };
+use chess_runtime::Channel;
 use tokio::sync::mpsc;
 use tokio_stream::{Stream, wrappers::ReceiverStream};
 use tonic::{Request, Response, Status, Streaming};
@@ -37,10 +38,14 @@ impl Play {
         Self { shared }
     }
 
-    fn game(
-        &self,
-    ) -> chess_proto::game::v1::game_service_client::GameServiceClient<chess_runtime::Channel> {
-        self.shared.backends.game.clone()
+    /// The game service holding `game_id`.
+    fn game(&self, game_id: &str) -> GameServiceClient<Channel> {
+        self.shared.backends.game.for_game(game_id)
+    }
+
+    /// The game service, for calls across games.
+    fn games(&self) -> GameServiceClient<Channel> {
+        self.shared.backends.game.across_games()
     }
 }
 
@@ -62,7 +67,7 @@ impl PlayService for Play {
         let r = request.into_inner();
         require("game_id", &r.game_id)?;
         let made = self
-            .game()
+            .game(&r.game_id)
             .make_move(game::MakeMoveRequest {
                 game_id: r.game_id,
                 player_id: session.player_id,
@@ -88,7 +93,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
-            .game()
+            .game(&game_id)
             .resign(game::ResignRequest {
                 game_id,
                 player_id: session.player_id,
@@ -110,7 +115,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
-            .game()
+            .game(&game_id)
             .offer_draw(game::OfferDrawRequest {
                 game_id,
                 player_id: session.player_id,
@@ -132,7 +137,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
-            .game()
+            .game(&game_id)
             .accept_draw(game::AcceptDrawRequest {
                 game_id,
                 player_id: session.player_id,
@@ -154,7 +159,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
-            .game()
+            .game(&game_id)
             .decline_draw(game::DeclineDrawRequest {
                 game_id,
                 player_id: session.player_id,
@@ -176,7 +181,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
-            .game()
+            .game(&game_id)
             .claim_draw(game::ClaimDrawRequest {
                 game_id,
                 player_id: session.player_id,
@@ -198,7 +203,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
-            .game()
+            .game(&game_id)
             .abort(game::AbortRequest {
                 game_id,
                 player_id: session.player_id,
@@ -220,7 +225,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let best_move = self
-            .game()
+            .game(&game_id)
             .hint(game::HintRequest {
                 game_id,
                 player_id: session.player_id,
@@ -244,7 +249,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let moves = self
-            .game()
+            .game(&game_id)
             .legal_moves(game::LegalMovesRequest { game_id })
             .await
             .map_err(relay)?
@@ -267,7 +272,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let board = self
-            .game()
+            .game(&game_id)
             .board(game::BoardRequest { game_id })
             .await
             .map_err(relay)?
@@ -284,7 +289,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let game = self
-            .game()
+            .game(&game_id)
             .get_game(game::GetGameRequest { game_id })
             .await
             .map_err(relay)?
@@ -306,7 +311,7 @@ impl PlayService for Play {
             _ => game::GameFilter::All,
         };
         let page = self
-            .game()
+            .games()
             .list_games(game::ListGamesRequest {
                 player_id: session.player_id,
                 filter: filter as i32,
@@ -330,7 +335,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let pgn = self
-            .game()
+            .game(&game_id)
             .export_pgn(game::ExportPgnRequest { game_id })
             .await
             .map_err(relay)?
@@ -353,7 +358,7 @@ impl PlayService for Play {
             .shared
             .backends
             .matchmaking
-            .clone()
+            .rpc()
             .watch_player(mm::WatchPlayerRequest {
                 player_id: session.player_id.clone(),
             })
@@ -361,7 +366,7 @@ impl PlayService for Play {
             .map_err(relay)?
             .into_inner();
         let games = self
-            .game()
+            .games()
             .watch_player(game::WatchPlayerRequest {
                 player_id: session.player_id.clone(),
             })
@@ -384,7 +389,7 @@ impl PlayService for Play {
         let r = request.into_inner();
         require("game_id", &r.game_id)?;
         let mut upstream = self
-            .game()
+            .game(&r.game_id)
             .watch_game(game::WatchGameRequest {
                 game_id: r.game_id,
                 from_ply: r.from_ply,

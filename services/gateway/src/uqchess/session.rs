@@ -11,6 +11,7 @@
 use std::time::Duration;
 
 use chess_domain::{Color, color_from_pb};
+use chess_internal_clients::NewGame;
 use chess_proto::{
     common::v1 as common,
     game::v1::{self as game_pb, HintKind},
@@ -229,19 +230,13 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
         } else {
             (engine, me)
         };
-        let request = game_pb::CreateGameRequest {
-            white: Some(white),
-            black: Some(black),
-            time_control: Some(chess_domain::TimeControl::Untimed.into()),
-            rules: common::RuleSet::Uqchess as i32,
-            ..Default::default()
-        };
-        let game_id = match self.backends.game.create_game(request).await {
-            Ok(response) => response
-                .into_inner()
-                .game
-                .map(|g| g.game_id)
-                .unwrap_or_default(),
+        let game_id = match self
+            .backends
+            .game
+            .create_game(NewGame::uqchess(white, black))
+            .await
+        {
+            Ok(game) => game.game_id,
             Err(status) => {
                 tracing::warn!(error = %status, "cannot create a game against the computer");
                 self.say("error engine\n");
@@ -277,7 +272,13 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
             game_id: game_id.to_owned(),
             from_ply: Some(from_ply),
         };
-        match self.backends.game.watch_game(request).await {
+        match self
+            .backends
+            .game
+            .for_game(&request.game_id)
+            .watch_game(request)
+            .await
+        {
             Ok(response) => Some(response.into_inner()),
             Err(status) => {
                 tracing::warn!(game_id, error = %status, "cannot follow the game; retrying");
@@ -298,7 +299,13 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
             color: color as i32,
             connected_at: Some(self.connected_at),
         };
-        match self.backends.matchmaking.join_pairing_queue(request).await {
+        match self
+            .backends
+            .matchmaking
+            .rpc()
+            .join_pairing_queue(request)
+            .await
+        {
             Ok(response) => {
                 self.state = State::Waiting {
                     queue: response.into_inner(),
@@ -397,7 +404,13 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
         let request = game_pb::BoardRequest {
             game_id: play.game_id.clone(),
         };
-        match self.backends.game.board(request).await {
+        match self
+            .backends
+            .game
+            .for_game(&request.game_id)
+            .board(request)
+            .await
+        {
             Ok(response) => {
                 let board = response.into_inner().board;
                 self.say("startboard\n");
@@ -425,7 +438,13 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
             player_id: self.guest_id.clone(),
             kind: if all { HintKind::All } else { HintKind::Best } as i32,
         };
-        match self.backends.game.hint(request).await {
+        match self
+            .backends
+            .game
+            .for_game(&request.game_id)
+            .hint(request)
+            .await
+        {
             Ok(response) => {
                 let moves = response.into_inner().moves;
                 self.say(&format!("moves {}\n", moves.join(" ")));
@@ -463,7 +482,13 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
             player_id: guest_id,
             r#move: m,
         };
-        let response = match self.backends.game.make_move(request).await {
+        let response = match self
+            .backends
+            .game
+            .for_game(&request.game_id)
+            .make_move(request)
+            .await
+        {
             Ok(response) => response.into_inner(),
             Err(status) => {
                 self.refused(&status);
@@ -495,7 +520,13 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
             game_id: play.game_id.clone(),
             player_id: guest_id,
         };
-        match self.backends.game.resign(request).await {
+        match self
+            .backends
+            .game
+            .for_game(&request.game_id)
+            .resign(request)
+            .await
+        {
             Ok(response) => {
                 let Some(play) = self.playing() else { return };
                 play.in_progress = false;
@@ -518,7 +549,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
                 game_id: play.game_id.clone(),
                 player_id: self.guest_id.clone(),
             };
-            let mut game = self.backends.game.clone();
+            let mut game = self.backends.game.for_game(&request.game_id);
             // The resignation must happen even though nobody waits for it.
             tokio::spawn(async move {
                 for attempt in 0..5u32 {

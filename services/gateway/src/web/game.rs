@@ -10,7 +10,6 @@ use chess_domain::{SpeedCategory, TimeControl};
 use chess_proto::{
     common::v1::{self as common, Color as PbColor, GameResult, GameStatus, Termination},
     game::v1 as game,
-    rating::v1 as rating,
 };
 use http::{HeaderValue, Response, StatusCode, header};
 use shakmaty::{Square, fen::Fen, uci::UciMove};
@@ -27,7 +26,7 @@ const BACKEND_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The page of game `id` (a well-formed id).
 pub async fn page(backends: &Backends, id: &str) -> Response<Body> {
-    let state = match call(backends.game.clone().get_game(game::GetGameRequest {
+    let state = match call(backends.game.for_game(id).get_game(game::GetGameRequest {
         game_id: id.to_owned(),
     }))
     .await
@@ -44,9 +43,14 @@ pub async fn page(backends: &Backends, id: &str) -> Response<Body> {
 
 /// The PGN of game `id` (a well-formed id), as a download.
 pub async fn pgn(backends: &Backends, id: &str) -> Response<Body> {
-    let pgn = match call(backends.game.clone().export_pgn(game::ExportPgnRequest {
-        game_id: id.to_owned(),
-    }))
+    let pgn = match call(
+        backends
+            .game
+            .for_game(id)
+            .export_pgn(game::ExportPgnRequest {
+                game_id: id.to_owned(),
+            }),
+    )
     .await
     {
         Ok(response) => response.pgn,
@@ -110,25 +114,18 @@ async fn ratings(backends: &Backends, state: &common::GameState) -> Vec<(String,
         .filter_map(registered_id)
         .map(str::to_owned)
         .collect();
-    if player_ids.is_empty() || SpeedCategory::try_from(state.speed).is_err() {
+    let Ok(category) = SpeedCategory::try_from(state.speed) else {
+        return Vec::new();
+    };
+    if player_ids.is_empty() {
         return Vec::new();
     }
-    match call(
-        backends
-            .rating
-            .clone()
-            .get_ratings(rating::GetRatingsRequest {
-                player_ids,
-                category: state.speed,
-            }),
-    )
-    .await
+    let read = backends.rating.ratings(player_ids, category);
+    match tokio::time::timeout(BACKEND_TIMEOUT, read)
+        .await
+        .unwrap_or_else(|_| Err(tonic::Status::unavailable("no answer in time")))
     {
-        Ok(response) => response
-            .ratings
-            .into_iter()
-            .filter_map(|r| Some((r.player_id, r.rating?)))
-            .collect(),
+        Ok(ratings) => ratings,
         Err(status) => {
             tracing::debug!(game_id = state.game_id, error = %status.message(), "game page without ratings");
             Vec::new()
