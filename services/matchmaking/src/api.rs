@@ -16,7 +16,7 @@ use tracing::instrument;
 use crate::{
     convert::{cursor_token, member, parse_cursor, require, speed_filter},
     lobby::{LobbyHandle, NewChallenge, NewSeek, Settled, model::Challenge},
-    pairing::{Pairing, Seeker},
+    pairing::{PairingHandle, Seeker},
 };
 
 type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
@@ -24,7 +24,7 @@ type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 /// Implements `chess.matchmaking.v1.MatchmakingService`.
 #[derive(Debug)]
 pub struct MatchmakingApi {
-    pub pairing: Pairing,
+    pub pairing: PairingHandle,
     pub lobby: LobbyHandle,
 }
 
