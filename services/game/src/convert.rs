@@ -265,6 +265,26 @@ pub fn event(game: &Game, event: &Event, now: Millis) -> pb::GameEvent {
     }
 }
 
+/// The announcement of a game that has just been created.
+pub fn game_started(game: &Game) -> pb::GameEvent {
+    notice(
+        game,
+        game.created_at(),
+        pb::game_event::Kind::GameStarted(pb::GameStarted {
+            game: Some(game_state(game, game.created_at(), true)),
+        }),
+    )
+}
+
+/// The engine failed to move for the computer in `game`; it is retried.
+pub fn engine_failed(game: &Game, now: Millis, message: String) -> pb::GameEvent {
+    notice(
+        game,
+        now,
+        pb::game_event::Kind::EngineFailed(pb::EngineFailed { message }),
+    )
+}
+
 /// An event that carries no game change.
 pub fn notice(game: &Game, now: Millis, kind: pb::game_event::Kind) -> pb::GameEvent {
     pb::GameEvent {

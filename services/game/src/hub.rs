@@ -14,6 +14,10 @@ use std::{
 use chess_proto::common::v1::GameEvent;
 use tokio::sync::broadcast;
 
+/// An event as it goes out: built once by [`crate::convert`] and shared by
+/// every watcher of the game and of its players.
+pub type WireEvent = Arc<GameEvent>;
+
 const SHARDS: usize = 16;
 /// Events a slow subscriber may fall behind before it is cut off.
 const CAPACITY: usize = 256;

@@ -15,55 +15,32 @@ use std::{
     time::Duration,
 };
 
-use chess_proto::common::v1 as pb;
 use shakmaty::Color;
 use tokio::{
     sync::{broadcast, mpsc},
     time::Instant,
 };
 
-use super::{Acted, Action, Context, HintPosition, LINGER, Message, Registry, WATCH_CAPACITY};
+use super::{
+    Acted, Action, Context, GameHandle, HintPosition, LINGER, Message, Registry, WATCH_CAPACITY,
+};
 use crate::{
     clients::EngineError,
     convert,
     error::Error,
+    hub::WireEvent,
     model::{Event, Game, GameError},
     store,
 };
 
-/// Starts the actor of `game`, reading requests from `inbox`.
-pub(super) fn spawn(
+/// The owner of one live game.
+pub(super) struct GameActor {
     game: Game,
     ctx: Arc<Context>,
     registry: Weak<Registry>,
     generation: u64,
     inbox: mpsc::Receiver<Message>,
-) {
-    let (events, _) = broadcast::channel(WATCH_CAPACITY);
-    let (engine_tx, engine_rx) = mpsc::channel(4);
-    let actor = Actor {
-        game,
-        ctx,
-        registry,
-        generation,
-        inbox,
-        events,
-        engine_tx,
-        engine_rx,
-        engine_pending: false,
-        engine_retry_at: None,
-        engine_failures: 0,
-    };
-    tokio::spawn(actor.run());
-}
-
-struct Actor {
-    game: Game,
-    ctx: Arc<Context>,
-    registry: Weak<Registry>,
-    generation: u64,
-    inbox: mpsc::Receiver<Message>,
-    events: broadcast::Sender<Arc<pb::GameEvent>>,
+    events: broadcast::Sender<WireEvent>,
     engine_tx: mpsc::Sender<(u32, Result<String, EngineError>)>,
     engine_rx: mpsc::Receiver<(u32, Result<String, EngineError>)>,
     engine_pending: bool,
@@ -79,7 +56,34 @@ async fn until(at: Option<Instant>) {
     }
 }
 
-impl Actor {
+impl GameActor {
+    /// Starts the actor of `game`; the handle is its mailbox.
+    pub(super) fn spawn(
+        game: Game,
+        ctx: Arc<Context>,
+        registry: Weak<Registry>,
+        generation: u64,
+    ) -> GameHandle {
+        let (tx, inbox) = mpsc::channel(64);
+        let (events, _) = broadcast::channel(WATCH_CAPACITY);
+        let (engine_tx, engine_rx) = mpsc::channel(4);
+        let actor = Self {
+            game,
+            ctx,
+            registry,
+            generation,
+            inbox,
+            events,
+            engine_tx,
+            engine_rx,
+            engine_pending: false,
+            engine_retry_at: None,
+            engine_failures: 0,
+        };
+        tokio::spawn(actor.run());
+        GameHandle { tx, generation }
+    }
+
     async fn run(mut self) {
         let game_id = self.game.id().to_owned();
         self.ask_engine();
@@ -224,8 +228,8 @@ impl Actor {
         Ok(())
     }
 
-    fn publish(&self, event: pb::GameEvent) {
-        let event = Arc::new(event);
+    fn publish(&self, event: impl Into<WireEvent>) {
+        let event = event.into();
         // No watchers is fine.
         let _ = self.events.send(Arc::clone(&event));
         for player in [self.game.white(), self.game.black()] {
@@ -287,10 +291,6 @@ impl Actor {
         let backoff = Duration::from_millis(250 * 2u64.pow(self.engine_failures.min(7)));
         tracing::warn!(game_id = self.game.id(), error = %failure, retry_in = ?backoff, "engine move failed");
         self.engine_retry_at = Some(Instant::now() + backoff);
-        self.publish(convert::notice(
-            &self.game,
-            now,
-            pb::game_event::Kind::EngineFailed(pb::EngineFailed { message: failure }),
-        ));
+        self.publish(convert::engine_failed(&self.game, now, failure));
     }
 }

@@ -9,6 +9,8 @@
 
 mod actor;
 
+use actor::GameActor;
+
 use std::{
     collections::HashMap,
     hash::{BuildHasher as _, RandomState},
@@ -19,7 +21,6 @@ use std::{
     time::Duration,
 };
 
-use chess_proto::common::v1 as pb;
 use chess_runtime::Shutdown;
 use rand::Rng as _;
 use shakmaty::Color;
@@ -29,7 +30,7 @@ use crate::{
     clients::{EngineClient, Reporter},
     convert,
     error::Error,
-    hub::PlayerHub,
+    hub::{PlayerHub, WireEvent},
     model::{ClockReading, Event, Game, GameSetup},
     store::{self, Store, WriteOp},
     time::TimeSource,
@@ -96,7 +97,7 @@ enum Message {
         reply: oneshot::Sender<Game>,
     },
     Watch {
-        reply: oneshot::Sender<(Game, broadcast::Receiver<Arc<pb::GameEvent>>)>,
+        reply: oneshot::Sender<(Game, broadcast::Receiver<WireEvent>)>,
     },
     Hint {
         actor: String,
@@ -159,25 +160,17 @@ impl Registry {
 
     /// Starts an actor for `game` and registers it.
     pub fn start(self: &Arc<Self>, game: Game) -> GameHandle {
-        let (tx, rx) = mpsc::channel(64);
-        let handle = GameHandle {
-            tx,
-            generation: self.generations.fetch_add(1, Ordering::Relaxed),
-        };
         let id = game.id().to_owned();
-        {
-            let mut shard = self.shards[self.shard_of(&id)]
-                .write()
-                .unwrap_or_else(|p| p.into_inner());
-            shard.insert(id, handle.clone());
-        }
-        actor::spawn(
+        let handle = GameActor::spawn(
             game,
             Arc::clone(&self.ctx),
             Arc::downgrade(self),
-            handle.generation,
-            rx,
+            self.generations.fetch_add(1, Ordering::Relaxed),
         );
+        let mut shard = self.shards[self.shard_of(&id)]
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        shard.insert(id, handle.clone());
         handle
     }
 
@@ -211,13 +204,7 @@ impl Registry {
             return Err(e.into());
         }
         self.start(game.clone());
-        let started = Arc::new(convert::notice(
-            &game,
-            game.created_at(),
-            pb::game_event::Kind::GameStarted(pb::GameStarted {
-                game: Some(convert::game_state(&game, game.created_at(), true)),
-            }),
-        ));
+        let started = WireEvent::new(convert::game_started(&game));
         for player in [game.white(), game.black()] {
             if let Some(id) = player.actor_id() {
                 ctx.hub.publish(id, &started);
@@ -298,7 +285,7 @@ impl Registry {
     pub async fn watch(
         self: &Arc<Self>,
         id: &str,
-    ) -> Result<(Game, broadcast::Receiver<Arc<pb::GameEvent>>), Error> {
+    ) -> Result<(Game, broadcast::Receiver<WireEvent>), Error> {
         self.ask(id, |reply| Message::Watch { reply }).await
     }
 
