@@ -4,9 +4,10 @@
 use std::pin::Pin;
 
 use chess_proto::engine::v1::{self as pb, engine_service_server::EngineService};
+use chess_runtime::Reason;
 use chess_uci::{Info, Score};
 use futures::Stream;
-use tonic::{Request, Response, Status};
+use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
 use crate::{
@@ -234,9 +235,62 @@ fn info_to_pb(info: &Info) -> pb::AnalysisInfo {
     }
 }
 
+impl From<Error> for Status {
+    fn from(error: Error) -> Self {
+        let message = error.to_string();
+        let (code, reason) = match error {
+            Error::MalformedMove { .. } => (Code::InvalidArgument, Reason::MalformedMove),
+            Error::IllegalMove { .. } => (Code::InvalidArgument, Reason::IllegalMove),
+            Error::InvalidFen(_)
+            | Error::TooManyMoves(_)
+            | Error::MissingLimits
+            | Error::MovetimeTooLong(_)
+            | Error::DepthTooDeep(_)
+            | Error::InvalidLevel(_)
+            | Error::InvalidMultipv(_) => (Code::InvalidArgument, Reason::InvalidRequest),
+            Error::NoLegalMoves => (Code::FailedPrecondition, Reason::GameOver),
+            Error::QueueFull(_) => (Code::ResourceExhausted, Reason::EngineUnavailable),
+            Error::NoEngine | Error::EngineFailed(_) | Error::ShuttingDown => {
+                (Code::Unavailable, Reason::EngineUnavailable)
+            }
+        };
+        reason.status(code, message)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bad_input_and_faults_map_to_their_codes() {
+        let cases = [
+            (Error::InvalidFen("x".into()), Code::InvalidArgument),
+            (
+                Error::IllegalMove {
+                    index: 0,
+                    text: "e2e5".into(),
+                },
+                Code::InvalidArgument,
+            ),
+            (Error::MissingLimits, Code::InvalidArgument),
+            (Error::InvalidLevel(9), Code::InvalidArgument),
+            (Error::NoLegalMoves, Code::FailedPrecondition),
+            (Error::QueueFull(3), Code::ResourceExhausted),
+            (Error::NoEngine, Code::Unavailable),
+            (Error::EngineFailed("gone".into()), Code::Unavailable),
+        ];
+        for (error, code) in cases {
+            let status = Status::from(error);
+            assert_eq!(status.code(), code, "{status:?}");
+            assert!(Reason::of(&status).is_some());
+        }
+        let status = Status::from(Error::IllegalMove {
+            index: 2,
+            text: "e2e5".into(),
+        });
+        assert_eq!(Reason::of(&status), Some(Reason::IllegalMove));
+    }
 
     fn position(fen: &str, moves: &[&str]) -> Option<pb::Position> {
         Some(pb::Position {

@@ -1,10 +1,7 @@
-//! Every way a request can fail, with its gRPC status ([`Error`]), and every
-//! way the service can fail to start ([`StartError`]).
+//! Every way a request can fail ([`Error`]; `api.rs` gives each its gRPC
+//! status), and every way the service can fail to start ([`StartError`]).
 
 use std::path::PathBuf;
-
-use chess_runtime::Reason;
-use tonic::{Code, Status};
 
 use crate::limits::{MAX_DEPTH, MAX_MOVETIME_MS, MAX_MULTIPV};
 use crate::position::MAX_MOVES;
@@ -56,62 +53,9 @@ pub enum StartError {
     Server(#[from] chess_runtime::server::Error),
 }
 
-impl From<Error> for Status {
-    fn from(error: Error) -> Self {
-        let message = error.to_string();
-        let (code, reason) = match error {
-            Error::MalformedMove { .. } => (Code::InvalidArgument, Reason::MalformedMove),
-            Error::IllegalMove { .. } => (Code::InvalidArgument, Reason::IllegalMove),
-            Error::InvalidFen(_)
-            | Error::TooManyMoves(_)
-            | Error::MissingLimits
-            | Error::MovetimeTooLong(_)
-            | Error::DepthTooDeep(_)
-            | Error::InvalidLevel(_)
-            | Error::InvalidMultipv(_) => (Code::InvalidArgument, Reason::InvalidRequest),
-            Error::NoLegalMoves => (Code::FailedPrecondition, Reason::GameOver),
-            Error::QueueFull(_) => (Code::ResourceExhausted, Reason::EngineUnavailable),
-            Error::NoEngine | Error::EngineFailed(_) | Error::ShuttingDown => {
-                (Code::Unavailable, Reason::EngineUnavailable)
-            }
-        };
-        reason.status(code, message)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bad_input_and_faults_map_to_their_codes() {
-        let cases = [
-            (Error::InvalidFen("x".into()), Code::InvalidArgument),
-            (
-                Error::IllegalMove {
-                    index: 0,
-                    text: "e2e5".into(),
-                },
-                Code::InvalidArgument,
-            ),
-            (Error::MissingLimits, Code::InvalidArgument),
-            (Error::InvalidLevel(9), Code::InvalidArgument),
-            (Error::NoLegalMoves, Code::FailedPrecondition),
-            (Error::QueueFull(3), Code::ResourceExhausted),
-            (Error::NoEngine, Code::Unavailable),
-            (Error::EngineFailed("gone".into()), Code::Unavailable),
-        ];
-        for (error, code) in cases {
-            let status = Status::from(error);
-            assert_eq!(status.code(), code, "{status:?}");
-            assert!(Reason::of(&status).is_some());
-        }
-        let status = Status::from(Error::IllegalMove {
-            index: 2,
-            text: "e2e5".into(),
-        });
-        assert_eq!(Reason::of(&status), Some(Reason::IllegalMove));
-    }
 
     #[test]
     fn the_start_up_failure_is_one_line() {
