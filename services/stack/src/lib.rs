@@ -300,6 +300,204 @@ fn sqlite(data_dir: &Path, name: &str) -> OsString {
     .into()
 }
 
+/// Every listening socket of the system, bound before any service starts.
+struct Listeners {
+    gateway: Arc<TcpListener>,
+    uqchess: Option<Arc<TcpListener>>,
+    engine: Arc<TcpListener>,
+    rating: Arc<TcpListener>,
+    game: Arc<TcpListener>,
+    matchmaking: Arc<TcpListener>,
+}
+
+impl Listeners {
+    /// Binds every socket `options` names: each is handed to its service,
+    /// so no port can be taken in between and restarts keep their address.
+    fn bind(options: &StackOptions) -> Result<Self, StartError> {
+        let internal = &options.internal;
+        let uqchess = if options.uqchess_listen.is_empty() {
+            None
+        } else {
+            Some(listen(
+                &options.uqchess_listen,
+                "uqchess protocol",
+                "--uqchess-listen",
+            )?)
+        };
+        Ok(Self {
+            gateway: listen(&options.grpc_listen, "public gRPC API", "--grpc-listen")?,
+            uqchess,
+            engine: listen(&internal.engine, "engine", "--engine-listen")?,
+            rating: listen(&internal.rating, "rating", "--rating-listen")?,
+            game: listen(&internal.game, "game", "--game-listen")?,
+            matchmaking: listen(&internal.matchmaking, "matchmaking", "--matchmaking-listen")?,
+        })
+    }
+
+    /// Where the services are reached.
+    fn addresses(&self, public_url: Option<&str>) -> Addresses {
+        let gateway = reach(&self.gateway);
+        Addresses {
+            public_url: public_url.map_or_else(|| format!("http://{gateway}"), str::to_owned),
+            gateway,
+            uqchess: self.uqchess.as_deref().map(reach).unwrap_or_default(),
+            matchmaking: reach(&self.matchmaking),
+            game: reach(&self.game),
+            rating: reach(&self.rating),
+            engine: reach(&self.engine),
+        }
+    }
+}
+
+/// The five services as supervised children, each after the services it
+/// calls (they stop in the reverse order), with the flags that wire them
+/// together on `addresses` and keep their files in `data_dir`.
+fn children(
+    options: &StackOptions,
+    data_dir: &Path,
+    token_key: PathBuf,
+    addresses: &Addresses,
+    listeners: Listeners,
+) -> Result<Vec<ChildSpec>, StartError> {
+    let binary = |name: &str| -> Result<PathBuf, StartError> {
+        let path = options.bin_dir.join(name);
+        if path.is_file() {
+            Ok(path)
+        } else {
+            Err(StartError::MissingBinary {
+                binary: name.to_owned(),
+                dir: options.bin_dir.display().to_string(),
+            })
+        }
+    };
+    let args = |pairs: &[(&str, OsString)]| -> Vec<OsString> {
+        let mut out: Vec<OsString> = options.common_args.clone();
+        out.extend(["--listen-fd".into(), "0".into()]);
+        for (flag, value) in pairs {
+            out.push(flag.into());
+            out.push(value.clone());
+        }
+        out
+    };
+
+    // Everything shares this machine's cores: searches yield to the
+    // services, so a busy engine pool does not slow everyone's moves
+    // (SCHED_IDLE where the kernel allows it, else the niceness).
+    let mut engine = args(&[("--stockfish-nice", STOCKFISH_NICE.to_string().into())]);
+    engine.push("--stockfish-idle".into());
+    if let Some(path) = &options.stockfish_path {
+        engine.extend(["--stockfish-path".into(), path.into()]);
+    }
+    if let Some(size) = options.engine_pool_size {
+        engine.extend(["--pool-size".into(), size.to_string().into()]);
+    }
+    let mut rating = args(&[("--database-url", sqlite(data_dir, "rating"))]);
+    if let Some(system) = &options.rating_system {
+        rating.extend(["--rating-system".into(), system.into()]);
+    }
+    let game = args(&[
+        ("--database-url", sqlite(data_dir, "game")),
+        ("--engine-addr", addresses.engine.clone().into()),
+        ("--rating-addr", addresses.rating.clone().into()),
+    ]);
+    let matchmaking = args(&[
+        ("--database-url", sqlite(data_dir, "matchmaking")),
+        ("--game-addr", addresses.game.clone().into()),
+        ("--rating-addr", addresses.rating.clone().into()),
+    ]);
+    let mut gateway = args(&[
+        ("--game-addr", addresses.game.clone().into()),
+        ("--matchmaking-addr", addresses.matchmaking.clone().into()),
+        ("--rating-addr", addresses.rating.clone().into()),
+        ("--token-key-file", token_key.into()),
+        ("--mail-dir", data_dir.join("mail").into()),
+        ("--public-url", addresses.public_url.clone().into()),
+    ]);
+    let mut gateway_listeners = vec![listeners.gateway];
+    match listeners.uqchess {
+        Some(listener) => {
+            gateway.extend(["--uqchess-listen-fd".into(), "1".into()]);
+            gateway_listeners.push(listener);
+        }
+        None => gateway.extend(["--uqchess-listen".into(), "".into()]),
+    }
+    gateway.extend(options.gateway_args.iter().cloned());
+
+    let child = |name, program, args, listeners| ChildSpec {
+        name,
+        program,
+        args,
+        listeners,
+    };
+    Ok(vec![
+        child(
+            "engine",
+            binary("chess-engine")?,
+            engine,
+            vec![listeners.engine],
+        ),
+        child(
+            "rating",
+            binary("chess-rating")?,
+            rating,
+            vec![listeners.rating],
+        ),
+        child("game", binary("chess-game")?, game, vec![listeners.game]),
+        child(
+            "matchmaking",
+            binary("chess-matchmaking")?,
+            matchmaking,
+            vec![listeners.matchmaking],
+        ),
+        child(
+            "gateway",
+            binary("chess-gateway")?,
+            gateway,
+            gateway_listeners,
+        ),
+    ])
+}
+
+/// Waits until every service of `addresses` is SERVING; the first failure
+/// otherwise: a child that exited or could not start, or the start-up
+/// timeout.
+async fn wait_until_serving(
+    addresses: &Addresses,
+    exits: &mut mpsc::UnboundedReceiver<Exit>,
+) -> Result<(), StartError> {
+    let health = [
+        ("engine", addresses.engine.clone()),
+        ("rating", addresses.rating.clone()),
+        ("game", addresses.game.clone()),
+        ("matchmaking", addresses.matchmaking.clone()),
+        ("gateway", addresses.gateway.clone()),
+    ];
+    let mut probes = JoinSet::new();
+    for (name, addr) in health {
+        probes.spawn(async move { (name, wait_serving(&addr).await) });
+    }
+    let deadline = Instant::now() + STARTUP_TIMEOUT;
+    loop {
+        tokio::select! {
+            probe = probes.join_next() => match probe {
+                None => return Ok(()),
+                Some(Ok((_, true))) => {}
+                Some(Ok((name, false))) => return Err(StartError::Timeout(name)),
+                Some(Err(_)) => return Err(StartError::Timeout("stack")),
+            },
+            Some(exit) = exits.recv() => return Err(match (exit.status, exit.error) {
+                (_, Some(error)) => StartError::ChildNotStarted { name: exit.name, error },
+                (status, None) => StartError::ChildExited {
+                    name: exit.name,
+                    status: status.map_or_else(|| "unknown status".to_owned(), |s: ExitStatus| s.to_string()),
+                    code: status.and_then(|s| s.code()),
+                },
+            }),
+            () = tokio::time::sleep_until(deadline) => return Err(StartError::Timeout("stack")),
+        }
+    }
+}
+
 impl Stack {
     /// Starts the system and waits until every service is SERVING.
     pub async fn start(options: StackOptions) -> Result<Self, StartError> {
@@ -316,163 +514,13 @@ impl Stack {
         let lock = lock_data_dir(&data_dir, &shown).await?;
         let token_key = token_key_file(&data_dir).map_err(data_error)?;
 
-        // Every listening socket is bound here and handed to its service, so
-        // no port can be taken in between and restarts keep their address.
-        let internal = &options.internal;
-        let gateway_listener = listen(&options.grpc_listen, "public gRPC API", "--grpc-listen")?;
-        let uqchess_listener = if options.uqchess_listen.is_empty() {
-            None
-        } else {
-            Some(listen(
-                &options.uqchess_listen,
-                "uqchess protocol",
-                "--uqchess-listen",
-            )?)
-        };
-        let engine_listener = listen(&internal.engine, "engine", "--engine-listen")?;
-        let rating_listener = listen(&internal.rating, "rating", "--rating-listen")?;
-        let game_listener = listen(&internal.game, "game", "--game-listen")?;
-        let matchmaking_listener =
-            listen(&internal.matchmaking, "matchmaking", "--matchmaking-listen")?;
-        let gateway_addr = reach(&gateway_listener);
-        let addresses = Addresses {
-            public_url: options
-                .public_url
-                .clone()
-                .unwrap_or_else(|| format!("http://{gateway_addr}")),
-            gateway: gateway_addr,
-            uqchess: uqchess_listener.as_deref().map(reach).unwrap_or_default(),
-            matchmaking: reach(&matchmaking_listener),
-            game: reach(&game_listener),
-            rating: reach(&rating_listener),
-            engine: reach(&engine_listener),
-        };
-        let binary = |name: &str| -> Result<PathBuf, StartError> {
-            let path = options.bin_dir.join(name);
-            if path.is_file() {
-                Ok(path)
-            } else {
-                Err(StartError::MissingBinary {
-                    binary: name.to_owned(),
-                    dir: options.bin_dir.display().to_string(),
-                })
-            }
-        };
-        let args = |pairs: &[(&str, OsString)]| -> Vec<OsString> {
-            let mut out: Vec<OsString> = options.common_args.clone();
-            out.extend(["--listen-fd".into(), "0".into()]);
-            for (flag, value) in pairs {
-                out.push(flag.into());
-                out.push(value.clone());
-            }
-            out
-        };
-
-        // Everything shares this machine's cores: searches yield to the
-        // services, so a busy engine pool does not slow everyone's moves
-        // (SCHED_IDLE where the kernel allows it, else the niceness).
-        let mut engine = args(&[("--stockfish-nice", STOCKFISH_NICE.to_string().into())]);
-        engine.push("--stockfish-idle".into());
-        if let Some(path) = &options.stockfish_path {
-            engine.extend(["--stockfish-path".into(), path.into()]);
-        }
-        if let Some(size) = options.engine_pool_size {
-            engine.extend(["--pool-size".into(), size.to_string().into()]);
-        }
-        let mut rating = args(&[("--database-url", sqlite(&data_dir, "rating"))]);
-        if let Some(system) = &options.rating_system {
-            rating.extend(["--rating-system".into(), system.into()]);
-        }
-        let game = args(&[
-            ("--database-url", sqlite(&data_dir, "game")),
-            ("--engine-addr", addresses.engine.clone().into()),
-            ("--rating-addr", addresses.rating.clone().into()),
-        ]);
-        let matchmaking = args(&[
-            ("--database-url", sqlite(&data_dir, "matchmaking")),
-            ("--game-addr", addresses.game.clone().into()),
-            ("--rating-addr", addresses.rating.clone().into()),
-        ]);
-        let mut gateway = args(&[
-            ("--game-addr", addresses.game.clone().into()),
-            ("--matchmaking-addr", addresses.matchmaking.clone().into()),
-            ("--rating-addr", addresses.rating.clone().into()),
-            ("--token-key-file", token_key.into()),
-            ("--mail-dir", data_dir.join("mail").into()),
-            ("--public-url", addresses.public_url.clone().into()),
-        ]);
-        let mut gateway_listeners = vec![gateway_listener];
-        match uqchess_listener {
-            Some(listener) => {
-                gateway.extend(["--uqchess-listen-fd".into(), "1".into()]);
-                gateway_listeners.push(listener);
-            }
-            None => gateway.extend(["--uqchess-listen".into(), "".into()]),
-        }
-        gateway.extend(options.gateway_args.iter().cloned());
-
-        let child = |name, program, args, listener| ChildSpec {
-            name,
-            program,
-            args,
-            listeners: vec![listener],
-        };
-        let mut gateway_child = child(
-            "gateway",
-            binary("chess-gateway")?,
-            gateway,
-            Arc::clone(&gateway_listeners[0]),
-        );
-        gateway_child.listeners = gateway_listeners;
-        // Each after the services it calls: they stop in the reverse order.
-        let children = vec![
-            child("engine", binary("chess-engine")?, engine, engine_listener),
-            child("rating", binary("chess-rating")?, rating, rating_listener),
-            child("game", binary("chess-game")?, game, game_listener),
-            child(
-                "matchmaking",
-                binary("chess-matchmaking")?,
-                matchmaking,
-                matchmaking_listener,
-            ),
-            gateway_child,
-        ];
-        let health = [
-            ("engine", addresses.engine.clone()),
-            ("rating", addresses.rating.clone()),
-            ("game", addresses.game.clone()),
-            ("matchmaking", addresses.matchmaking.clone()),
-            ("gateway", addresses.gateway.clone()),
-        ];
+        let listeners = Listeners::bind(&options)?;
+        let addresses = listeners.addresses(options.public_url.as_deref());
+        let children = children(&options, &data_dir, token_key, &addresses, listeners)?;
         let (supervisor, mut exits) =
             Supervisor::start(children, options.output, options.announce_restarts);
-
-        let mut probes = JoinSet::new();
-        for (name, addr) in health {
-            probes.spawn(async move { (name, wait_serving(&addr).await) });
-        }
-        let deadline = Instant::now() + STARTUP_TIMEOUT;
-        let failure = loop {
-            tokio::select! {
-                probe = probes.join_next() => match probe {
-                    None => break None,
-                    Some(Ok((_, true))) => {}
-                    Some(Ok((name, false))) => break Some(StartError::Timeout(name)),
-                    Some(Err(_)) => break Some(StartError::Timeout("stack")),
-                },
-                Some(exit) = exits.recv() => break Some(match (exit.status, exit.error) {
-                    (_, Some(error)) => StartError::ChildNotStarted { name: exit.name, error },
-                    (status, None) => StartError::ChildExited {
-                        name: exit.name,
-                        status: status.map_or_else(|| "unknown status".to_owned(), |s: ExitStatus| s.to_string()),
-                        code: status.and_then(|s| s.code()),
-                    },
-                }),
-                () = tokio::time::sleep_until(deadline) => break Some(StartError::Timeout("stack")),
-            }
-        };
-        if let Some(error) = failure {
-            probes.abort_all();
+        // Dropping the probes on failure aborts them.
+        if let Err(error) = wait_until_serving(&addresses, &mut exits).await {
             supervisor.stop().await;
             return Err(error);
         }
