@@ -23,158 +23,10 @@ struct CreateRatingTables;
 #[async_trait::async_trait]
 impl MigrationTrait for CreateRatingTables {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .create_table(
-                Table::create()
-                    .table("players")
-                    .if_not_exists()
-                    .col(string("id").primary_key())
-                    .col(string("username"))
-                    .col(string("username_key"))
-                    .col(string("email"))
-                    .col(string("email_key"))
-                    .col(text("password_hash"))
-                    .col(big_integer("registered_at"))
-                    .to_owned(),
-            )
-            .await?;
-        for (name, column) in [
-            ("players_username_key_unique", "username_key"),
-            ("players_email_key_unique", "email_key"),
-        ] {
-            manager
-                .create_index(
-                    Index::create()
-                        .if_not_exists()
-                        .name(name)
-                        .table("players")
-                        .col(column)
-                        .unique()
-                        .to_owned(),
-                )
-                .await?;
-        }
-
-        manager
-            .create_table(
-                Table::create()
-                    .table("ratings")
-                    .if_not_exists()
-                    .col(string("player_id"))
-                    .col(string("system"))
-                    .col(string("category"))
-                    .col(double("rating"))
-                    .col(double("deviation"))
-                    .col(double("volatility"))
-                    .col(integer("games_played"))
-                    .col(integer("wins"))
-                    .col(integer("losses"))
-                    .col(integer("draws"))
-                    .col(big_integer_null("last_played_at"))
-                    .primary_key(
-                        Index::create()
-                            .col("player_id")
-                            .col("system")
-                            .col("category"),
-                    )
-                    .foreign_key(
-                        ForeignKey::create()
-                            .from("ratings", "player_id")
-                            .to("players", "id")
-                            .on_delete(ForeignKeyAction::Cascade),
-                    )
-                    .to_owned(),
-            )
-            .await?;
-        manager
-            .create_index(
-                Index::create()
-                    .if_not_exists()
-                    .name("ratings_leaderboard_idx")
-                    .table("ratings")
-                    .col("system")
-                    .col("category")
-                    .col("rating")
-                    .to_owned(),
-            )
-            .await?;
-
-        manager
-            .create_table(
-                Table::create()
-                    .table("results")
-                    .if_not_exists()
-                    .col(string("game_id").primary_key())
-                    .col(string("white_id"))
-                    .col(string("black_id"))
-                    .col(string("result"))
-                    .col(string("category"))
-                    .col(boolean("rated"))
-                    .col(boolean("applied"))
-                    .col(string("system"))
-                    .col(big_integer_null("finished_at"))
-                    .col(big_integer("recorded_at"))
-                    .to_owned(),
-            )
-            .await?;
-
-        manager
-            .create_table(
-                Table::create()
-                    .table("rating_history")
-                    .if_not_exists()
-                    .col(big_pk_auto("id"))
-                    .col(string("player_id"))
-                    .col(string("system"))
-                    .col(string("category"))
-                    .col(string("game_id"))
-                    .col(string("opponent_id"))
-                    .col(double("score"))
-                    .col(double("rating_before"))
-                    .col(double("rating_after"))
-                    .col(double("deviation_before"))
-                    .col(double("deviation_after"))
-                    .col(big_integer("recorded_at"))
-                    .foreign_key(
-                        ForeignKey::create()
-                            .from("rating_history", "player_id")
-                            .to("players", "id")
-                            .on_delete(ForeignKeyAction::Cascade),
-                    )
-                    .foreign_key(
-                        ForeignKey::create()
-                            .from("rating_history", "game_id")
-                            .to("results", "game_id")
-                            .on_delete(ForeignKeyAction::Cascade),
-                    )
-                    .to_owned(),
-            )
-            .await?;
-        manager
-            .create_index(
-                Index::create()
-                    .if_not_exists()
-                    .name("rating_history_game_player_unique")
-                    .table("rating_history")
-                    .col("game_id")
-                    .col("player_id")
-                    .unique()
-                    .to_owned(),
-            )
-            .await?;
-        manager
-            .create_index(
-                Index::create()
-                    .if_not_exists()
-                    .name("rating_history_player_idx")
-                    .table("rating_history")
-                    .col("player_id")
-                    .col("system")
-                    .col("id")
-                    .to_owned(),
-            )
-            .await?;
-        Ok(())
+        create_players(manager).await?;
+        create_ratings(manager).await?;
+        create_results(manager).await?;
+        create_rating_history(manager).await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
@@ -185,4 +37,172 @@ impl MigrationTrait for CreateRatingTables {
         }
         Ok(())
     }
+}
+
+/// `players`, with its unique username and email keys.
+async fn create_players(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+    manager
+        .create_table(
+            Table::create()
+                .table("players")
+                .if_not_exists()
+                .col(string("id").primary_key())
+                .col(string("username"))
+                .col(string("username_key"))
+                .col(string("email"))
+                .col(string("email_key"))
+                .col(text("password_hash"))
+                .col(big_integer("registered_at"))
+                .to_owned(),
+        )
+        .await?;
+    for (name, column) in [
+        ("players_username_key_unique", "username_key"),
+        ("players_email_key_unique", "email_key"),
+    ] {
+        manager
+            .create_index(
+                Index::create()
+                    .if_not_exists()
+                    .name(name)
+                    .table("players")
+                    .col(column)
+                    .unique()
+                    .to_owned(),
+            )
+            .await?;
+    }
+    Ok(())
+}
+
+/// `ratings`: one row per player, system and category.
+async fn create_ratings(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+    manager
+        .create_table(
+            Table::create()
+                .table("ratings")
+                .if_not_exists()
+                .col(string("player_id"))
+                .col(string("system"))
+                .col(string("category"))
+                .col(double("rating"))
+                .col(double("deviation"))
+                .col(double("volatility"))
+                .col(integer("games_played"))
+                .col(integer("wins"))
+                .col(integer("losses"))
+                .col(integer("draws"))
+                .col(big_integer_null("last_played_at"))
+                .primary_key(
+                    Index::create()
+                        .col("player_id")
+                        .col("system")
+                        .col("category"),
+                )
+                .foreign_key(
+                    ForeignKey::create()
+                        .from("ratings", "player_id")
+                        .to("players", "id")
+                        .on_delete(ForeignKeyAction::Cascade),
+                )
+                .to_owned(),
+        )
+        .await?;
+    manager
+        .create_index(
+            Index::create()
+                .if_not_exists()
+                .name("ratings_leaderboard_idx")
+                .table("ratings")
+                .col("system")
+                .col("category")
+                .col("rating")
+                .to_owned(),
+        )
+        .await?;
+    Ok(())
+}
+
+/// `results`: one row per game id, recorded once.
+async fn create_results(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+    manager
+        .create_table(
+            Table::create()
+                .table("results")
+                .if_not_exists()
+                .col(string("game_id").primary_key())
+                .col(string("white_id"))
+                .col(string("black_id"))
+                .col(string("result"))
+                .col(string("category"))
+                .col(boolean("rated"))
+                .col(boolean("applied"))
+                .col(string("system"))
+                .col(big_integer_null("finished_at"))
+                .col(big_integer("recorded_at"))
+                .to_owned(),
+        )
+        .await?;
+    Ok(())
+}
+
+/// `rating_history`: a row per game and player, unique by the pair.
+async fn create_rating_history(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+    manager
+        .create_table(
+            Table::create()
+                .table("rating_history")
+                .if_not_exists()
+                .col(big_pk_auto("id"))
+                .col(string("player_id"))
+                .col(string("system"))
+                .col(string("category"))
+                .col(string("game_id"))
+                .col(string("opponent_id"))
+                .col(double("score"))
+                .col(double("rating_before"))
+                .col(double("rating_after"))
+                .col(double("deviation_before"))
+                .col(double("deviation_after"))
+                .col(big_integer("recorded_at"))
+                .foreign_key(
+                    ForeignKey::create()
+                        .from("rating_history", "player_id")
+                        .to("players", "id")
+                        .on_delete(ForeignKeyAction::Cascade),
+                )
+                .foreign_key(
+                    ForeignKey::create()
+                        .from("rating_history", "game_id")
+                        .to("results", "game_id")
+                        .on_delete(ForeignKeyAction::Cascade),
+                )
+                .to_owned(),
+        )
+        .await?;
+    manager
+        .create_index(
+            Index::create()
+                .if_not_exists()
+                .name("rating_history_game_player_unique")
+                .table("rating_history")
+                .col("game_id")
+                .col("player_id")
+                .unique()
+                .to_owned(),
+        )
+        .await?;
+    manager
+        .create_index(
+            Index::create()
+                .if_not_exists()
+                .name("rating_history_player_idx")
+                .table("rating_history")
+                .col("player_id")
+                .col("system")
+                .col("id")
+                .to_owned(),
+        )
+        .await?;
+    Ok(())
 }

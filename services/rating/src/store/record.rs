@@ -1,6 +1,8 @@
 //! Applying a finished game once: its `results` row, both ratings and their
 //! history rows in one transaction.
 
+use chess_domain::SpeedCategory;
+use chess_ratings::{Rating, Score};
 use sea_orm::{
     ColumnTrait as _, DatabaseTransaction, EntityTrait as _, QueryFilter as _, QueryOrder as _,
     QuerySelect as _, Set, TryInsertResult,
@@ -11,8 +13,6 @@ use super::{
     reads::{category_named, category_rating},
     results,
 };
-use chess_ratings::{Rating, Score};
-
 use crate::model::{CategoryRating, Change, GameReport, Recorded};
 
 impl Store {
@@ -65,22 +65,7 @@ impl Store {
 
         // The game's key first: a concurrent delivery of the same game waits
         // here for this transaction and then finds the row.
-        let inserted = results::Entity::insert(results::ActiveModel {
-            game_id: Set(report.game_id.clone()),
-            white_id: Set(white_id.clone()),
-            black_id: Set(black_id.clone()),
-            result: Set(report.result.as_str().to_owned()),
-            category: Set(report.category.as_str().to_owned()),
-            rated: Set(report.rated),
-            applied: Set(applies),
-            system: Set(self.system_name().to_owned()),
-            finished_at: Set(report.finished_at_ms),
-            recorded_at: Set(now_ms),
-        })
-        .on_conflict_do_nothing()
-        .exec_without_returning(txn)
-        .await?;
-        if !matches!(inserted, TryInsertResult::Inserted(n) if n > 0) {
+        if !self.claim_game(txn, report, applies, now_ms).await? {
             return Ok(None);
         }
         if !applies {
@@ -91,23 +76,9 @@ impl Store {
             }));
         }
 
-        // Rows for players registered under another system.
         let category = report.category;
-        let missing = [
-            self.initial_row(white_id, category),
-            self.initial_row(black_id, category),
-        ];
-        ratings::Entity::insert_many(missing)
-            .on_conflict_do_nothing()
-            .exec_without_returning(txn)
-            .await?;
-        let rows = ratings::Entity::find()
-            .filter(ratings::Column::PlayerId.is_in([white_id.clone(), black_id.clone()]))
-            .filter(ratings::Column::System.eq(self.system_name()))
-            .filter(ratings::Column::Category.eq(category.as_str()))
-            .order_by_asc(ratings::Column::PlayerId)
-            .lock_exclusive()
-            .all(txn)
+        let rows = self
+            .locked_ratings(txn, white_id, black_id, category)
             .await?;
         let find = |id: &str| {
             rows.iter()
@@ -156,6 +127,61 @@ impl Store {
             white: Some(white_change),
             black: Some(black_change),
         }))
+    }
+
+    /// Inserts the game's results row; false if the game was recorded
+    /// before.
+    async fn claim_game(
+        &self,
+        txn: &DatabaseTransaction,
+        report: &GameReport,
+        applies: bool,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let inserted = results::Entity::insert(results::ActiveModel {
+            game_id: Set(report.game_id.clone()),
+            white_id: Set(report.white_id.clone()),
+            black_id: Set(report.black_id.clone()),
+            result: Set(report.result.as_str().to_owned()),
+            category: Set(report.category.as_str().to_owned()),
+            rated: Set(report.rated),
+            applied: Set(applies),
+            system: Set(self.system_name().to_owned()),
+            finished_at: Set(report.finished_at_ms),
+            recorded_at: Set(now_ms),
+        })
+        .on_conflict_do_nothing()
+        .exec_without_returning(txn)
+        .await?;
+        Ok(matches!(inserted, TryInsertResult::Inserted(n) if n > 0))
+    }
+
+    /// Both players' rating rows in `category` of this store's system,
+    /// created at the initial rating where missing (players registered
+    /// under another system), locked for this transaction in a fixed order.
+    async fn locked_ratings(
+        &self,
+        txn: &DatabaseTransaction,
+        white_id: &str,
+        black_id: &str,
+        category: SpeedCategory,
+    ) -> Result<Vec<ratings::Model>, StoreError> {
+        let missing = [
+            self.initial_row(white_id, category),
+            self.initial_row(black_id, category),
+        ];
+        ratings::Entity::insert_many(missing)
+            .on_conflict_do_nothing()
+            .exec_without_returning(txn)
+            .await?;
+        Ok(ratings::Entity::find()
+            .filter(ratings::Column::PlayerId.is_in([white_id, black_id]))
+            .filter(ratings::Column::System.eq(self.system_name()))
+            .filter(ratings::Column::Category.eq(category.as_str()))
+            .order_by_asc(ratings::Column::PlayerId)
+            .lock_exclusive()
+            .all(txn)
+            .await?)
     }
 
     /// Stores one player's new rating and history row.
