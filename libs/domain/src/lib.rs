@@ -32,7 +32,7 @@ pub use participant::{
     ENGINE_LEVELS, FULL_STRENGTH, UNNAMED_GUEST, engine_name, engine_player, guest_player,
     is_engine_level, player_name, registered_player,
 };
-pub use result::GameResult;
+pub use result::{GameResult, ResultReport};
 pub use rules::RuleSet;
 pub use speed::SpeedCategory;
 pub use status::GameStatus;

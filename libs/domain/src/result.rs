@@ -82,6 +82,21 @@ impl From<GameResult> for pb::GameResult {
     }
 }
 
+/// A finished game between registered players, as the game service reports
+/// it for the ratings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResultReport {
+    pub game_id: String,
+    pub white_id: String,
+    pub black_id: String,
+    pub result: GameResult,
+    pub speed: crate::SpeedCategory,
+    /// Whether the game was played rated; untimed games never change
+    /// ratings, whatever this says.
+    pub rated: bool,
+    pub finished_at: crate::Millis,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@
 //! | game         | [`EngineClient`] (moves, hints), [`RatingClient`] (results) |
 //!
 //! Calls that several callers assemble — creating a game, resigning,
-//! reading ratings, recording a result, asking the engine — are typed
+//! reading ratings, recording a result ([`chess_domain::ResultReport`]), asking the engine — are typed
 //! methods taking domain values, so the request is built here once. Calls a
 //! caller passes through as they are (the gateway's public API over the
 //! internal one) go through the generated client each of these hands out:
@@ -30,7 +30,7 @@ use std::time::Duration;
 pub use engine::{EngineClient, EngineError, FULL_STRENGTH_SEARCH};
 pub use game::{GameClient, NewGame};
 pub use matchmaking::MatchmakingClient;
-pub use rating::{RatingClient, RecordedResult};
+pub use rating::RatingClient;
 
 /// How long a typed call to another service may take before it fails
 /// with DEADLINE_EXCEEDED.

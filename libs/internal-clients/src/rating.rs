@@ -1,6 +1,6 @@
 //! The rating service: accounts, ratings and the results that move them.
 
-use chess_domain::{GameResult, Millis, SpeedCategory};
+use chess_domain::{ResultReport, SpeedCategory};
 use chess_proto::{
     common::v1 as common,
     rating::v1::{
@@ -13,31 +13,16 @@ use tonic::Status;
 
 use crate::{CALL_TIMEOUT, timed, within};
 
-/// A finished game between registered players, for the ratings.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RecordedResult {
-    pub game_id: String,
-    pub white_id: String,
-    pub black_id: String,
-    pub result: GameResult,
-    pub speed: SpeedCategory,
-    /// Whether the game was played rated; untimed games never change
-    /// ratings, whatever this says.
-    pub rated: bool,
-    pub finished_at: Millis,
-}
-
-impl RecordedResult {
-    fn into_request(self) -> RecordResultRequest {
-        RecordResultRequest {
-            game_id: self.game_id,
-            white_id: self.white_id,
-            black_id: self.black_id,
-            result: common::GameResult::from(self.result) as i32,
-            category: common::SpeedCategory::from(self.speed) as i32,
-            rated: self.rated && self.speed.is_rated(),
-            finished_at: Some(chess_domain::time::timestamp(self.finished_at)),
-        }
+/// `report` as the rating service takes it.
+fn record_request(report: ResultReport) -> RecordResultRequest {
+    RecordResultRequest {
+        game_id: report.game_id,
+        white_id: report.white_id,
+        black_id: report.black_id,
+        result: common::GameResult::from(report.result) as i32,
+        category: common::SpeedCategory::from(report.speed) as i32,
+        rated: report.rated && report.speed.is_rated(),
+        finished_at: Some(chess_domain::time::timestamp(report.finished_at)),
     }
 }
 
@@ -110,8 +95,8 @@ impl RatingClient {
 
     /// Records a finished game; recording the same game again changes
     /// nothing.
-    pub async fn record_result(&self, result: RecordedResult) -> Result<(), Status> {
-        let request = timed(result.into_request(), CALL_TIMEOUT);
+    pub async fn record_result(&self, report: ResultReport) -> Result<(), Status> {
+        let request = timed(record_request(report), CALL_TIMEOUT);
         within(
             "rating",
             CALL_TIMEOUT,
@@ -124,10 +109,12 @@ impl RatingClient {
 
 #[cfg(test)]
 mod tests {
+    use chess_domain::GameResult;
+
     use super::*;
 
-    fn result(speed: SpeedCategory, rated: bool) -> RecordedResult {
-        RecordedResult {
+    fn result(speed: SpeedCategory, rated: bool) -> ResultReport {
+        ResultReport {
             game_id: "g1".to_owned(),
             white_id: "w".to_owned(),
             black_id: "b".to_owned(),
@@ -140,14 +127,14 @@ mod tests {
 
     #[test]
     fn untimed_games_are_never_sent_as_rated() {
-        assert!(!result(SpeedCategory::Untimed, true).into_request().rated);
-        assert!(result(SpeedCategory::Blitz, true).into_request().rated);
-        assert!(!result(SpeedCategory::Blitz, false).into_request().rated);
+        assert!(!record_request(result(SpeedCategory::Untimed, true)).rated);
+        assert!(record_request(result(SpeedCategory::Blitz, true)).rated);
+        assert!(!record_request(result(SpeedCategory::Blitz, false)).rated);
     }
 
     #[test]
     fn a_result_is_sent_with_its_wire_values() {
-        let request = result(SpeedCategory::Blitz, true).into_request();
+        let request = record_request(result(SpeedCategory::Blitz, true));
         assert_eq!(request.result, common::GameResult::WhiteWins as i32);
         assert_eq!(request.category, common::SpeedCategory::Blitz as i32);
         let at = request.finished_at.unwrap();

@@ -9,11 +9,11 @@
 
 use std::{sync::Arc, time::Duration};
 
-use chess_internal_clients::{RatingClient, RecordedResult};
+use chess_internal_clients::RatingClient;
 use chess_runtime::Shutdown;
 use tokio::sync::Notify;
 
-use crate::store::{PendingResult, Store, WriteOp};
+use crate::store::{Store, WriteOp};
 
 /// Wakes the reporter when a new result is in the outbox.
 #[derive(Clone, Debug, Default)]
@@ -65,7 +65,7 @@ async fn deliver(store: &Store, rating: &RatingClient) -> bool {
     let mut all = true;
     for pending in pending {
         let game_id = pending.game_id.clone();
-        match rating.record_result(recorded(pending)).await {
+        match rating.record_result(pending).await {
             Ok(_) => {
                 if let Err(e) = store
                     .write(vec![WriteOp::DeleteResult(game_id.clone())])
@@ -84,26 +84,4 @@ async fn deliver(store: &Store, rating: &RatingClient) -> bool {
         }
     }
     all
-}
-
-/// An outbox entry as the rating service takes it.
-fn recorded(pending: PendingResult) -> RecordedResult {
-    let PendingResult {
-        game_id,
-        white_id,
-        black_id,
-        result,
-        speed,
-        rated,
-        finished_at,
-    } = pending;
-    RecordedResult {
-        game_id,
-        white_id,
-        black_id,
-        result,
-        speed,
-        rated,
-        finished_at,
-    }
 }

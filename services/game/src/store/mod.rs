@@ -19,7 +19,6 @@ mod reads;
 mod rows;
 mod writer;
 
-use chess_domain::SpeedCategory;
 use sea_orm::{DatabaseConnection, DbErr};
 use sea_orm_migration::MigratorTrait as _;
 use tokio::sync::mpsc;
@@ -27,8 +26,6 @@ use tokio::sync::mpsc;
 pub use entities::{games, moves, results_outbox};
 pub use rows::{encode_color, new_game_row, ops_for, row_setup};
 pub use writer::WriteOp;
-
-use crate::model::GameResult;
 
 // What the tests below reach through `super::*`.
 #[cfg(test)]
@@ -60,18 +57,6 @@ pub enum ListFilter {
     Finished,
 }
 
-/// A finished game waiting for the rating service.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PendingResult {
-    pub game_id: String,
-    pub white_id: String,
-    pub black_id: String,
-    pub result: GameResult,
-    pub speed: SpeedCategory,
-    pub rated: bool,
-    pub finished_at: i64,
-}
-
 /// The game database.
 #[derive(Clone, Debug)]
 pub struct Store {
@@ -96,6 +81,8 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
+    use chess_domain::SpeedCategory;
+
     use super::*;
 
     fn guest(id: &str) -> Participant {

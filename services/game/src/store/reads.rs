@@ -3,15 +3,13 @@
 
 use std::collections::HashMap;
 
-use chess_domain::{GameResult, GameStatus, SpeedCategory};
+use chess_domain::{GameResult, GameStatus, ResultReport, SpeedCategory};
 use sea_orm::{
     ColumnTrait as _, Condition, EntityTrait as _, QueryFilter as _, QueryOrder as _,
     QuerySelect as _, sea_query::Query,
 };
 
-use super::{
-    ListFilter, PendingResult, Store, StoreError, games, moves, results_outbox, rows::restore,
-};
+use super::{ListFilter, Store, StoreError, games, moves, results_outbox, rows::restore};
 use crate::model::Game;
 
 impl Store {
@@ -121,7 +119,7 @@ impl Store {
     }
 
     /// Results the rating service has not acknowledged yet.
-    pub async fn pending_results(&self) -> Result<Vec<PendingResult>, StoreError> {
+    pub async fn pending_results(&self) -> Result<Vec<ResultReport>, StoreError> {
         results_outbox::Entity::find()
             .order_by_asc(results_outbox::Column::FinishedAt)
             .all(&self.db)
@@ -132,7 +130,7 @@ impl Store {
                     id: row.game_id.clone(),
                     reason: format!("bad {what} in the results outbox"),
                 };
-                Ok(PendingResult {
+                Ok(ResultReport {
                     result: GameResult::from_name(&row.result).ok_or_else(|| corrupt("result"))?,
                     speed: SpeedCategory::from_name(&row.speed).ok_or_else(|| corrupt("speed"))?,
                     game_id: row.game_id,
