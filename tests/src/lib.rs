@@ -31,7 +31,7 @@ use tokio::{
 /// How long a test waits for an expected line.
 pub const LINE_TIMEOUT: Duration = Duration::from_secs(20);
 
-pub use chess_testkit::process::{children_of, is_alive, process_name, signal};
+pub use chess_testkit::process::{children_of, cpu_ticks, is_alive, process_name, signal};
 
 /// The path of binary `name` built in this workspace.
 ///

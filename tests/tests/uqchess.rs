@@ -4,7 +4,7 @@
 
 use std::{process::Stdio, time::Duration};
 
-use chess_e2e::{UqClient, UqServer, binary, children_of, process_name, signal};
+use chess_e2e::{UqClient, UqServer, binary, children_of, cpu_ticks, process_name, signal};
 use shakmaty::{CastlingMode, Chess, Position as _, uci::UciMove};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 
@@ -406,6 +406,49 @@ fn stockfish_processes(root: u32) -> Vec<u32> {
         }
     }
     found
+}
+
+/// CPU time (clock ticks) the processes `pids` have used so far.
+fn cpu_used(pids: &[u32]) -> u64 {
+    pids.iter().map(|&pid| cpu_ticks(pid)).sum()
+}
+
+/// Clients that ask for a hint and leave take their searches with them:
+/// the queued ones are never started and the running ones are stopped, so
+/// the engine pool is idle within a moment instead of searching for nobody.
+#[tokio::test]
+async fn hints_of_clients_that_left_are_not_searched() {
+    let server = UqServer::start().await;
+    // Enough full-strength searches to keep the pool busy for seconds.
+    let mut clients = Vec::new();
+    for _ in 0..16 {
+        let mut client = server.connect().await;
+        client
+            .ask("start computer white\n", &["started white"])
+            .await;
+        clients.push(client);
+    }
+    let engines = stockfish_processes(server.pid());
+    assert!(!engines.is_empty(), "no Stockfish under the server");
+    for client in &mut clients {
+        client.send("hint best\n").await;
+    }
+    // The first searches start; then everyone leaves.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    drop(clients);
+    // Time for the gateway to notice, the calls to be cancelled and the
+    // searches in progress to be stopped.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let before = cpu_used(&engines);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let used = cpu_used(&engines) - before;
+    // Idle processes use next to nothing (a ping every few seconds); one
+    // search in progress alone would use about 100 ticks in that second.
+    assert!(
+        used <= 10,
+        "the engine pool used {used} ticks in the second after its clients left"
+    );
+    server.assert_quiet();
 }
 
 #[tokio::test]

@@ -1,13 +1,17 @@
 //! Reading lines of bounded length.
 //!
 //! A client may send a megabyte without a newline; the reader never keeps
-//! more than [`MAX_LINE`] bytes of it. An overlong line is reported once, its
+//! more than [`MAX_LINE`] bytes of it (nor, while a request is served, more
+//! than [`MAX_BUFFERED`] read ahead). An overlong line is reported once, its
 //! remainder skipped up to the next newline, and reading goes on.
 
 use tokio::io::{AsyncRead, AsyncReadExt as _};
 
 /// Longest line kept; every valid request is far shorter.
 pub const MAX_LINE: usize = 256;
+
+/// The most bytes read ahead while a request is being served.
+pub const MAX_BUFFERED: usize = 16 * 1024;
 
 /// One line, or the fact that one was too long.
 #[derive(Debug, PartialEq, Eq)]
@@ -91,6 +95,26 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 
     /// Whether a complete line is already buffered.
+    /// Completes when the client has closed its side of the connection (or
+    /// it failed), while a request is being served. What arrives meanwhile
+    /// is kept for [`Self::next_line`], up to [`MAX_BUFFERED`] bytes; past
+    /// that the client is not read until it is served. Cancel-safe.
+    pub async fn closed(&mut self) {
+        loop {
+            if self.eof {
+                return;
+            }
+            if self.pending.len() >= MAX_BUFFERED {
+                std::future::pending::<()>().await;
+            }
+            let mut chunk = [0u8; 512];
+            match self.inner.read(&mut chunk).await {
+                Ok(0) | Err(_) => self.eof = true,
+                Ok(n) => self.pending.extend_from_slice(&chunk[..n]),
+            }
+        }
+    }
+
     pub fn has_line(&self) -> bool {
         !self.skipping && self.pending.contains(&b'\n')
     }
@@ -141,5 +165,25 @@ mod tests {
         assert_eq!(lines(&input).await, vec![Line::TooLong]);
         let endless = vec![b'z'; 100_000];
         assert_eq!(lines(&endless).await, vec![Line::TooLong]);
+    }
+
+    #[tokio::test]
+    async fn closing_is_noticed_and_what_came_before_is_kept() {
+        let (mut client, server) = tokio::io::duplex(64);
+        let mut reader = LineReader::new(server);
+        tokio::io::AsyncWriteExt::write_all(&mut client, b"board\nhint")
+            .await
+            .unwrap();
+        // Still open: closed() keeps waiting.
+        let waited =
+            tokio::time::timeout(std::time::Duration::from_millis(50), reader.closed()).await;
+        assert!(waited.is_err());
+        drop(client);
+        reader.closed().await;
+        assert_eq!(
+            reader.next_line().await.unwrap(),
+            Some(Line::Complete(b"board".to_vec()))
+        );
+        assert_eq!(reader.next_line().await.unwrap(), None);
     }
 }

@@ -438,13 +438,15 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
             player_id: self.guest_id.clone(),
             kind: if all { HintKind::All } else { HintKind::Best } as i32,
         };
-        match self
-            .backends
-            .game
-            .for_game(&request.game_id)
-            .hint(request)
-            .await
-        {
+        let mut game = self.backends.game.for_game(&request.game_id);
+        // A client that leaves while the engine searches for it takes the
+        // search with it: dropping the call cancels it all the way to the
+        // engine pool, which stops the search.
+        let answer = tokio::select! {
+            answer = game.hint(request) => answer,
+            () = self.reader.closed() => return,
+        };
+        match answer {
             Ok(response) => {
                 let moves = response.into_inner().moves;
                 self.say(&format!("moves {}\n", moves.join(" ")));
