@@ -3,11 +3,14 @@
 
 mod common;
 
+use std::time::Duration;
+
 use chess_proto::{
     common::v1::{self as wire, game_event::Kind as GameKind, lobby_event::Kind as LobbyKind},
     gateway::v1::{self as pb, stream_events_response::Event},
 };
 use chess_runtime::Reason;
+use chess_testkit::process::{children_of, cpu_ticks, process_name};
 use common::{System, User, blitz, daily, events, next_event, next_game_event};
 use tonic::{Code, Request};
 
@@ -626,6 +629,61 @@ async fn playing_the_engine_with_hints() {
             .ratings
             .iter()
             .all(|r| r.category != wire::SpeedCategory::Untimed as i32)
+    );
+}
+
+/// Callers that ask for hints and go away take their searches with them,
+/// through the gateway and the game service to the engine pool: the pool is
+/// idle within a moment instead of searching for nobody.
+#[tokio::test]
+async fn hints_of_callers_that_left_are_not_searched() {
+    let system = System::start(&[]).await;
+    let alice = system.sign_up("alice").await;
+    let game = system
+        .lobby()
+        .await
+        .play_engine(alice.call(pb::PlayEngineRequest {
+            level: 1,
+            color: wire::ColorChoice::White as i32,
+            time_control: None,
+            full_strength: false,
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    let engines: Vec<u32> = children_of(system.engine.pid())
+        .into_iter()
+        .filter(|&pid| process_name(pid).as_deref() == Some("stockfish"))
+        .collect();
+    assert!(!engines.is_empty(), "no Stockfish under the engine service");
+    let used = |pids: &[u32]| pids.iter().map(|&pid| cpu_ticks(pid)).sum::<u64>();
+    let idle = used(&engines);
+    // Enough full-strength searches to keep the pool busy for seconds.
+    let mut calls = tokio::task::JoinSet::new();
+    for _ in 0..40 {
+        let mut play = system.play().await;
+        let request = alice.call(pb::HintRequest {
+            game_id: game.game_id.clone(),
+        });
+        calls.spawn(async move { play.hint(request).await });
+    }
+    // The searches start; then every caller goes away.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(used(&engines) > idle, "the hints never reached the engine");
+    calls.abort_all();
+    while calls.join_next().await.is_some() {}
+    // Time for the calls to be cancelled down to the engine pool and the
+    // search in progress to be stopped.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let before = used(&engines);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let spent = used(&engines) - before;
+    // One search in progress alone would use about 100 ticks in that second.
+    assert!(
+        spent <= 10,
+        "the engine pool used {spent} ticks in the second after its callers left"
     );
 }
 
