@@ -362,7 +362,8 @@ async fn real_time_seeks_vanish_with_the_last_stream_but_tables_stay() {
 }
 
 /// Tables and their requests, and challenges, survive a crash of the
-/// matchmaking service.
+/// matchmaking service; a real-time seek too, until the presence grace
+/// ends without its poster.
 async fn tables_survive_a_restart(mut lobby: Lobby) {
     let alice = lobby.register("alice").await;
     let bob = lobby.register("bob").await;
@@ -407,8 +408,12 @@ async fn tables_survive_a_restart(mut lobby: Lobby) {
     lobby.start_matchmaking().await;
     let mut client = lobby.client().await;
 
+    // Both seeks survive; the blitz one lapses after the presence grace
+    // (two seconds here), as alice's stream does not come back.
+    assert_eq!(list(&lobby, &bob).await.len(), 2);
+    tokio::time::sleep(Duration::from_millis(3000)).await;
     let seen = list(&lobby, &bob).await;
-    assert_eq!(seen.len(), 1, "only the table survives: {seen:?}");
+    assert_eq!(seen.len(), 1, "only the table outlives the grace: {seen:?}");
     assert_eq!(seen[0].seek_id, table.seek_id);
     assert_eq!(seen[0].time_control, Some(daily(72)));
     assert_eq!(seen[0].color, wire::ColorChoice::Black as i32);
@@ -455,6 +460,74 @@ async fn tables_survive_a_restart(mut lobby: Lobby) {
     lobby.crash_matchmaking().await;
     lobby.start_matchmaking().await;
     assert!(list(&lobby, &bob).await.is_empty());
+}
+
+/// A real-time seek and the requests to it survive a crash of the
+/// matchmaking service when the poster's stream comes back within the
+/// presence grace; the poster then accepts a request made before the crash.
+async fn real_time_seeks_survive_a_restart(mut lobby: Lobby) {
+    let alice = lobby.register("alice").await;
+    let bob = lobby.register("bob").await;
+    let mut client = lobby.client().await;
+    let _before = watch(&mut client, &alice).await;
+    let open = client
+        .create_seek(seek(&alice, blitz(), wire::AcceptMode::Manual))
+        .await
+        .unwrap()
+        .into_inner()
+        .seek
+        .unwrap();
+    let pending = request(&lobby, &open.seek_id, &bob).await.unwrap();
+
+    lobby.crash_matchmaking().await;
+    lobby.start_matchmaking().await;
+    let mut client = lobby.client().await;
+    let mut events = watch(&mut client, &alice).await;
+    // Well past the grace (two seconds here): the poster is back.
+    tokio::time::sleep(Duration::from_millis(3000)).await;
+    let seen = list(&lobby, &bob).await;
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].seek_id, open.seek_id);
+    assert_eq!(seen[0].time_control, Some(blitz()));
+    let accepted = client
+        .accept_seek_request(pb::AcceptSeekRequestRequest {
+            request_id: pending.request_id.clone(),
+            player_id: alice.id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .request
+        .unwrap();
+    assert!(!accepted.game_id.is_empty());
+    let players = game_players(&lobby, &accepted.game_id).await;
+    assert!(
+        players == (alice.id.clone(), bob.id.clone())
+            || players == (bob.id.clone(), alice.id.clone())
+    );
+    // The poster hears that the seek was taken.
+    let removed = loop {
+        if let Kind::SeekRemoved(s) = next_event(&mut events).await {
+            break s;
+        }
+    };
+    assert_eq!(removed.seek_id, open.seek_id);
+    // And it stays taken across another crash.
+    lobby.crash_matchmaking().await;
+    lobby.start_matchmaking().await;
+    assert!(list(&lobby, &bob).await.is_empty());
+}
+
+#[tokio::test]
+async fn real_time_seeks_survive_a_restart_on_sqlite() {
+    real_time_seeks_survive_a_restart(Lobby::start().await).await;
+}
+
+#[tokio::test]
+async fn real_time_seeks_survive_a_restart_on_postgres() {
+    let url = chess_storage::testing::fresh_postgres_database().await;
+    let lobby = Lobby::start_on(tempfile::tempdir().unwrap(), url).await;
+    real_time_seeks_survive_a_restart(lobby).await;
 }
 
 #[tokio::test]

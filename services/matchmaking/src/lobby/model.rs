@@ -64,10 +64,12 @@ pub struct Seek {
 }
 
 impl Seek {
-    /// Correspondence tables are stored and survive a restart; real-time
-    /// seeks live only while their poster is connected.
-    pub fn is_durable(&self) -> bool {
-        self.time_control.is_daily()
+    /// Whether the seek lapses when its poster is gone: a real-time seek
+    /// lasts only while its poster is connected (after a grace), a
+    /// correspondence table until it is taken or cancelled. Both are stored,
+    /// so both survive a restart of the service.
+    pub fn lapses_with_poster(&self) -> bool {
+        !self.time_control.is_daily()
     }
 
     pub fn speed(&self) -> SpeedCategory {
@@ -317,7 +319,7 @@ mod tests {
         assert!(s.admits(1000));
         assert!(!s.admits(999));
         assert!(s.admits(3000));
-        assert!(s.is_durable());
+        assert!(!s.lapses_with_poster());
     }
 
     #[test]

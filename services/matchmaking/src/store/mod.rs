@@ -1,6 +1,7 @@
-//! What survives a restart: correspondence tables, the requests to play them,
-//! and challenges. Real-time seeks (and requests for them) live only in
-//! memory, since they lapse when their poster disconnects anyway.
+//! What survives a restart: seeks (real-time ones and correspondence
+//! tables), the requests to play them, and challenges. A real-time seek
+//! still lapses when its poster is gone: after a restart, unless their
+//! stream is back within the presence grace.
 //!
 //! Rows are never deleted: a table or challenge that is over keeps its final
 //! status, which is what a later look-up of it finds.

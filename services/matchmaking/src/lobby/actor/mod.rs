@@ -226,8 +226,19 @@ impl Lobby {
                 .push(Reverse((challenge.expires_at, challenge.id.clone())));
             actor.challenges.insert(challenge.id.clone(), challenge);
         }
+        // Real-time seeks outlive a restart only if their posters come back
+        // (their streams reconnect) within the grace.
+        let posters: HashSet<String> = actor
+            .seeks
+            .values()
+            .filter(|s| s.lapses_with_poster())
+            .map(|s| s.poster.id.clone())
+            .collect();
+        for poster in &posters {
+            actor.check_presence_later(poster);
+        }
         tracing::info!(
-            tables = actor.seeks.len(),
+            seeks = actor.seeks.len(),
             requests = actor.requests.len(),
             challenges = actor.challenges.len(),
             "lobby loaded"

@@ -49,9 +49,7 @@ impl Lobby {
             game_id: None,
             created_at: now_ms(),
         };
-        if seek.is_durable() {
-            self.store.insert_request(&request).await?;
-        }
+        self.store.insert_request(&request).await?;
         self.requests.insert(request.id.clone(), request.clone());
         match seek.accept {
             crate::lobby::model::AcceptMode::Automatic => {
@@ -107,12 +105,9 @@ impl Lobby {
                 "request {request_id} is not for your seek"
             )));
         }
-        let durable = seek.is_durable();
         let mut request = request.clone();
         request.status = RequestStatus::Rejected;
-        if durable {
-            self.store.settle_request(&request, now_ms()).await?;
-        }
+        self.store.settle_request(&request, now_ms()).await?;
         self.requests.remove(request_id);
         let requester = request.requester.id.clone();
         self.notify(&requester, LobbyEvent::SeekRequestRejected(request.clone()));
@@ -130,13 +125,10 @@ impl Lobby {
                 "request {request_id} is not yours"
             )));
         }
-        let durable = seek.is_durable();
         let poster = seek.poster.id.clone();
         let mut request = request.clone();
         request.status = RequestStatus::Cancelled;
-        if durable {
-            self.store.settle_request(&request, now_ms()).await?;
-        }
+        self.store.settle_request(&request, now_ms()).await?;
         self.requests.remove(request_id);
         self.notify(&poster, LobbyEvent::SeekRequestCancelled(request.clone()));
         Ok(request)

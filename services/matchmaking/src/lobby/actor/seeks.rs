@@ -27,28 +27,32 @@ impl Lobby {
                 "at most {MAX_SEEKS_PER_PLAYER} seeks may be open at once"
             )));
         }
-        if seek.is_durable() {
-            self.store.insert_seek(&seek).await?;
-        } else if !self.watchers.contains_key(&seek.poster.id)
-            && let Some(me) = self.me.upgrade()
-        {
-            let player_id = seek.poster.id.clone();
-            let grace = self.presence_grace;
-            tokio::spawn(async move {
-                tokio::time::sleep(grace).await;
-                // The lobby only stops with the service.
-                let _ = me.send(Message::CheckPresence { player_id }).await;
-            });
+        self.store.insert_seek(&seek).await?;
+        if seek.lapses_with_poster() && !self.watchers.contains_key(&seek.poster.id) {
+            self.check_presence_later(&seek.poster.id);
         }
         self.order.insert((seek.created_at, seek.id.clone()));
         self.seeks.insert(seek.id.clone(), seek.clone());
         tracing::debug!(
             seek_id = seek.id,
             poster = seek.poster.id,
-            durable = seek.is_durable(),
+            real_time = seek.lapses_with_poster(),
             "seek posted"
         );
         Ok(seek)
+    }
+
+    /// Withdraws `player_id`'s real-time seeks after the presence grace
+    /// unless they have a stream open by then.
+    pub(super) fn check_presence_later(&self, player_id: &str) {
+        let Some(me) = self.me.upgrade() else { return };
+        let player_id = player_id.to_owned();
+        let grace = self.presence_grace;
+        tokio::spawn(async move {
+            tokio::time::sleep(grace).await;
+            // The lobby only stops with the service.
+            let _ = me.send(Message::CheckPresence { player_id }).await;
+        });
     }
 
     pub(super) async fn cancel_seek(
@@ -76,9 +80,7 @@ impl Lobby {
             return Err(LobbyError::NotFound(format!("no open seek {seek_id}")));
         };
         let now = now_ms();
-        if seek.is_durable() {
-            self.store.close_seek(seek_id, status, now).await?;
-        }
+        self.store.close_seek(seek_id, status, now).await?;
         self.seeks.remove(seek_id);
         self.order.remove(&(seek.created_at, seek.id.clone()));
         self.reserved.remove(seek_id);
@@ -93,10 +95,8 @@ impl Lobby {
                 continue;
             };
             request.status = RequestStatus::Cancelled;
-            if seek.is_durable()
-                && let Err(e) = self.store.settle_request(&request, now).await
-            {
-                // The table is closed, so the request can never be answered;
+            if let Err(e) = self.store.settle_request(&request, now).await {
+                // The seek is closed, so the request can never be answered;
                 // a stale row only shows as pending after a restart, where
                 // it is dropped for want of its table.
                 tracing::warn!(request_id, error = %e, "could not store a cancelled request");

@@ -4,7 +4,7 @@
 use super::{Lobby, Settled, now_ms};
 use crate::lobby::{
     error::LobbyError,
-    model::{ChallengeStatus, GamePlan, LobbyEvent, Origin, RequestStatus, Seek},
+    model::{ChallengeStatus, GamePlan, LobbyEvent, Origin, RequestStatus},
 };
 
 impl Lobby {
@@ -32,8 +32,7 @@ impl Lobby {
                 };
                 request.status = RequestStatus::Accepted;
                 request.game_id = Some(game_id.clone());
-                let durable = self.seeks.get(&seek_id).is_some_and(Seek::is_durable);
-                if durable && let Err(e) = self.store.settle_request(&request, now_ms()).await {
+                if let Err(e) = self.store.settle_request(&request, now_ms()).await {
                     // The game exists; after a restart the same request would
                     // find it again through its idempotency key.
                     tracing::warn!(request_id, error = %e, "could not store an accepted request");

@@ -59,7 +59,7 @@ impl Lobby {
             .seeks
             .values()
             .filter(|s| {
-                s.poster.id == player_id && !s.is_durable() && !self.reserved.contains(&s.id)
+                s.poster.id == player_id && s.lapses_with_poster() && !self.reserved.contains(&s.id)
             })
             .map(|s| s.id.clone())
             .collect();
