@@ -25,7 +25,7 @@ use chess_proto::gateway::v1::{
     play_service_server::{self, PlayServiceServer},
 };
 use chess_runtime::{Shutdown, reason::REASON_KEY};
-use tonic::Status;
+use tonic::{Code, Status};
 
 use crate::{auth::Tokens, clients::Backends};
 
@@ -57,12 +57,28 @@ pub fn routes(shared: Arc<Shared>) -> tonic::service::Routes {
 
 /// An internal service's error as the public API reports it: the same code,
 /// message and `chess-reason`, nothing else of the internal call's metadata.
+///
+/// A call that never got the service's own answer (the service died or
+/// restarted under it, so the connection broke: UNKNOWN or CANCELLED from
+/// the transport, with no reason) is UNAVAILABLE, which tells clients to try
+/// again.
 pub fn relay(status: Status) -> Status {
+    if lost_in_transport(&status) {
+        return Status::unavailable("the service is restarting or unreachable; try again");
+    }
     let mut public = Status::new(status.code(), status.message());
     if let Some(reason) = status.metadata().get(REASON_KEY) {
         public.metadata_mut().insert(REASON_KEY, reason.clone());
     }
     public
+}
+
+/// Whether `status` is the client library's report of a broken connection
+/// rather than an answer of the service: our services never answer UNKNOWN
+/// or CANCELLED themselves, and their answers carry a reason.
+fn lost_in_transport(status: &Status) -> bool {
+    matches!(status.code(), Code::Unknown | Code::Cancelled)
+        && status.metadata().get(REASON_KEY).is_none()
 }
 
 /// A protobuf timestamp for Unix seconds.
@@ -74,7 +90,6 @@ fn timestamp(seconds: i64) -> prost_types::Timestamp {
 mod tests {
     use super::*;
     use chess_runtime::Reason;
-    use tonic::Code;
 
     #[test]
     fn relayed_errors_keep_their_reason_only() {
@@ -87,5 +102,17 @@ mod tests {
         assert_eq!(public.message(), "not a player");
         assert_eq!(Reason::of(&public), Some(Reason::NotAPlayer));
         assert!(public.metadata().get("x-internal").is_none());
+    }
+
+    #[test]
+    fn a_broken_connection_to_a_service_is_unavailable() {
+        for lost in [
+            Status::unknown("transport error"),
+            Status::cancelled("operation was canceled"),
+        ] {
+            assert_eq!(relay(lost).code(), Code::Unavailable);
+        }
+        let refused = Reason::NotYourTurn.status(Code::FailedPrecondition, "not your turn");
+        assert_eq!(relay(refused).code(), Code::FailedPrecondition);
     }
 }
