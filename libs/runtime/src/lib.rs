@@ -10,7 +10,8 @@
 //!   layer may answer plain HTTP on the same port.
 //! - [`lock`]: exclusive locks on database files and data directories.
 //! - [`client`]: lazily connected, traced channels to other services.
-//! - [`reason`]: machine-readable reasons attached to gRPC errors.
+//! - [`reason`]: machine-readable reasons attached to gRPC errors;
+//!   [`status_cap`]: every server's error statuses kept small.
 
 pub mod addr;
 pub mod cli;
@@ -18,6 +19,7 @@ pub mod client;
 pub mod lock;
 pub mod reason;
 pub mod server;
+pub mod status_cap;
 
 pub use client::{Channel, channel};
 pub use reason::Reason;

@@ -258,6 +258,7 @@ impl Server {
             .layer(tower::util::option_layer(
                 self.grpc_web.then(tonic_web::GrpcWebLayer::new),
             ))
+            .layer(crate::status_cap::StatusCapLayer)
             .add_routes(routes)
             .serve_with_incoming_shutdown(incoming, stopping);
         tracing::info!(service = self.service, addr = %self.local_addr, "serving gRPC");
