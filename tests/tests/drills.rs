@@ -547,3 +547,65 @@ async fn every_service_killed_under_load_loses_nothing() {
     println!("drill: {} finished games rated once each", finished.len());
     stack.stop().await;
 }
+
+/// Oversized input from one caller hurts nobody else: a 100 KB username in
+/// `GetProfile` and a 100 KB game id in `GetGame` (no token needed for
+/// either) are refused with a short status while many other callers' reads
+/// go on over the same connections to the services, every one answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_input_does_not_break_other_callers() {
+    let stack = StackProcess::start(&[], &[]).await;
+    let channel = Channel::from_shared(format!("http://{}", stack.gateway))
+        .expect("uri")
+        .connect_lazy();
+    let log = Log::default();
+    let white = sign_up(&channel, "owhite".to_owned()).await;
+    let black = sign_up(&channel, "oblack".to_owned()).await;
+    let game_id = start_game(&channel, &log, &white, &black).await;
+
+    let mut calls = tokio::task::JoinSet::new();
+    for i in 0..200 {
+        let channel = channel.clone();
+        let gateway = stack.gateway.clone();
+        let game_id = game_id.clone();
+        calls.spawn(async move {
+            if i % 10 == 0 {
+                // A hostile client, on its own connection to the gateway.
+                let own = Channel::from_shared(format!("http://{gateway}"))
+                    .expect("uri")
+                    .connect_lazy();
+                let huge = "x".repeat(100_000);
+                let profile = AccountServiceClient::new(own.clone())
+                    .get_profile(pb::GetProfileRequest {
+                        username: huge.clone(),
+                    })
+                    .await;
+                let game = PlayServiceClient::new(own)
+                    .get_game(pb::GetGameRequest { game_id: huge })
+                    .await;
+                (true, vec![profile.err(), game.err()])
+            } else {
+                let game = PlayServiceClient::new(channel)
+                    .get_game(pb::GetGameRequest { game_id })
+                    .await;
+                (false, vec![game.err()])
+            }
+        });
+    }
+    while let Some(done) = calls.join_next().await {
+        let (hostile, errors) = done.expect("a call task");
+        for error in errors {
+            if hostile {
+                let status = error.expect("oversized input is refused");
+                assert!(
+                    matches!(status.code(), Code::InvalidArgument | Code::NotFound),
+                    "{status:?}"
+                );
+                assert!(status.message().len() <= 1024, "a long status came back");
+            } else {
+                assert!(error.is_none(), "another caller's read failed: {error:?}");
+            }
+        }
+    }
+    stack.stop().await;
+}
