@@ -11,6 +11,8 @@
 //! - [`lock`]: exclusive locks on database files and data directories.
 //! - [`client`]: lazily connected, traced channels to other services.
 //! - [`reason`]: machine-readable reasons attached to gRPC errors.
+//! - [`throttle`]: exponential back-off after repeated failures (logins,
+//!   registrations), per key, in bounded memory.
 
 pub mod addr;
 pub mod cli;
@@ -18,6 +20,7 @@ pub mod client;
 pub mod lock;
 pub mod reason;
 pub mod server;
+pub mod throttle;
 
 pub use client::{Channel, channel};
 pub use reason::Reason;
