@@ -4,7 +4,8 @@
 //!
 //! - [`public`]: the public gRPC API (`chess.gateway.v1`), also as gRPC-Web,
 //!   and the email notices of daily games.
-//! - [`auth`]: signed session tokens; [`mail`]: outgoing mail.
+//! - [`auth`]: signed session tokens; [`limits`]: throttling logins and
+//!   registrations per source address; [`mail`]: outgoing mail.
 //! - [`web`]: plain HTTP on the public port, beside gRPC and gRPC-Web: the
 //!   web page (its embedded script and assets) and a game at `/games/<id>`,
 //!   the link in the emails.
@@ -14,6 +15,7 @@
 
 pub mod auth;
 pub mod clients;
+pub mod limits;
 pub mod mail;
 pub mod public;
 pub mod uqchess;
@@ -62,6 +64,16 @@ pub struct Config {
     /// Hours a session token stays valid.
     #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u64).range(1..=8760))]
     pub token_ttl_hours: u64,
+    /// Failed logins from one address (IPv6: one /64) before each further
+    /// attempt from it waits, doubling up to 5 minutes; 0 for no limit.
+    /// The peer address is used, never a forwarding header.
+    #[arg(long, default_value_t = 20)]
+    pub login_failures_per_address: u32,
+    /// Registrations from one address before each further one waits,
+    /// doubling from 10 s up to 10 minutes; forgotten after an hour without
+    /// one; 0 for no limit.
+    #[arg(long, default_value_t = 10)]
+    pub registrations_per_address: u32,
     /// Directory outgoing mail is written to when no SMTP server is set.
     #[arg(long, default_value = "data/mail")]
     pub mail_dir: std::path::PathBuf,
@@ -169,6 +181,10 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     let routes = public::routes(Arc::new(public::Shared {
         backends: backends.clone(),
         tokens,
+        limits: limits::AddressLimits::new(
+            config.login_failures_per_address,
+            config.registrations_per_address,
+        ),
         shutdown: server.shutdown(),
     }));
     let served = server.serve(routes).await;

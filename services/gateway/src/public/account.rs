@@ -1,5 +1,8 @@
 //! AccountService: accounts and sessions, profiles and leaderboards, served
 //! by the rating service.
+//!
+//! Logins and registrations are throttled per source address here
+//! ([`crate::limits`]) and per account in the rating service.
 
 use std::sync::Arc;
 
@@ -7,10 +10,11 @@ use chess_proto::{
     gateway::v1::{self as pb, account_service_server::AccountService},
     rating::v1::{self as rating, get_player_request::Key},
 };
-use tonic::{Request, Response, Status};
+use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
 use super::{Shared, relay, timestamp};
+use crate::limits::AddressLimits;
 
 /// Implements `chess.gateway.v1.AccountService`.
 #[derive(Debug)]
@@ -42,6 +46,9 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::RegisterRequest>,
     ) -> Result<Response<pb::RegisterResponse>, Status> {
+        self.shared
+            .limits
+            .register(AddressLimits::source(&request))?;
         let r = request.into_inner();
         let registered = self
             .shared
@@ -66,6 +73,8 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::LoginRequest>,
     ) -> Result<Response<pb::LoginResponse>, Status> {
+        let source = AddressLimits::source(&request);
+        self.shared.limits.check_login(source)?;
         let r = request.into_inner();
         let who = self
             .shared
@@ -77,7 +86,12 @@ impl AccountService for Accounts {
                 password: r.password,
             })
             .await
-            .map_err(relay)?
+            .map_err(|status| {
+                if status.code() == Code::Unauthenticated {
+                    self.shared.limits.login_failed(source);
+                }
+                relay(status)
+            })?
             .into_inner();
         let (token, expires_at) = self.shared.tokens.issue(&who.player_id, &who.username);
         tracing::debug!(player_id = who.player_id, "signed in");

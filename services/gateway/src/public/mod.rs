@@ -27,7 +27,7 @@ use chess_proto::gateway::v1::{
 use chess_runtime::{Shutdown, reason::REASON_KEY};
 use tonic::Status;
 
-use crate::{auth::Tokens, clients::Backends};
+use crate::{auth::Tokens, clients::Backends, limits::AddressLimits};
 
 /// The names of the public services, for health and reflection.
 pub const SERVICE_NAMES: [&str; 3] = [
@@ -41,6 +41,7 @@ pub const SERVICE_NAMES: [&str; 3] = [
 pub struct Shared {
     pub backends: Backends,
     pub tokens: Tokens,
+    pub limits: AddressLimits,
     pub shutdown: Shutdown,
 }
 

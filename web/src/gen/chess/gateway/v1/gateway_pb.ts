@@ -34,6 +34,9 @@
 // - `hints-not-allowed`: Hint in a game that does not allow hints (a game
 //   between two people that is rated, or whose seek or challenge did not
 //   allow them) (FAILED_PRECONDITION).
+// - `too-many-attempts`: too many failed logins (for the account, or from
+//   the caller's address) or registrations from the caller's address; the
+//   message ends "try again in N s" (RESOURCE_EXHAUSTED).
 //
 // A refused call changes nothing. New values may be added: treat an unknown
 // one like an absent one and go by the status code.
@@ -1740,7 +1743,8 @@ export const GameFilterSchema: GenEnum<GameFilter> = /*@__PURE__*/
  */
 export const AccountService: GenService<{
   /**
-   * Creates an account. Public.
+   * Creates an account. After a few from one address, further ones must wait
+   * (RESOURCE_EXHAUSTED, `too-many-attempts`). Public.
    *
    * @generated from rpc chess.gateway.v1.AccountService.Register
    */
@@ -1750,7 +1754,9 @@ export const AccountService: GenService<{
     output: typeof RegisterResponseSchema;
   },
   /**
-   * Exchanges a username (or email) and password for a session token. Public.
+   * Exchanges a username (or email) and password for a session token. After
+   * a few failures, for the account or from the caller's address, further
+   * attempts must wait (RESOURCE_EXHAUSTED, `too-many-attempts`). Public.
    *
    * @generated from rpc chess.gateway.v1.AccountService.Login
    */
