@@ -1,5 +1,6 @@
-//! Logins throttled per account and per source address, and registrations
-//! per address.
+//! Logins throttled per account and per source address, registrations per
+//! address, and sessions that end: Logout, LogoutEverywhere and
+//! ChangePassword, on the gateway that took them and on another one.
 //!
 //! Source addresses are told apart by connecting from different loopback
 //! addresses (127.0.0.2, 127.0.0.3 …), which all reach the gateway on
@@ -8,9 +9,13 @@
 use std::time::Duration;
 
 use chess_e2e::StackProcess;
-use chess_proto::gateway::v1::{self as pb, account_service_client::AccountServiceClient};
+use chess_proto::gateway::v1::{
+    self as pb, account_service_client::AccountServiceClient,
+    play_service_client::PlayServiceClient,
+};
 use chess_runtime::{Reason, throttle};
-use tonic::{Code, Status, transport::Channel};
+use chess_testkit::{Service, free_addr, workspace_binary};
+use tonic::{Code, Request, Status, transport::Channel};
 
 const PASSWORD: &str = "correct horse battery";
 
@@ -26,6 +31,15 @@ async fn channel_from(gateway: &str, source: &str) -> Channel {
 
 async fn accounts_from(gateway: &str, source: &str) -> AccountServiceClient<Channel> {
     AccountServiceClient::new(channel_from(gateway, source).await)
+}
+
+fn signed<T>(message: T, token: &str) -> Request<T> {
+    let mut request = Request::new(message);
+    request.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {token}").parse().expect("ascii"),
+    );
+    request
 }
 
 async fn register(accounts: &mut AccountServiceClient<Channel>, name: &str) -> Result<(), Status> {
@@ -168,4 +182,177 @@ async fn failed_logins_and_registrations_wait() {
         .expect("another address registers");
 
     stack.stop().await;
+}
+
+async fn me(accounts: &mut AccountServiceClient<Channel>, token: &str) -> Result<(), Status> {
+    accounts.me(signed(pb::MeRequest {}, token)).await.map(drop)
+}
+
+fn assert_refused(result: Result<(), Status>, what: &str) {
+    let status = result.expect_err(what);
+    assert_eq!(status.code(), Code::Unauthenticated, "{what}: {status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_end_by_logout_everywhere_and_password_change() {
+    let stack = StackProcess::start(&[], &[]).await;
+    let channel = StackProcess::channel(&stack.gateway).await;
+    let mut accounts = AccountServiceClient::new(channel.clone());
+    let mut play = PlayServiceClient::new(channel);
+    register(&mut accounts, "alice").await.expect("register");
+    let laptop = login(&mut accounts, "alice", PASSWORD).await.unwrap();
+    let phone = login(&mut accounts, "alice", PASSWORD).await.unwrap();
+    me(&mut accounts, &laptop).await.expect("laptop");
+    me(&mut accounts, &phone).await.expect("phone");
+
+    // Logout ends this session only.
+    accounts
+        .logout(signed(pb::LogoutRequest {}, &laptop))
+        .await
+        .expect("logout");
+    assert_refused(me(&mut accounts, &laptop).await, "a signed-out token");
+    let status = play
+        .list_my_games(signed(pb::ListMyGamesRequest::default(), &laptop))
+        .await
+        .expect_err("a signed-out token plays");
+    assert_eq!(status.code(), Code::Unauthenticated);
+    assert_refused(
+        accounts
+            .logout(signed(pb::LogoutRequest {}, &laptop))
+            .await
+            .map(drop),
+        "a second logout",
+    );
+    me(&mut accounts, &phone).await.expect("the other session");
+
+    // LogoutEverywhere ends all of them.
+    let tablet = login(&mut accounts, "alice", PASSWORD).await.unwrap();
+    accounts
+        .logout_everywhere(signed(pb::LogoutEverywhereRequest {}, &phone))
+        .await
+        .expect("logout everywhere");
+    assert_refused(me(&mut accounts, &phone).await, "the caller's session");
+    assert_refused(me(&mut accounts, &tablet).await, "another session");
+
+    // ChangePassword: the old password is checked, every session ends, the
+    // caller gets a new one.
+    let laptop = login(&mut accounts, "alice", PASSWORD).await.unwrap();
+    let phone = login(&mut accounts, "alice", PASSWORD).await.unwrap();
+    let change = |old: &str| pb::ChangePasswordRequest {
+        old_password: old.to_owned(),
+        new_password: "a brand new password".to_owned(),
+    };
+    let status = accounts
+        .change_password(signed(change("not my password"), &laptop))
+        .await
+        .expect_err("a wrong old password");
+    assert_eq!(status.code(), Code::PermissionDenied, "{status:?}");
+    me(&mut accounts, &laptop).await.expect("nothing changed");
+    let changed = accounts
+        .change_password(signed(change(PASSWORD), &laptop))
+        .await
+        .expect("change password")
+        .into_inner();
+    assert_eq!(changed.username, "alice");
+    assert!(changed.expires_at.is_some());
+    assert_refused(me(&mut accounts, &laptop).await, "the old token");
+    assert_refused(me(&mut accounts, &phone).await, "another old token");
+    me(&mut accounts, &changed.token)
+        .await
+        .expect("the token ChangePassword returned");
+    let status = login(&mut accounts, "alice", PASSWORD)
+        .await
+        .expect_err("the old password");
+    assert_eq!(status.code(), Code::Unauthenticated);
+    let fresh = login(&mut accounts, "alice", "a brand new password")
+        .await
+        .expect("the new password");
+    me(&mut accounts, &fresh).await.expect("a new session");
+
+    stack.stop().await;
+}
+
+/// Two gateways on one rating service, as replicas behind a load balancer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_gateway_refuses_an_ended_session_within_its_cache_time() {
+    const CACHE_SECS: u64 = 2;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("rating.sqlite").display()
+    );
+    let rating = Service::start(workspace_binary("chess-rating"), &["--database-url", &db]).await;
+    // Account calls need only the rating service; the others are never
+    // called here.
+    let nowhere = free_addr();
+    let cache = CACHE_SECS.to_string();
+    let mail = dir.path().to_str().expect("utf-8 path");
+    let args = [
+        "--uqchess-listen",
+        "",
+        "--rating-addr",
+        &rating.addr,
+        "--game-addr",
+        &nowhere,
+        "--matchmaking-addr",
+        &nowhere,
+        "--token-key",
+        "one key that every replica shares",
+        "--session-cache-secs",
+        &cache,
+        "--mail-dir",
+        mail,
+        "--notify-daily-moves",
+        "false",
+    ];
+    let one = Service::start(workspace_binary("chess-gateway"), &args).await;
+    let two = Service::start(workspace_binary("chess-gateway"), &args).await;
+    let mut first = AccountServiceClient::new(one.channel().await);
+    let mut second = AccountServiceClient::new(two.channel().await);
+
+    register(&mut first, "bob").await.expect("register");
+    let token = login(&mut first, "bob", PASSWORD).await.unwrap();
+    let other = login(&mut second, "bob", PASSWORD).await.unwrap();
+    // Both replicas accept both tokens, and now hold bob's state.
+    for token in [&token, &other] {
+        me(&mut first, token).await.expect("first replica");
+        me(&mut second, token).await.expect("second replica");
+    }
+
+    first
+        .logout(signed(pb::LogoutRequest {}, &token))
+        .await
+        .expect("logout");
+    assert_refused(me(&mut first, &token).await, "at once where it was ended");
+    // The second replica's cached state was fetched before the logout; once
+    // it is older than the cache time, the state is fetched again.
+    tokio::time::sleep(Duration::from_secs(CACHE_SECS) + Duration::from_millis(200)).await;
+    assert_refused(me(&mut second, &token).await, "on the other replica");
+    me(&mut second, &other).await.expect("the other session");
+
+    // A password changed through the second replica: the first refuses the
+    // old tokens within the cache time, and accepts the new one at once
+    // (a token newer than its cached state makes it look again).
+    me(&mut first, &other)
+        .await
+        .expect("cached on the first replica");
+    let changed = second
+        .change_password(signed(
+            pb::ChangePasswordRequest {
+                old_password: PASSWORD.to_owned(),
+                new_password: "another password".to_owned(),
+            },
+            &other,
+        ))
+        .await
+        .expect("change password")
+        .into_inner();
+    me(&mut first, &changed.token)
+        .await
+        .expect("the new token, on the other replica");
+    assert_refused(me(&mut first, &other).await, "the old token");
+
+    for service in [one, two, rating] {
+        service.stop().await;
+    }
 }
