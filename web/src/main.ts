@@ -1,6 +1,6 @@
 // The page's entry point: the header with the navigation, the connection
 // banner, and the routes. Every view talks to the public API only.
-import { onSessionChange, session, setSession } from "./api.js";
+import { onSessionChange, session, signOut } from "./api.js";
 import { interceptLinks, navigate, render, route } from "./router.js";
 import { fill, h } from "./ui.js";
 import { loginView, registerView } from "./views/auth.js";
@@ -37,8 +37,8 @@ function header(): HTMLElement {
               {
                 type: "button",
                 class: "link",
-                onclick: () => {
-                  setSession(null);
+                onclick: async () => {
+                  await signOut();
                   navigate("/");
                 },
               },
