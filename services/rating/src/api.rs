@@ -169,7 +169,18 @@ impl RatingApi {
         };
         let key = match &player {
             Some(player) => format!("id:{}", player.id),
-            None => format!("login:{}", request.login.to_lowercase()),
+            // No login longer than an email address names an account; cut
+            // there, a remembered name costs little memory however long the
+            // one sent.
+            None => format!(
+                "login:{}",
+                request
+                    .login
+                    .chars()
+                    .take(crate::accounts::EMAIL_MAX)
+                    .collect::<String>()
+                    .to_lowercase()
+            ),
         };
         let matches = self.check_password(key, &request.password, stored).await?;
         match player {
