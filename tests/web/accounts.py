@@ -1,8 +1,11 @@
 """Scenario: the page loads without errors; a player registers, signs out
 and in again; a reload keeps the session; a wrong password shows the
-server's own reason; /licences lists the board's libraries."""
+server's own reason; the account page changes the password; /licences lists
+the board's libraries."""
 
-from browser import Player, browser, expect
+from browser import PASSWORD, Player, browser, expect
+
+NEW_PASSWORD = "a brand new password"
 
 
 def main() -> None:
@@ -36,6 +39,29 @@ def main() -> None:
         expect(alert).to_have_text("Wrong login or password.")
         expect(player.nav().get_by_role("link", name="Sign in")).to_be_visible()
         player.screenshot("wrong-password")
+        player.assert_no_errors()
+
+        # A new password from the account page: a wrong current one is
+        # refused; the right one keeps this tab signed in, and from then on
+        # only the new password signs in.
+        player.sign_in()
+        player.expect_signed_in()
+        page = player.goto("/account")
+        for current in ["not the password", PASSWORD]:
+            page.get_by_label("Current password").fill(current)
+            page.get_by_label("New password").fill(NEW_PASSWORD)
+            page.get_by_role("button", name="Change password").click()
+            if current != PASSWORD:
+                expect(page.get_by_role("alert").first).to_have_text("The old password is wrong.")
+        expect(page.get_by_text("Password changed")).to_be_visible()
+        player.screenshot("password-changed")
+        page.reload()
+        player.expect_signed_in()
+        player.sign_out()
+        player.sign_in()
+        expect(player.page.get_by_role("alert")).to_have_text("Wrong login or password.")
+        player.sign_in(password=NEW_PASSWORD)
+        player.expect_signed_in()
         player.assert_no_errors()
 
         licences = player.goto("/licences")

@@ -113,7 +113,7 @@ class Player:
         page.get_by_role("button", name="Sign in").click()
 
     def sign_out(self) -> None:
-        self.page.get_by_role("button", name="Sign out").click()
+        self.page.get_by_role("button", name="Sign out", exact=True).click()
         expect(self.nav().get_by_role("link", name="Sign in")).to_be_visible()
 
     def nav(self):
@@ -121,7 +121,7 @@ class Player:
 
     def expect_signed_in(self) -> None:
         expect(self.nav().get_by_role("link", name=self.name, exact=True)).to_be_visible()
-        expect(self.page.get_by_role("button", name="Sign out")).to_be_visible()
+        expect(self.page.get_by_role("button", name="Sign out", exact=True)).to_be_visible()
 
     def screenshot(self, name: str) -> str:
         """Saves the page as <OUT>/<name>.png and returns the path."""

@@ -82,6 +82,23 @@ export const accounts = createClient(AccountService, transport);
 export const lobby = createClient(LobbyService, transport);
 export const play = createClient(PlayService, transport);
 
+/**
+ * Signs out: ends the session on the server, so that its token is refused
+ * from now on even where it was copied, then forgets it here. It is
+ * forgotten even if the server cannot be told (offline, or it already
+ * refused the token).
+ */
+export async function signOut(): Promise<void> {
+  if (session()) {
+    try {
+      await accounts.logout({});
+    } catch {
+      // Nothing more to do: the token goes either way.
+    }
+  }
+  setSession(null);
+}
+
 /** The `chess-reason` of a refusal (see gateway.proto), if it has one. */
 export function reasonOf(e: unknown): string | undefined {
   return e instanceof ConnectError ? (e.metadata.get("chess-reason") ?? undefined) : undefined;

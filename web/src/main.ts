@@ -1,9 +1,9 @@
 // The page's entry point: the header with the navigation, the connection
 // banner, and the routes. Every view talks to the public API only.
-import { onSessionChange, session, setSession } from "./api.js";
+import { onSessionChange, session, signOut } from "./api.js";
 import { interceptLinks, navigate, render, route } from "./router.js";
 import { fill, h } from "./ui.js";
-import { loginView, registerView } from "./views/auth.js";
+import { accountView, loginView, registerView } from "./views/auth.js";
 import { gameView } from "./views/game.js";
 import { leaderboardView } from "./views/leaderboard.js";
 import { lobbyView } from "./views/lobby.js";
@@ -12,6 +12,7 @@ import { profileView } from "./views/profile.js";
 
 route("/login", (_, q) => loginView(q));
 route("/register", (_, q) => registerView(q));
+route("/account", () => accountView());
 route("/", () => lobbyView());
 route("/my-games", () => myGamesView());
 route("/leaderboard", (_, q) => leaderboardView(q));
@@ -32,13 +33,14 @@ function header(): HTMLElement {
       s
         ? [
             h("a", { href: `/players/${encodeURIComponent(s.username)}`, "data-nav": true, id: "me" }, s.username),
+            h("a", { href: "/account", "data-nav": true }, "Account"),
             h(
               "button",
               {
                 type: "button",
                 class: "link",
-                onclick: () => {
-                  setSession(null);
+                onclick: async () => {
+                  await signOut();
                   navigate("/");
                 },
               },

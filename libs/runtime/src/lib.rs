@@ -12,6 +12,8 @@
 //! - [`client`]: lazily connected, traced channels to other services.
 //! - [`reason`]: machine-readable reasons attached to gRPC errors;
 //!   [`status_cap`]: every server's error statuses kept small.
+//! - [`throttle`]: exponential back-off after repeated failures (logins,
+//!   registrations), per key, in bounded memory.
 
 pub mod addr;
 pub mod cli;
@@ -20,6 +22,7 @@ pub mod lock;
 pub mod reason;
 pub mod server;
 pub mod status_cap;
+pub mod throttle;
 
 pub use client::{Channel, channel};
 pub use reason::Reason;

@@ -35,11 +35,14 @@ pub enum Reason {
     /// The game does not allow engine hints (a rated game, or one whose
     /// players did not agree to them).
     HintsNotAllowed,
+    /// Too many failed attempts (logins, registrations) from this account
+    /// or address: wait as long as the message says.
+    TooManyAttempts,
 }
 
 impl Reason {
     /// Every reason.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::NotAPlayer,
         Self::NotYourTurn,
         Self::GameOver,
@@ -50,6 +53,7 @@ impl Reason {
         Self::InvalidRequest,
         Self::NotAllowed,
         Self::HintsNotAllowed,
+        Self::TooManyAttempts,
     ];
 
     /// The value sent on the wire.
@@ -65,6 +69,7 @@ impl Reason {
             Self::InvalidRequest => "invalid-request",
             Self::NotAllowed => "not-allowed",
             Self::HintsNotAllowed => "hints-not-allowed",
+            Self::TooManyAttempts => "too-many-attempts",
         }
     }
 

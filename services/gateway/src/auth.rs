@@ -1,10 +1,16 @@
 //! Session tokens: HMAC-SHA256-signed, expiring bearer tokens.
 //!
 //! A token is `<payload>.<signature>`, both base64url without padding; the
-//! payload is `v1|<player id>|<username>|<expiry, Unix seconds>`. Checking one
-//! needs only the key, so any gateway replica holding the same key accepts
-//! the tokens of any other without a database round trip. Tokens cannot be
-//! revoked before they expire; changing the key revokes them all.
+//! payload is `v2|<player id>|<username>|<expiry, Unix seconds>|<session
+//! id>|<session generation>`. Checking the signature and expiry needs only
+//! the key, so any gateway replica holding the same key accepts the tokens
+//! of any other. Whether the session was ended since (sign-out, sign-out
+//! everywhere, a password change) is the session id and generation checked
+//! against the rating service's record, which [`crate::sessions`] caches.
+//! Changing the key still ends every session at once.
+//!
+//! `v1` tokens (before sessions could end) carry neither, so they could never
+//! be revoked: they are refused, and their holders sign in again once.
 
 use std::{
     fmt,
@@ -22,7 +28,9 @@ type HmacSha256 = Hmac<Sha256>;
 
 /// Shortest key accepted, in bytes.
 pub const MIN_KEY_BYTES: usize = 16;
-const VERSION: &str = "v1";
+const VERSION: &str = "v2";
+/// The token format before sessions could be revoked.
+const OLD_VERSION: &str = "v1";
 
 /// Why the signing key could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -47,6 +55,10 @@ pub enum TokenError {
     BadSignature,
     #[error("the token has expired; log in again")]
     Expired,
+    #[error("the token is of an older kind that is no longer accepted; log in again")]
+    Outdated,
+    #[error("the session has ended; log in again")]
+    Ended,
 }
 
 /// A signed-in player, as a valid token vouches.
@@ -56,6 +68,11 @@ pub struct Session {
     pub username: String,
     /// Unix seconds.
     pub expires_at: i64,
+    /// Random, one per sign-in: what Logout revokes.
+    pub session_id: String,
+    /// The player's session generation when the token was issued; tokens
+    /// of an older generation than the player's current one are ended.
+    pub generation: i64,
 }
 
 /// Issues and checks tokens. Cloning is cheap.
@@ -72,7 +89,8 @@ impl fmt::Debug for Tokens {
     }
 }
 
-fn now_secs() -> i64 {
+/// Now, in Unix seconds.
+pub fn now_secs() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
@@ -127,10 +145,19 @@ impl Tokens {
         HmacSha256::new_from_slice(&self.key).expect("HMAC accepts any key length")
     }
 
-    /// A token for the player, expiring `ttl` from `now` (Unix seconds).
-    pub fn issue_at(&self, player_id: &str, username: &str, now: i64) -> (String, i64) {
+    /// A token for a new session of the player in session generation
+    /// `generation`, expiring `ttl` from `now` (Unix seconds).
+    pub fn issue_at(
+        &self,
+        player_id: &str,
+        username: &str,
+        generation: i64,
+        now: i64,
+    ) -> (String, Session) {
         let expires_at = now.saturating_add(i64::try_from(self.ttl.as_secs()).unwrap_or(i64::MAX));
-        let payload = format!("{VERSION}|{player_id}|{username}|{expires_at}");
+        let session_id = URL_SAFE_NO_PAD.encode(rand::random::<[u8; 16]>());
+        let payload =
+            format!("{VERSION}|{player_id}|{username}|{expires_at}|{session_id}|{generation}");
         let mut mac = self.mac();
         mac.update(payload.as_bytes());
         let signature = mac.finalize().into_bytes();
@@ -139,12 +166,19 @@ impl Tokens {
             URL_SAFE_NO_PAD.encode(payload.as_bytes()),
             URL_SAFE_NO_PAD.encode(signature)
         );
-        (token, expires_at)
+        let session = Session {
+            player_id: player_id.to_owned(),
+            username: username.to_owned(),
+            expires_at,
+            session_id,
+            generation,
+        };
+        (token, session)
     }
 
-    /// A token for the player, expiring `ttl` from now.
-    pub fn issue(&self, player_id: &str, username: &str) -> (String, i64) {
-        self.issue_at(player_id, username, now_secs())
+    /// A token for a new session of the player, expiring `ttl` from now.
+    pub fn issue(&self, player_id: &str, username: &str, generation: i64) -> (String, Session) {
+        self.issue_at(player_id, username, generation, now_secs())
     }
 
     /// The session `token` vouches for at `now` (Unix seconds).
@@ -162,17 +196,23 @@ impl Tokens {
         mac.verify_slice(&signature)
             .map_err(|_| TokenError::BadSignature)?;
         let payload = String::from_utf8(payload).map_err(|_| TokenError::Malformed)?;
-        let mut fields = payload.split('|');
-        let (Some(VERSION), Some(player_id), Some(username), Some(expires_at), None) = (
-            fields.next(),
-            fields.next(),
-            fields.next(),
-            fields.next(),
-            fields.next(),
-        ) else {
-            return Err(TokenError::Malformed);
+        let fields: Vec<&str> = payload.split('|').collect();
+        let [
+            VERSION,
+            player_id,
+            username,
+            expires_at,
+            session_id,
+            generation,
+        ] = fields[..]
+        else {
+            return Err(match fields.first() {
+                Some(&OLD_VERSION) => TokenError::Outdated,
+                _ => TokenError::Malformed,
+            });
         };
         let expires_at: i64 = expires_at.parse().map_err(|_| TokenError::Malformed)?;
+        let generation: i64 = generation.parse().map_err(|_| TokenError::Malformed)?;
         if now >= expires_at {
             return Err(TokenError::Expired);
         }
@@ -180,19 +220,23 @@ impl Tokens {
             player_id: player_id.to_owned(),
             username: username.to_owned(),
             expires_at,
+            session_id: session_id.to_owned(),
+            generation,
         })
     }
 
-    /// The session of a call that must be signed in: its
-    /// `authorization: Bearer <token>` metadata, else UNAUTHENTICATED.
+    /// The session a call's `authorization: Bearer <token>` metadata
+    /// vouches for by signature and expiry, else UNAUTHENTICATED. Whether it
+    /// has ended since is [`crate::sessions::Sessions`]' to say.
     pub fn authenticate<T>(&self, request: &Request<T>) -> Result<Session, Status> {
         self.optional(request)?.ok_or_else(|| {
             Status::unauthenticated("sign in: send `authorization: Bearer <token>` from Login")
         })
     }
 
-    /// The session of a public call, if it carries a token. A token that is
-    /// present but invalid is still refused, so a client learns it expired.
+    /// As [`authenticate`](Self::authenticate), for a public call that may
+    /// carry a token. A token that is present but invalid is still refused,
+    /// so a client learns it expired.
     pub fn optional<T>(&self, request: &Request<T>) -> Result<Option<Session>, Status> {
         let Some(value) = request.metadata().get("authorization") else {
             return Ok(None);
@@ -221,25 +265,59 @@ mod tests {
     #[test]
     fn tokens_round_trip_until_they_expire() {
         let t = tokens();
-        let (token, expires_at) = t.issue_at("p-1", "alice", 1000);
-        assert_eq!(expires_at, 4600);
+        let (token, issued) = t.issue_at("p-1", "alice", 7, 1000);
+        assert_eq!(issued.expires_at, 4600);
         let session = t.verify_at(&token, 4599).unwrap();
+        assert_eq!(session, issued);
         assert_eq!(session.player_id, "p-1");
         assert_eq!(session.username, "alice");
+        assert_eq!(session.generation, 7);
         assert_eq!(t.verify_at(&token, 4600), Err(TokenError::Expired));
+    }
+
+    #[test]
+    fn every_sign_in_is_a_new_session() {
+        let t = tokens();
+        let (first, a) = t.issue_at("p-1", "alice", 0, 1000);
+        let (second, b) = t.issue_at("p-1", "alice", 0, 1000);
+        assert_ne!(first, second);
+        assert_ne!(a.session_id, b.session_id);
+        // 128 random bits, base64url.
+        assert_eq!(a.session_id.len(), 22);
+        let payload = String::from_utf8(
+            URL_SAFE_NO_PAD
+                .decode(first.split_once('.').unwrap().0)
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(payload, format!("v2|p-1|alice|4600|{}|0", a.session_id));
+    }
+
+    #[test]
+    fn v1_tokens_are_refused_as_outdated() {
+        let t = tokens();
+        let payload = "v1|p-1|alice|99999999";
+        let mut mac = t.mac();
+        mac.update(payload.as_bytes());
+        let v1 = format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(payload),
+            URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
+        );
+        assert_eq!(t.verify_at(&v1, 1000), Err(TokenError::Outdated));
     }
 
     #[test]
     fn forged_and_foreign_tokens_are_refused() {
         let t = tokens();
-        let (token, _) = t.issue_at("p-1", "alice", 1000);
+        let (token, _) = t.issue_at("p-1", "alice", 0, 1000);
         let other = Tokens::new(b"another key of 16+ bytes", Duration::from_secs(3600)).unwrap();
         assert_eq!(other.verify_at(&token, 1001), Err(TokenError::BadSignature));
         // Claiming to be someone else breaks the signature.
         let (_, signature) = token.split_once('.').unwrap();
         let forged = format!(
             "{}.{signature}",
-            URL_SAFE_NO_PAD.encode("v1|p-2|bob|99999999")
+            URL_SAFE_NO_PAD.encode("v2|p-2|bob|99999999|s|0")
         );
         assert_eq!(t.verify_at(&forged, 1001), Err(TokenError::BadSignature));
         for junk in ["", "abc", "a.b", "..", "%%%.%%%"] {
@@ -256,7 +334,7 @@ mod tests {
             t.authenticate(&request).unwrap_err().code(),
             tonic::Code::Unauthenticated
         );
-        let (token, _) = t.issue("p-1", "alice");
+        let (token, _) = t.issue("p-1", "alice", 0);
         request
             .metadata_mut()
             .insert("authorization", format!("Bearer {token}").parse().unwrap());
@@ -282,7 +360,7 @@ mod tests {
         std::fs::write(&path, "a secret of some length\n").unwrap();
         let from_file = Tokens::from_config(None, Some(&path), ttl).unwrap();
         let from_flag = Tokens::from_config(Some("a secret of some length"), None, ttl).unwrap();
-        let (token, _) = from_file.issue("p", "u");
+        let (token, _) = from_file.issue("p", "u", 0);
         assert!(from_flag.verify_at(&token, now_secs()).is_ok());
         assert!(matches!(
             Tokens::from_config(Some("a secret of some length"), Some(&path), ttl),

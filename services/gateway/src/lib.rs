@@ -4,7 +4,10 @@
 //!
 //! - [`public`]: the public gRPC API (`chess.gateway.v1`), also as gRPC-Web,
 //!   and the email notices of daily games.
-//! - [`auth`]: signed session tokens; [`mail`]: outgoing mail.
+//! - [`auth`]: signed session tokens; [`sessions`]: whether a token's
+//!   session has ended (sign-out, password change), cached from the rating
+//!   service; [`limits`]: throttling logins and registrations per source
+//!   address; [`mail`]: outgoing mail.
 //! - [`web`]: plain HTTP on the public port, beside gRPC and gRPC-Web: the
 //!   web page (its embedded script and assets) and a game at `/games/<id>`,
 //!   the link in the emails.
@@ -14,8 +17,10 @@
 
 pub mod auth;
 pub mod clients;
+pub mod limits;
 pub mod mail;
 pub mod public;
+pub mod sessions;
 pub mod uqchess;
 pub mod web;
 
@@ -62,6 +67,21 @@ pub struct Config {
     /// Hours a session token stays valid.
     #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u64).range(1..=8760))]
     pub token_ttl_hours: u64,
+    /// Seconds a player's session state from the rating service is trusted:
+    /// a sign-out or password change made through another replica is
+    /// enforced here within this time (at once through this one).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=300))]
+    pub session_cache_secs: u64,
+    /// Failed logins from one address (IPv6: one /64) before each further
+    /// attempt from it waits, doubling up to 5 minutes; 0 for no limit.
+    /// The peer address is used, never a forwarding header.
+    #[arg(long, default_value_t = 20)]
+    pub login_failures_per_address: u32,
+    /// Registrations from one address before each further one waits,
+    /// doubling from 10 s up to 10 minutes; forgotten after an hour without
+    /// one; 0 for no limit.
+    #[arg(long, default_value_t = 10)]
+    pub registrations_per_address: u32,
     /// Directory outgoing mail is written to when no SMTP server is set.
     #[arg(long, default_value = "data/mail")]
     pub mail_dir: std::path::PathBuf,
@@ -166,9 +186,18 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         )))
     };
     server.health().set_ready(true).await;
+    let sessions = sessions::Sessions::new(
+        tokens,
+        backends.rating.clone(),
+        Duration::from_secs(config.session_cache_secs),
+    );
     let routes = public::routes(Arc::new(public::Shared {
         backends: backends.clone(),
-        tokens,
+        sessions,
+        limits: limits::AddressLimits::new(
+            config.login_failures_per_address,
+            config.registrations_per_address,
+        ),
         shutdown: server.shutdown(),
     }));
     let served = server.serve(routes).await;

@@ -3,6 +3,7 @@
 
 use chess_domain::{SpeedCategory, now_ms};
 use chess_proto::rating::v1::{self as pb, get_player_request::Key, rating_service_server};
+use chess_runtime::throttle::{Policy, Throttle};
 use opentelemetry::{
     KeyValue,
     metrics::{Counter, Histogram},
@@ -14,12 +15,16 @@ use crate::{
     accounts::{Email, Hasher, Password, Username},
     convert,
     error::Error,
-    model::{GameReport, LeaderboardCursor, Player},
+    model::{GameReport, LeaderboardCursor, Player, SessionState},
     store::{Field, Store, StoreError},
 };
 
 /// Most player ids one `GetRatings` may ask for.
 const MAX_RATINGS_PER_CALL: usize = 1000;
+/// Longest session id accepted.
+const MAX_SESSION_ID: usize = 64;
+/// Most accounts (and unknown logins) whose failures are remembered.
+const MAX_THROTTLED_ACCOUNTS: usize = 100_000;
 
 /// The service's metrics.
 #[derive(Clone, Debug)]
@@ -60,16 +65,63 @@ impl Metrics {
 pub struct RatingApi {
     store: Store,
     hasher: Hasher,
+    /// Failed password checks per account (per lower-cased login for names
+    /// nobody owns, so that the answers do not tell which names exist).
+    /// Here rather than in the gateways so that every replica of those
+    /// counts towards the same account.
+    logins: Throttle<String>,
     metrics: Metrics,
 }
 
 impl RatingApi {
-    pub fn new(store: Store, hasher: Hasher) -> Self {
+    pub fn new(store: Store, hasher: Hasher, logins: Policy) -> Self {
         Self {
             store,
             hasher,
+            logins: Throttle::new(logins, MAX_THROTTLED_ACCOUNTS),
             metrics: Metrics::new(),
         }
+    }
+
+    /// Checks `password` against `stored` under the account throttle of
+    /// `key`: a waiting account is refused without hashing, a failure
+    /// counts, a success forgives.
+    async fn check_password(
+        &self,
+        key: String,
+        password: &str,
+        stored: Option<String>,
+    ) -> Result<bool, Error> {
+        if let Err(wait) = self.logins.check(&key) {
+            self.metrics
+                .logins
+                .add(1, &[KeyValue::new("outcome", "throttled")]);
+            return Err(Error::Throttled(wait));
+        }
+        let matches = self.hasher.verify(password, stored).await?;
+        if matches {
+            self.logins.forgive(&key);
+        } else {
+            let wait = self.logins.fail(key);
+            if !wait.is_zero() {
+                tracing::info!(
+                    wait_secs = wait.as_secs_f64(),
+                    "logins of an account throttled"
+                );
+            }
+        }
+        let outcome = if matches { "ok" } else { "refused" };
+        self.metrics
+            .logins
+            .add(1, &[KeyValue::new("outcome", outcome)]);
+        Ok(matches)
+    }
+
+    async fn session_state_of(&self, player_id: &str) -> Result<SessionState, Error> {
+        self.store
+            .session_state(player_id, now_ms() / 1000)
+            .await?
+            .ok_or_else(|| Error::NotFound(player_id.to_owned()))
     }
 
     async fn register(&self, request: pb::RegisterRequest) -> Result<pb::RegisterResponse, Error> {
@@ -115,18 +167,119 @@ impl RatingApi {
             Some((player, hash)) => (Some(player), Some(hash)),
             None => (None, None),
         };
-        let matches = self.hasher.verify(&request.password, stored).await?;
-        let outcome = if matches { "ok" } else { "refused" };
-        self.metrics
-            .logins
-            .add(1, &[KeyValue::new("outcome", outcome)]);
+        let key = match &player {
+            Some(player) => format!("id:{}", player.id),
+            // No login longer than an email address names an account; cut
+            // there, a remembered name costs little memory however long the
+            // one sent.
+            None => format!(
+                "login:{}",
+                request
+                    .login
+                    .chars()
+                    .take(crate::accounts::EMAIL_MAX)
+                    .collect::<String>()
+                    .to_lowercase()
+            ),
+        };
+        let matches = self.check_password(key, &request.password, stored).await?;
         match player {
-            Some(player) if matches => Ok(pb::AuthenticateResponse {
-                player_id: player.id,
-                username: player.username,
-            }),
+            Some(player) if matches => {
+                let state = self.session_state_of(&player.id).await?;
+                Ok(pb::AuthenticateResponse {
+                    player_id: player.id,
+                    username: player.username,
+                    session_generation: state.generation,
+                })
+            }
             _ => Err(Error::Unauthenticated),
         }
+    }
+
+    async fn change_password(
+        &self,
+        request: pb::ChangePasswordRequest,
+    ) -> Result<pb::ChangePasswordResponse, Error> {
+        let new_password = Password::parse(&request.new_password)?;
+        let (player, old_hash) = self
+            .store
+            .account(&request.player_id)
+            .await?
+            .ok_or_else(|| Error::NotFound(request.player_id.clone()))?;
+        let key = format!("id:{}", player.id);
+        if !self
+            .check_password(key, &request.old_password, Some(old_hash.clone()))
+            .await?
+        {
+            return Err(Error::WrongPassword);
+        }
+        let new_hash = self.hasher.hash(&new_password).await?;
+        let state = self
+            .store
+            .change_password(&player.id, &old_hash, &new_hash, now_ms() / 1000)
+            .await?
+            // Changed (or removed) meanwhile: the old password is no more.
+            .ok_or(Error::WrongPassword)?;
+        tracing::info!(player_id = %player.id, "password changed; every session ended");
+        Ok(pb::ChangePasswordResponse {
+            state: Some(convert::session_state_pb(state)),
+            username: player.username,
+        })
+    }
+
+    async fn get_session_state(
+        &self,
+        request: pb::GetSessionStateRequest,
+    ) -> Result<pb::GetSessionStateResponse, Error> {
+        let state = self.session_state_of(&request.player_id).await?;
+        Ok(pb::GetSessionStateResponse {
+            state: Some(convert::session_state_pb(state)),
+        })
+    }
+
+    async fn revoke_session(
+        &self,
+        request: pb::RevokeSessionRequest,
+    ) -> Result<pb::RevokeSessionResponse, Error> {
+        if request.session_id.is_empty() || request.session_id.len() > MAX_SESSION_ID {
+            return Err(Error::Invalid(format!(
+                "a session id is 1 to {MAX_SESSION_ID} characters"
+            )));
+        }
+        let expires_at_s = request
+            .expires_at
+            .as_ref()
+            .ok_or_else(|| Error::Invalid("expires_at must be given".into()))?
+            .seconds;
+        let state = self
+            .store
+            .revoke_session(
+                &request.player_id,
+                &request.session_id,
+                expires_at_s,
+                now_ms() / 1000,
+            )
+            .await?
+            .ok_or_else(|| Error::NotFound(request.player_id.clone()))?;
+        tracing::debug!(player_id = %request.player_id, "session ended");
+        Ok(pb::RevokeSessionResponse {
+            state: Some(convert::session_state_pb(state)),
+        })
+    }
+
+    async fn revoke_all_sessions(
+        &self,
+        request: pb::RevokeAllSessionsRequest,
+    ) -> Result<pb::RevokeAllSessionsResponse, Error> {
+        let state = self
+            .store
+            .revoke_all_sessions(&request.player_id, now_ms() / 1000)
+            .await?
+            .ok_or_else(|| Error::NotFound(request.player_id.clone()))?;
+        tracing::info!(player_id = %request.player_id, "every session ended");
+        Ok(pb::RevokeAllSessionsResponse {
+            state: Some(convert::session_state_pb(state)),
+        })
     }
 
     async fn get_player(
@@ -316,6 +469,50 @@ impl rating_service_server::RatingService for RatingApi {
         request: Request<pb::AuthenticateRequest>,
     ) -> Result<Response<pb::AuthenticateResponse>, Status> {
         self.authenticate(request.into_inner())
+            .await
+            .map(Response::new)
+            .map_err(status)
+    }
+
+    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
+    async fn change_password(
+        &self,
+        request: Request<pb::ChangePasswordRequest>,
+    ) -> Result<Response<pb::ChangePasswordResponse>, Status> {
+        self.change_password(request.into_inner())
+            .await
+            .map(Response::new)
+            .map_err(status)
+    }
+
+    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
+    async fn get_session_state(
+        &self,
+        request: Request<pb::GetSessionStateRequest>,
+    ) -> Result<Response<pb::GetSessionStateResponse>, Status> {
+        self.get_session_state(request.into_inner())
+            .await
+            .map(Response::new)
+            .map_err(status)
+    }
+
+    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
+    async fn revoke_session(
+        &self,
+        request: Request<pb::RevokeSessionRequest>,
+    ) -> Result<Response<pb::RevokeSessionResponse>, Status> {
+        self.revoke_session(request.into_inner())
+            .await
+            .map(Response::new)
+            .map_err(status)
+    }
+
+    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
+    async fn revoke_all_sessions(
+        &self,
+        request: Request<pb::RevokeAllSessionsRequest>,
+    ) -> Result<Response<pb::RevokeAllSessionsResponse>, Status> {
+        self.revoke_all_sessions(request.into_inner())
             .await
             .map(Response::new)
             .map_err(status)

@@ -13,6 +13,7 @@ use crate::{
     error::Error,
     model::{
         CategoryRating, Change, GameReport, GameResult, HistoryEntry, LeaderboardCursor, Player,
+        SessionState,
     },
     store::StoreError,
 };
@@ -212,6 +213,14 @@ fn decode(token: &str) -> Result<String, Error> {
         .ok_or_else(bad_token)
 }
 
+/// A player's session state on the wire.
+pub fn session_state_pb(state: SessionState) -> rpc::SessionState {
+    rpc::SessionState {
+        generation: state.generation,
+        revoked_session_ids: state.revoked,
+    }
+}
+
 impl From<Error> for Status {
     fn from(error: Error) -> Self {
         let message = error.to_string();
@@ -221,6 +230,10 @@ impl From<Error> for Status {
             }
             Error::Taken(_) => Status::already_exists(message),
             Error::Unauthenticated => Status::unauthenticated(message),
+            Error::WrongPassword => Status::permission_denied(message),
+            Error::Throttled(wait) => {
+                chess_runtime::throttle::status("failed logins for this account", wait)
+            }
             Error::NotFound(_) => Reason::NotFound.status(Code::NotFound, message),
             Error::Store(StoreError::Corrupt(_)) | Error::Hash(_) => Status::internal(message),
             Error::Store(_) => Status::unavailable(message),

@@ -17,6 +17,12 @@ pub enum Error {
     /// Deliberately vague: neither the name nor the password is singled out.
     #[error("wrong login or password")]
     Unauthenticated,
+    /// Wrong old password on a password change.
+    #[error("the old password is wrong")]
+    WrongPassword,
+    /// Too many failed password checks for the account lately.
+    #[error("too many failed logins for this account")]
+    Throttled(std::time::Duration),
     #[error("no player {0}")]
     NotFound(String),
     #[error(transparent)]

@@ -48,7 +48,15 @@ pub struct Config {
     pub rating_system: RatingSystem,
     #[command(flatten)]
     pub glicko2: Glicko2Args,
+    /// Longest wait, in seconds, an account's failed logins impose on the
+    /// next attempt. Kept short: whoever fails is not necessarily the owner,
+    /// and the owner must not be locked out for long.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub login_backoff_cap_secs: u64,
 }
+
+/// Failed logins of one account that cost nothing.
+pub const FREE_LOGIN_FAILURES: u32 = 5;
 
 /// The rating systems a deployment can choose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -141,7 +149,13 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     tracing::info!(system = %system.kind(), "ratings ready");
     let hasher = accounts::Hasher::new().await?;
     server.health().set_ready(true).await;
-    let api = api::RatingApi::new(store, hasher);
+    let logins = chess_runtime::throttle::Policy {
+        free: FREE_LOGIN_FAILURES,
+        base: std::time::Duration::from_secs(1),
+        cap: std::time::Duration::from_secs(config.login_backoff_cap_secs),
+        forget_after: std::time::Duration::from_secs(15 * 60),
+    };
+    let api = api::RatingApi::new(store, hasher, logins);
     server
         .serve(tonic::service::Routes::new(RatingServiceServer::new(api)))
         .await?;

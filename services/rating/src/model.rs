@@ -13,6 +13,15 @@ pub struct Player {
     pub registered_at_ms: i64,
 }
 
+/// What tells a player's live sessions from ended ones.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SessionState {
+    /// Tokens of an older generation are refused.
+    pub generation: i64,
+    /// Sessions of this generation ended one by one, not yet expired.
+    pub revoked: Vec<String>,
+}
+
 /// A player's rating in one category, as stored.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CategoryRating {

@@ -40,6 +40,9 @@ macro_rules! on_sqlite_and_postgres {
 on_sqlite_and_postgres!(
     registration_rules_and_duplicates,
     authentication,
+    failed_logins_of_an_account_wait,
+    sessions_end_one_by_one_or_all_at_once,
+    a_password_change_ends_every_session,
     parallel_results_for_one_player_lose_nothing,
     replayed_results_change_nothing,
     leaderboard_order_and_paging,
@@ -223,6 +226,262 @@ async fn authentication(url: &str) {
         messages.insert(status.message().to_owned());
     }
     assert_eq!(messages.len(), 1, "the refusals differ: {messages:?}");
+
+    service.stop().await;
+}
+
+fn login_request(login: &str, password: &str) -> pb::AuthenticateRequest {
+    pb::AuthenticateRequest {
+        login: login.into(),
+        password: password.into(),
+    }
+}
+
+/// The wait a `too-many-attempts` refusal asks for.
+fn throttled_wait(status: &tonic::Status) -> std::time::Duration {
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+    chess_runtime::throttle::wait_of(status).unwrap_or_else(|| panic!("no wait in {status:?}"))
+}
+
+async fn failed_logins_of_an_account_wait(url: &str) {
+    let service = RatingService::start_with(url, &["--login-backoff-cap-secs", "2"]).await;
+    let mut client = service.client().await;
+    register(&mut client, "Target").await;
+
+    // The free failures are plain refusals; then the account waits, and the
+    // password is not even checked: the right one is refused too.
+    let mut refused = 0;
+    let wait = loop {
+        let status = client
+            .authenticate(login_request("target", "wrong password"))
+            .await
+            .expect_err("wrong password accepted");
+        if status.code() == Code::ResourceExhausted {
+            break throttled_wait(&status);
+        }
+        assert_eq!(status.code(), Code::Unauthenticated);
+        refused += 1;
+        assert!(refused <= 8, "never throttled");
+    };
+    assert!(refused >= 5, "throttled after {refused} failures");
+    assert!(wait <= std::time::Duration::from_secs(2), "{wait:?}");
+    let status = client
+        .authenticate(login_request("Target@example.org", PASSWORD))
+        .await
+        .expect_err("a waiting account checked a password");
+    assert!(throttled_wait(&status) <= std::time::Duration::from_secs(2));
+
+    // Names nobody owns wait alike, so the answers tell no names apart.
+    let unknown = loop {
+        let status = client
+            .authenticate(login_request("nobody_here", "wrong password"))
+            .await
+            .expect_err("unknown login accepted");
+        if status.code() == Code::ResourceExhausted {
+            break status;
+        }
+        assert_eq!(status.code(), Code::Unauthenticated);
+    };
+    throttled_wait(&unknown);
+
+    // After the wait (the cap) the right password works, and forgives.
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    client
+        .authenticate(login_request("target", PASSWORD))
+        .await
+        .expect("the owner signs in after the wait");
+    let status = client
+        .authenticate(login_request("target", "wrong password"))
+        .await
+        .expect_err("wrong password accepted");
+    assert_eq!(status.code(), Code::Unauthenticated);
+
+    service.stop().await;
+}
+
+fn state(state: Option<pb::SessionState>) -> (i64, Vec<String>) {
+    let state = state.expect("a session state");
+    let mut revoked = state.revoked_session_ids;
+    revoked.sort();
+    (state.generation, revoked)
+}
+
+fn in_an_hour() -> prost_types::Timestamp {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    prost_types::Timestamp {
+        seconds: i64::try_from(now.as_secs()).unwrap() + 3600,
+        nanos: 0,
+    }
+}
+
+async fn sessions_end_one_by_one_or_all_at_once(url: &str) {
+    let service = RatingService::start(url).await;
+    let mut client = service.client().await;
+    let id = register(&mut client, "Sessions").await;
+    let other = register(&mut client, "Bystander").await;
+
+    let signed_in = client
+        .authenticate(login_request("sessions", PASSWORD))
+        .await
+        .expect("login")
+        .into_inner();
+    assert_eq!(signed_in.session_generation, 0);
+    let get = |player_id: &str| pb::GetSessionStateRequest {
+        player_id: player_id.into(),
+    };
+    let fresh = client
+        .get_session_state(get(&id))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(state(fresh.state), (0, vec![]));
+
+    let revoke = |session: &str, expires_at| pb::RevokeSessionRequest {
+        player_id: id.clone(),
+        session_id: session.into(),
+        expires_at: Some(expires_at),
+    };
+    let after = client
+        .revoke_session(revoke("s-1", in_an_hour()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(state(after.state), (0, vec!["s-1".to_owned()]));
+    // Twice is once; an already expired session needs no record.
+    client
+        .revoke_session(revoke("s-1", in_an_hour()))
+        .await
+        .unwrap();
+    let past = prost_types::Timestamp {
+        seconds: 1_000_000,
+        nanos: 0,
+    };
+    client.revoke_session(revoke("s-old", past)).await.unwrap();
+    client
+        .revoke_session(revoke("s-2", in_an_hour()))
+        .await
+        .unwrap();
+    let now = client
+        .get_session_state(get(&id))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        state(now.state),
+        (0, vec!["s-1".to_owned(), "s-2".to_owned()])
+    );
+    // Another player's sessions are untouched.
+    let theirs = client
+        .get_session_state(get(&other))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(state(theirs.state), (0, vec![]));
+
+    let all = client
+        .revoke_all_sessions(pb::RevokeAllSessionsRequest {
+            player_id: id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(state(all.state), (1, vec![]));
+    let signed_in = client
+        .authenticate(login_request("sessions", PASSWORD))
+        .await
+        .expect("login")
+        .into_inner();
+    assert_eq!(signed_in.session_generation, 1);
+
+    for status in [
+        client
+            .get_session_state(get("no-such-player"))
+            .await
+            .unwrap_err(),
+        client
+            .revoke_all_sessions(pb::RevokeAllSessionsRequest {
+                player_id: "no-such-player".into(),
+            })
+            .await
+            .unwrap_err(),
+    ] {
+        assert_eq!(status.code(), Code::NotFound);
+    }
+    let status = client
+        .revoke_session(revoke(&"x".repeat(65), in_an_hour()))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+
+    // The generation survives a restart.
+    service.stop().await;
+    let service = RatingService::start(url).await;
+    let mut client = service.client().await;
+    let kept = client
+        .get_session_state(get(&id))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(state(kept.state), (1, vec![]));
+    service.stop().await;
+}
+
+async fn a_password_change_ends_every_session(url: &str) {
+    let service = RatingService::start(url).await;
+    let mut client = service.client().await;
+    let id = register(&mut client, "Changer").await;
+    client
+        .revoke_session(pb::RevokeSessionRequest {
+            player_id: id.clone(),
+            session_id: "s-1".into(),
+            expires_at: Some(in_an_hour()),
+        })
+        .await
+        .unwrap();
+    let change = |old: &str, new: &str| pb::ChangePasswordRequest {
+        player_id: id.clone(),
+        old_password: old.into(),
+        new_password: new.into(),
+    };
+
+    let status = client
+        .change_password(change("wrong password", "a new password"))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::PermissionDenied);
+    let status = client
+        .change_password(change(PASSWORD, "short"))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+
+    let changed = client
+        .change_password(change(PASSWORD, "a new password"))
+        .await
+        .expect("change")
+        .into_inner();
+    assert_eq!(changed.username, "Changer");
+    assert_eq!(state(changed.state), (1, vec![]));
+
+    let status = client
+        .authenticate(login_request("changer", PASSWORD))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::Unauthenticated);
+    let signed_in = client
+        .authenticate(login_request("changer", "a new password"))
+        .await
+        .expect("the new password")
+        .into_inner();
+    assert_eq!(signed_in.session_generation, 1);
+    // The old password no longer changes anything.
+    let status = client
+        .change_password(change(PASSWORD, "another password"))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::PermissionDenied);
 
     service.stop().await;
 }

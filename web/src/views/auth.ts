@@ -1,8 +1,10 @@
-// Sign in and register.
-import { timestampMs } from "@bufbuild/protobuf/wkt";
-import { accounts, describeError, setSession } from "../api.js";
+// Sign in, register, and the signed-in player's account: a new password,
+// signing out everywhere.
+import { type Timestamp, timestampMs } from "@bufbuild/protobuf/wkt";
+import { accounts, describeError, session, setSession } from "../api.js";
 import { navigate, type View } from "../router.js";
-import { h } from "../ui.js";
+import { h, toast } from "../ui.js";
+import { signInPath } from "./helpers.js";
 
 /** Where to go after signing in: `?next=` if it is a path of this site. */
 function next(query: URLSearchParams): string {
@@ -10,14 +12,18 @@ function next(query: URLSearchParams): string {
   return n && n.startsWith("/") && !n.startsWith("//") ? n : "/";
 }
 
-async function signIn(login: string, password: string): Promise<void> {
-  const r = await accounts.login({ login, password });
+/** Keeps the session a Login or ChangePassword answer carries. */
+function keep(r: { token: string; playerId: string; username: string; expiresAt?: Timestamp }): void {
   setSession({
     token: r.token,
     playerId: r.playerId,
     username: r.username,
     expiresAt: r.expiresAt ? timestampMs(r.expiresAt) : Date.now() + 86_400_000,
   });
+}
+
+async function signIn(login: string, password: string): Promise<void> {
+  keep(await accounts.login({ login, password }));
 }
 
 function form(
@@ -92,4 +98,55 @@ export function registerView(query: URLSearchParams): View {
     h("p", {}, "Already registered? ", h("a", { href: `/login${location.search}` }, "Sign in")),
   );
   return { el, title: "Register" };
+}
+
+export function accountView(): View {
+  if (!session()) {
+    queueMicrotask(() => navigate(signInPath(), true));
+    return { el: h("p", {}, h("a", { href: signInPath() }, "Sign in"), " to manage your account."), title: "Account" };
+  }
+  const change = form(
+    "Change password",
+    [
+      field("Current password", "old", "password", { autocomplete: "current-password", autofocus: true }),
+      field("New password", "new", "password", { autocomplete: "new-password", minlength: "8" }),
+    ],
+    "Change password",
+    async (data) => {
+      // Every other session ends; this one goes on with the new token.
+      keep(await accounts.changePassword({ oldPassword: String(data.get("old")), newPassword: String(data.get("new")) }));
+      (change as HTMLFormElement).reset();
+      toast("Password changed; you are signed out everywhere else.", "info");
+    },
+    h("p", {}, "Changing it signs you out on every other device."),
+  );
+  const everywhere = h("button", { type: "button" }, "Sign out everywhere");
+  const error = h("p", { class: "error", role: "alert" });
+  everywhere.addEventListener("click", async () => {
+    error.textContent = "";
+    everywhere.disabled = true;
+    try {
+      await accounts.logoutEverywhere({});
+      setSession(null);
+      navigate("/");
+    } catch (err) {
+      error.textContent = describeError(err);
+    } finally {
+      everywhere.disabled = false;
+    }
+  });
+  const el = h(
+    "div",
+    {},
+    change,
+    h(
+      "section",
+      { class: "card narrow" },
+      h("h2", {}, "Sessions"),
+      h("p", {}, "Sign out on every device and browser, this one included."),
+      error,
+      everywhere,
+    ),
+  );
+  return { el, title: "Account" };
 }

@@ -1,5 +1,10 @@
 //! AccountService: accounts and sessions, profiles and leaderboards, served
 //! by the rating service.
+//!
+//! Logins, password changes and registrations are throttled per source
+//! address here ([`crate::limits`]) and per account in the rating service.
+//! Sign-outs and password changes are recorded by the rating service and
+//! enforced through [`crate::sessions`].
 
 use std::sync::Arc;
 
@@ -7,10 +12,11 @@ use chess_proto::{
     gateway::v1::{self as pb, account_service_server::AccountService},
     rating::v1::{self as rating, get_player_request::Key},
 };
-use tonic::{Request, Response, Status};
+use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
 use super::{Shared, relay, timestamp};
+use crate::limits::AddressLimits;
 
 /// Implements `chess.gateway.v1.AccountService`.
 #[derive(Debug)]
@@ -42,6 +48,9 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::RegisterRequest>,
     ) -> Result<Response<pb::RegisterResponse>, Status> {
+        self.shared
+            .limits
+            .register(AddressLimits::source(&request))?;
         let r = request.into_inner();
         let registered = self
             .shared
@@ -66,6 +75,8 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::LoginRequest>,
     ) -> Result<Response<pb::LoginResponse>, Status> {
+        let source = AddressLimits::source(&request);
+        self.shared.limits.check_login(source)?;
         let r = request.into_inner();
         let who = self
             .shared
@@ -77,15 +88,115 @@ impl AccountService for Accounts {
                 password: r.password,
             })
             .await
-            .map_err(relay)?
+            .map_err(|status| {
+                if status.code() == Code::Unauthenticated {
+                    self.shared.limits.login_failed(source);
+                }
+                relay(status)
+            })?
             .into_inner();
-        let (token, expires_at) = self.shared.tokens.issue(&who.player_id, &who.username);
+        let (token, session) = self.shared.sessions.tokens().issue(
+            &who.player_id,
+            &who.username,
+            who.session_generation,
+        );
         tracing::debug!(player_id = who.player_id, "signed in");
         Ok(Response::new(pb::LoginResponse {
             token,
-            expires_at: Some(timestamp(expires_at)),
+            expires_at: Some(timestamp(session.expires_at)),
             player_id: who.player_id,
             username: who.username,
+        }))
+    }
+
+    #[instrument(level = "debug", skip_all)]
+    async fn logout(
+        &self,
+        request: Request<pb::LogoutRequest>,
+    ) -> Result<Response<pb::LogoutResponse>, Status> {
+        let session = self.shared.sessions.authenticate(&request).await?;
+        let ended = self
+            .shared
+            .backends
+            .rating
+            .rpc()
+            .revoke_session(rating::RevokeSessionRequest {
+                player_id: session.player_id.clone(),
+                session_id: session.session_id.clone(),
+                expires_at: Some(timestamp(session.expires_at)),
+            })
+            .await
+            .map_err(relay)?
+            .into_inner();
+        self.shared.sessions.ended(&session.player_id, ended.state);
+        tracing::debug!(player_id = session.player_id, "signed out");
+        Ok(Response::new(pb::LogoutResponse {}))
+    }
+
+    #[instrument(level = "debug", skip_all)]
+    async fn logout_everywhere(
+        &self,
+        request: Request<pb::LogoutEverywhereRequest>,
+    ) -> Result<Response<pb::LogoutEverywhereResponse>, Status> {
+        let session = self.shared.sessions.authenticate(&request).await?;
+        let ended = self
+            .shared
+            .backends
+            .rating
+            .rpc()
+            .revoke_all_sessions(rating::RevokeAllSessionsRequest {
+                player_id: session.player_id.clone(),
+            })
+            .await
+            .map_err(relay)?
+            .into_inner();
+        self.shared.sessions.ended(&session.player_id, ended.state);
+        tracing::debug!(player_id = session.player_id, "signed out everywhere");
+        Ok(Response::new(pb::LogoutEverywhereResponse {}))
+    }
+
+    #[instrument(level = "debug", skip_all)]
+    async fn change_password(
+        &self,
+        request: Request<pb::ChangePasswordRequest>,
+    ) -> Result<Response<pb::ChangePasswordResponse>, Status> {
+        let session = self.shared.sessions.authenticate(&request).await?;
+        let source = AddressLimits::source(&request);
+        self.shared.limits.check_login(source)?;
+        let r = request.into_inner();
+        let changed = self
+            .shared
+            .backends
+            .rating
+            .rpc()
+            .change_password(rating::ChangePasswordRequest {
+                player_id: session.player_id.clone(),
+                old_password: r.old_password,
+                new_password: r.new_password,
+            })
+            .await
+            .map_err(|status| {
+                if status.code() == Code::PermissionDenied {
+                    self.shared.limits.login_failed(source);
+                }
+                relay(status)
+            })?
+            .into_inner();
+        let generation = changed.state.as_ref().map_or(0, |s| s.generation);
+        self.shared
+            .sessions
+            .ended(&session.player_id, changed.state);
+        let (token, fresh) =
+            self.shared
+                .sessions
+                .tokens()
+                .issue(&session.player_id, &changed.username, generation);
+        tracing::debug!(player_id = session.player_id, "password changed");
+        Ok(Response::new(pb::ChangePasswordResponse {
+            token,
+            expires_at: Some(timestamp(fresh.expires_at)),
+            player_id: fresh.player_id,
+            username: fresh.username,
         }))
     }
 
@@ -94,7 +205,7 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::MeRequest>,
     ) -> Result<Response<pb::MeResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let player = self.player(Key::PlayerId(session.player_id)).await?;
         Ok(Response::new(pb::MeResponse {
             profile: player.profile,

@@ -44,7 +44,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::CreateSeekRequest>,
     ) -> Result<Response<pb::CreateSeekResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let r = request.into_inner();
         let seek = self
             .matchmaking()
@@ -72,7 +72,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::CancelSeekRequest>,
     ) -> Result<Response<pb::CancelSeekResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let seek = self
             .matchmaking()
             .cancel_seek(mm::CancelSeekRequest {
@@ -94,8 +94,9 @@ impl LobbyService for Lobby {
         // Public, but a signed-in reader sees their own seeks with their name.
         let viewer_id = self
             .shared
-            .tokens
-            .optional(&request)?
+            .sessions
+            .optional(&request)
+            .await?
             .map(|s| s.player_id)
             .unwrap_or_default();
         let r = request.into_inner();
@@ -121,7 +122,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::RequestSeekRequest>,
     ) -> Result<Response<pb::RequestSeekResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let request = self
             .matchmaking()
             .request_seek(mm::RequestSeekRequest {
@@ -141,7 +142,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::AcceptSeekRequestRequest>,
     ) -> Result<Response<pb::AcceptSeekRequestResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let request = self
             .matchmaking()
             .accept_seek_request(mm::AcceptSeekRequestRequest {
@@ -160,7 +161,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::RejectSeekRequestRequest>,
     ) -> Result<Response<pb::RejectSeekRequestResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let request = self
             .matchmaking()
             .reject_seek_request(mm::RejectSeekRequestRequest {
@@ -179,7 +180,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::WithdrawSeekRequestRequest>,
     ) -> Result<Response<pb::WithdrawSeekRequestResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let request = self
             .matchmaking()
             .withdraw_seek_request(mm::WithdrawSeekRequestRequest {
@@ -198,7 +199,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::ListSeekRequestsRequest>,
     ) -> Result<Response<pb::ListSeekRequestsResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let listed = self
             .matchmaking()
             .list_seek_requests(mm::ListSeekRequestsRequest {
@@ -219,7 +220,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::CreateChallengeRequest>,
     ) -> Result<Response<pb::CreateChallengeResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let r = request.into_inner();
         let challenge = self
             .matchmaking()
@@ -245,7 +246,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::AcceptChallengeRequest>,
     ) -> Result<Response<pb::AcceptChallengeResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let challenge = self
             .matchmaking()
             .accept_challenge(mm::AcceptChallengeRequest {
@@ -264,7 +265,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::DeclineChallengeRequest>,
     ) -> Result<Response<pb::DeclineChallengeResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let r = request.into_inner();
         let challenge = self
             .matchmaking()
@@ -285,7 +286,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::CancelChallengeRequest>,
     ) -> Result<Response<pb::CancelChallengeResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let challenge = self
             .matchmaking()
             .cancel_challenge(mm::CancelChallengeRequest {
@@ -304,7 +305,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::ListChallengesRequest>,
     ) -> Result<Response<pb::ListChallengesResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let listed = self
             .matchmaking()
             .list_challenges(mm::ListChallengesRequest {
@@ -324,7 +325,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::PlayEngineRequest>,
     ) -> Result<Response<pb::PlayEngineResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let r = request.into_inner();
         // Level 0 is the engine at full strength, asked for by name so that
         // a request without a level is not taken for it.

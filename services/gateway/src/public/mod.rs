@@ -10,7 +10,9 @@
 //!
 //! Every call that acts for a player takes the player's id from the verified
 //! session token, never from the request, so a token of A cannot act for B;
-//! the internal services trust the ids the gateway passes them.
+//! the internal services trust the ids the gateway passes them. Tokens are
+//! checked by [`Sessions`], which also refuses those whose session has
+//! ended.
 
 pub mod account;
 pub mod lobby;
@@ -27,7 +29,7 @@ use chess_proto::gateway::v1::{
 use chess_runtime::{Shutdown, reason::REASON_KEY};
 use tonic::{Code, Status};
 
-use crate::{auth::Tokens, clients::Backends};
+use crate::{clients::Backends, limits::AddressLimits, sessions::Sessions};
 
 /// The names of the public services, for health and reflection.
 pub const SERVICE_NAMES: [&str; 3] = [
@@ -40,7 +42,8 @@ pub const SERVICE_NAMES: [&str; 3] = [
 #[derive(Debug)]
 pub struct Shared {
     pub backends: Backends,
-    pub tokens: Tokens,
+    pub sessions: Sessions,
+    pub limits: AddressLimits,
     pub shutdown: Shutdown,
 }
 

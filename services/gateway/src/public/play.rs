@@ -63,7 +63,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::MakeMoveRequest>,
     ) -> Result<Response<pb::MakeMoveResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let r = request.into_inner();
         require("game_id", &r.game_id)?;
         let made = self
@@ -89,7 +89,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::ResignRequest>,
     ) -> Result<Response<pb::ResignResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
@@ -111,7 +111,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::OfferDrawRequest>,
     ) -> Result<Response<pb::OfferDrawResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
@@ -133,7 +133,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::AcceptDrawRequest>,
     ) -> Result<Response<pb::AcceptDrawResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
@@ -155,7 +155,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::DeclineDrawRequest>,
     ) -> Result<Response<pb::DeclineDrawResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
@@ -177,7 +177,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::ClaimDrawRequest>,
     ) -> Result<Response<pb::ClaimDrawResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
@@ -199,7 +199,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::AbortRequest>,
     ) -> Result<Response<pb::AbortResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
@@ -221,7 +221,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::HintRequest>,
     ) -> Result<Response<pb::HintResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let best_move = self
@@ -303,7 +303,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::ListMyGamesRequest>,
     ) -> Result<Response<pb::ListMyGamesResponse>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         let r = request.into_inner();
         let filter = match pb::GameFilter::try_from(r.filter) {
             Ok(pb::GameFilter::Active) => game::GameFilter::Active,
@@ -351,7 +351,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::StreamEventsRequest>,
     ) -> Result<Response<Self::StreamEventsStream>, Status> {
-        let session = self.shared.tokens.authenticate(&request)?;
+        let session = self.shared.sessions.authenticate(&request).await?;
         // Both internal streams are open (so the player counts as present in
         // the lobby) before the client's stream starts.
         let lobby = self

@@ -14,7 +14,14 @@ const MAX_GAME_ID: usize = 64;
 
 /// The paths of the web page's views other than games: each is answered
 /// with the page, whose script shows the view.
-const APP_PATHS: &[&str] = &["/", "/login", "/register", "/my-games", "/leaderboard"];
+const APP_PATHS: &[&str] = &[
+    "/",
+    "/login",
+    "/register",
+    "/account",
+    "/my-games",
+    "/leaderboard",
+];
 
 /// Longest username in a profile address (usernames have at most 20).
 const MAX_USERNAME: usize = 64;
@@ -141,7 +148,14 @@ mod tests {
 
     #[test]
     fn views_and_assets_are_routed() {
-        for view in ["/", "/login", "/register", "/my-games", "/leaderboard"] {
+        for view in [
+            "/",
+            "/login",
+            "/register",
+            "/account",
+            "/my-games",
+            "/leaderboard",
+        ] {
             assert_eq!(Route::of(view), Some(Route::App), "{view}");
         }
         assert_eq!(Route::of("/players/some_one-2"), Some(Route::Player));

@@ -45,6 +45,7 @@ impl Store {
             email_key: Set(email.key()),
             password_hash: Set(password_hash.to_owned()),
             registered_at: Set(now_ms),
+            session_generation: Set(0),
         };
         let (row, player_id) = (&row, player.id.as_str());
         self.write(|| async move {

@@ -23,6 +23,9 @@ pub mod players {
         pub password_hash: String,
         /// Milliseconds since the epoch.
         pub registered_at: i64,
+        /// Advanced to end every session at once; tokens carry the
+        /// generation they were issued in.
+        pub session_generation: i64,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -131,6 +134,27 @@ pub mod rating_history {
         pub deviation_before: f64,
         pub deviation_after: f64,
         pub recorded_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+pub mod revoked_sessions {
+    use sea_orm::entity::prelude::*;
+
+    /// A session ended on its own (sign-out), refused until it expires.
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "revoked_sessions")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub session_id: String,
+        pub player_id: String,
+        /// When the session's token expires, Unix seconds; the row may go
+        /// after that.
+        pub expires_at: i64,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

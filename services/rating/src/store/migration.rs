@@ -4,6 +4,10 @@
 //! Uniqueness that the service promises is the database's job: lower-cased
 //! usernames and emails carry unique indexes, a game id is the primary key of
 //! `results`, and `(game_id, player_id)` is unique in `rating_history`.
+//!
+//! Sessions: a player's `session_generation` is advanced to end all their
+//! sessions at once; `revoked_sessions` lists sessions ended one by one,
+//! each until its token would have expired anyway.
 
 use sea_orm_migration::{prelude::*, schema::*};
 
@@ -13,7 +17,7 @@ pub struct Migrator;
 
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(CreateRatingTables)]
+        vec![Box::new(CreateRatingTables), Box::new(AddSessions)]
     }
 }
 
@@ -36,6 +40,76 @@ impl MigrationTrait for CreateRatingTables {
                 .await?;
         }
         Ok(())
+    }
+}
+
+struct AddSessions;
+
+// Named by hand: the derived name is the file's, which the first migration
+// of this file already has.
+impl MigrationName for AddSessions {
+    fn name(&self) -> &str {
+        "m0002_add_sessions"
+    }
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for AddSessions {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager
+            .alter_table(
+                Table::alter()
+                    .table("players")
+                    .add_column(big_integer("session_generation").default(0))
+                    .to_owned(),
+            )
+            .await?;
+        manager
+            .create_table(
+                Table::create()
+                    .table("revoked_sessions")
+                    .if_not_exists()
+                    .col(string("session_id").primary_key())
+                    .col(string("player_id"))
+                    .col(big_integer("expires_at"))
+                    .foreign_key(
+                        ForeignKey::create()
+                            .from("revoked_sessions", "player_id")
+                            .to("players", "id")
+                            .on_delete(ForeignKeyAction::Cascade),
+                    )
+                    .to_owned(),
+            )
+            .await?;
+        manager
+            .create_index(
+                Index::create()
+                    .if_not_exists()
+                    .name("revoked_sessions_player_idx")
+                    .table("revoked_sessions")
+                    .col("player_id")
+                    .to_owned(),
+            )
+            .await
+    }
+
+    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager
+            .drop_table(
+                Table::drop()
+                    .table("revoked_sessions")
+                    .if_exists()
+                    .to_owned(),
+            )
+            .await?;
+        manager
+            .alter_table(
+                Table::alter()
+                    .table("players")
+                    .drop_column("session_generation")
+                    .to_owned(),
+            )
+            .await
     }
 }
 

@@ -21,6 +21,8 @@
 //! - `open`: opening the database, the initial ratings, and the retry loop
 //!   every write transaction runs in.
 //! - `accounts`: registering players and finding them.
+//! - `sessions`: session generations, revoked sessions and password
+//!   changes.
 //! - `record`: applying a finished game once.
 //! - `reads`: ratings, history and leaderboards, rows into
 //!   [`crate::model`] values.
@@ -31,6 +33,7 @@ pub mod migration;
 mod open;
 mod reads;
 mod record;
+mod sessions;
 
 use std::sync::Arc;
 
@@ -39,7 +42,7 @@ use chess_storage::Backend;
 use sea_orm::{DatabaseConnection, DbErr};
 use tokio::sync::Mutex;
 
-pub use entities::{players, rating_history, ratings, results};
+pub use entities::{players, rating_history, ratings, results, revoked_sessions};
 
 /// A storage failure.
 #[derive(Debug, thiserror::Error)]

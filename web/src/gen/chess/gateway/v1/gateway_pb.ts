@@ -34,6 +34,9 @@
 // - `hints-not-allowed`: Hint in a game that does not allow hints (a game
 //   between two people that is rated, or whose seek or challenge did not
 //   allow them) (FAILED_PRECONDITION).
+// - `too-many-attempts`: too many failed logins (for the account, or from
+//   the caller's address) or registrations from the caller's address; the
+//   message ends "try again in N s" (RESOURCE_EXHAUSTED).
 //
 // A refused call changes nothing. New values may be added: treat an unknown
 // one like an absent one and go by the status code.
@@ -50,7 +53,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file chess/gateway/v1/gateway.proto.
  */
 export const file_chess_gateway_v1_gateway: GenFile = /*@__PURE__*/
-  fileDesc("Ch5jaGVzcy9nYXRld2F5L3YxL2dhdGV3YXkucHJvdG8SEGNoZXNzLmdhdGV3YXkudjEiRAoPUmVnaXN0ZXJSZXF1ZXN0EhAKCHVzZXJuYW1lGAEgASgJEg0KBWVtYWlsGAIgASgJEhAKCHBhc3N3b3JkGAMgASgJIkMKEFJlZ2lzdGVyUmVzcG9uc2USLwoHcHJvZmlsZRgBIAEoCzIeLmNoZXNzLmNvbW1vbi52MS5QbGF5ZXJQcm9maWxlIi8KDExvZ2luUmVxdWVzdBINCgVsb2dpbhgBIAEoCRIQCghwYXNzd29yZBgCIAEoCSJzCg1Mb2dpblJlc3BvbnNlEg0KBXRva2VuGAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXBsYXllcl9pZBgDIAEoCRIQCgh1c2VybmFtZRgEIAEoCSILCglNZVJlcXVlc3QiTAoKTWVSZXNwb25zZRIvCgdwcm9maWxlGAEgASgLMh4uY2hlc3MuY29tbW9uLnYxLlBsYXllclByb2ZpbGUSDQoFZW1haWwYAiABKAkiJQoRR2V0UHJvZmlsZVJlcXVlc3QSEAoIdXNlcm5hbWUYASABKAkiRQoSR2V0UHJvZmlsZVJlc3BvbnNlEi8KB3Byb2ZpbGUYASABKAsyHi5jaGVzcy5jb21tb24udjEuUGxheWVyUHJvZmlsZSKEAQoXR2V0UmF0aW5nSGlzdG9yeVJlcXVlc3QSEAoIdXNlcm5hbWUYASABKAkSMAoIY2F0ZWdvcnkYAiABKA4yHi5jaGVzcy5jb21tb24udjEuU3BlZWRDYXRlZ29yeRIRCglwYWdlX3NpemUYAyABKA0SEgoKcGFnZV90b2tlbhgEIAEoCSJpChhHZXRSYXRpbmdIaXN0b3J5UmVzcG9uc2USNAoHZW50cmllcxgBIAMoCzIjLmNoZXNzLmNvbW1vbi52MS5SYXRpbmdIaXN0b3J5RW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIm0KEkxlYWRlcmJvYXJkUmVxdWVzdBIwCghjYXRlZ29yeRgBIAEoDjIeLmNoZXNzLmNvbW1vbi52MS5TcGVlZENhdGVnb3J5EhEKCXBhZ2Vfc2l6ZRgCIAEoDRISCgpwYWdlX3Rva2VuGAMgASgJIpgBChNMZWFkZXJib2FyZFJlc3BvbnNlEjQKDXJhdGluZ19zeXN0ZW0YASABKA4yHS5jaGVzcy5jb21tb24udjEuUmF0aW5nU3lzdGVtEjIKB2VudHJpZXMYAiADKAsyIS5jaGVzcy5jb21tb24udjEuTGVhZGVyYm9hcmRFbnRyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkihQIKEUNyZWF0ZVNlZWtSZXF1ZXN0EjIKDHRpbWVfY29udHJvbBgBIAEoCzIcLmNoZXNzLmNvbW1vbi52MS5UaW1lQ29udHJvbBIrCgVjb2xvchgCIAEoDjIcLmNoZXNzLmNvbW1vbi52MS5Db2xvckNob2ljZRINCgVyYXRlZBgDIAEoCBISCgptaW5fcmF0aW5nGAQgASgFEhIKCm1heF9yYXRpbmcYBSABKAUSEQoJc2hvd19uYW1lGAYgASgIEjAKC2FjY2VwdF9tb2RlGAcgASgOMhsuY2hlc3MuY29tbW9uLnYxLkFjY2VwdE1vZGUSEwoLYWxsb3dfaGludHMYCCABKAgiOQoSQ3JlYXRlU2Vla1Jlc3BvbnNlEiMKBHNlZWsYASABKAsyFS5jaGVzcy5jb21tb24udjEuU2VlayIkChFDYW5jZWxTZWVrUmVxdWVzdBIPCgdzZWVrX2lkGAEgASgJIjkKEkNhbmNlbFNlZWtSZXNwb25zZRIjCgRzZWVrGAEgASgLMhUuY2hlc3MuY29tbW9uLnYxLlNlZWsiaAoQTGlzdFNlZWtzUmVxdWVzdBItCgVzcGVlZBgBIAEoDjIeLmNoZXNzLmNvbW1vbi52MS5TcGVlZENhdGVnb3J5EhEKCXBhZ2Vfc2l6ZRgCIAEoDRISCgpwYWdlX3Rva2VuGAMgASgJIlIKEUxpc3RTZWVrc1Jlc3BvbnNlEiQKBXNlZWtzGAEgAygLMhUuY2hlc3MuY29tbW9uLnYxLlNlZWsSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiUKElJlcXVlc3RTZWVrUmVxdWVzdBIPCgdzZWVrX2lkGAEgASgJIkQKE1JlcXVlc3RTZWVrUmVzcG9uc2USLQoHcmVxdWVzdBgBIAEoCzIcLmNoZXNzLmNvbW1vbi52MS5TZWVrUmVxdWVzdCIuChhBY2NlcHRTZWVrUmVxdWVzdFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCSJKChlBY2NlcHRTZWVrUmVxdWVzdFJlc3BvbnNlEi0KB3JlcXVlc3QYASABKAsyHC5jaGVzcy5jb21tb24udjEuU2Vla1JlcXVlc3QiLgoYUmVqZWN0U2Vla1JlcXVlc3RSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkiSgoZUmVqZWN0U2Vla1JlcXVlc3RSZXNwb25zZRItCgdyZXF1ZXN0GAEgASgLMhwuY2hlc3MuY29tbW9uLnYxLlNlZWtSZXF1ZXN0IjAKGldpdGhkcmF3U2Vla1JlcXVlc3RSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkiTAobV2l0aGRyYXdTZWVrUmVxdWVzdFJlc3BvbnNlEi0KB3JlcXVlc3QYASABKAsyHC5jaGVzcy5jb21tb24udjEuU2Vla1JlcXVlc3QiGQoXTGlzdFNlZWtSZXF1ZXN0c1JlcXVlc3QinAEKGExpc3RTZWVrUmVxdWVzdHNSZXNwb25zZRIuCghyZWNlaXZlZBgBIAMoCzIcLmNoZXNzLmNvbW1vbi52MS5TZWVrUmVxdWVzdBIqCgRzZW50GAIgAygLMhwuY2hlc3MuY29tbW9uLnYxLlNlZWtSZXF1ZXN0EiQKBXNlZWtzGAMgAygLMhUuY2hlc3MuY29tbW9uLnYxLlNlZWsi1AEKFkNyZWF0ZUNoYWxsZW5nZVJlcXVlc3QSGQoRb3Bwb25lbnRfdXNlcm5hbWUYASABKAkSMgoMdGltZV9jb250cm9sGAIgASgLMhwuY2hlc3MuY29tbW9uLnYxLlRpbWVDb250cm9sEisKBWNvbG9yGAMgASgOMhwuY2hlc3MuY29tbW9uLnYxLkNvbG9yQ2hvaWNlEg0KBXJhdGVkGAQgASgIEhoKEmV4cGlyZXNfaW5fc2Vjb25kcxgFIAEoDRITCgthbGxvd19oaW50cxgGIAEoCCJIChdDcmVhdGVDaGFsbGVuZ2VSZXNwb25zZRItCgljaGFsbGVuZ2UYASABKAsyGi5jaGVzcy5jb21tb24udjEuQ2hhbGxlbmdlIi4KFkFjY2VwdENoYWxsZW5nZVJlcXVlc3QSFAoMY2hhbGxlbmdlX2lkGAEgASgJIkgKF0FjY2VwdENoYWxsZW5nZVJlc3BvbnNlEi0KCWNoYWxsZW5nZRgBIAEoCzIaLmNoZXNzLmNvbW1vbi52MS5DaGFsbGVuZ2UiPwoXRGVjbGluZUNoYWxsZW5nZVJlcXVlc3QSFAoMY2hhbGxlbmdlX2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSJJChhEZWNsaW5lQ2hhbGxlbmdlUmVzcG9uc2USLQoJY2hhbGxlbmdlGAEgASgLMhouY2hlc3MuY29tbW9uLnYxLkNoYWxsZW5nZSIuChZDYW5jZWxDaGFsbGVuZ2VSZXF1ZXN0EhQKDGNoYWxsZW5nZV9pZBgBIAEoCSJIChdDYW5jZWxDaGFsbGVuZ2VSZXNwb25zZRItCgljaGFsbGVuZ2UYASABKAsyGi5jaGVzcy5jb21tb24udjEuQ2hhbGxlbmdlIhcKFUxpc3RDaGFsbGVuZ2VzUmVxdWVzdCJ0ChZMaXN0Q2hhbGxlbmdlc1Jlc3BvbnNlEiwKCGluY29taW5nGAEgAygLMhouY2hlc3MuY29tbW9uLnYxLkNoYWxsZW5nZRIsCghvdXRnb2luZxgCIAMoCzIaLmNoZXNzLmNvbW1vbi52MS5DaGFsbGVuZ2UimgEKEVBsYXlFbmdpbmVSZXF1ZXN0Eg0KBWxldmVsGAEgASgNEisKBWNvbG9yGAIgASgOMhwuY2hlc3MuY29tbW9uLnYxLkNvbG9yQ2hvaWNlEjIKDHRpbWVfY29udHJvbBgDIAEoCzIcLmNoZXNzLmNvbW1vbi52MS5UaW1lQ29udHJvbBIVCg1mdWxsX3N0cmVuZ3RoGAQgASgIIj4KElBsYXlFbmdpbmVSZXNwb25zZRIoCgRnYW1lGAEgASgLMhouY2hlc3MuY29tbW9uLnYxLkdhbWVTdGF0ZSIwCg9NYWtlTW92ZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIMCgRtb3ZlGAIgASgJIqkBChBNYWtlTW92ZVJlc3BvbnNlEiwKCW1vdmVfbWFkZRgBIAEoCzIZLmNoZXNzLmNvbW1vbi52MS5Nb3ZlTWFkZRIuCgpnYW1lX2VuZGVkGAIgASgLMhouY2hlc3MuY29tbW9uLnYxLkdhbWVFbmRlZBIqCgVjbG9jaxgDIAEoCzIbLmNoZXNzLmNvbW1vbi52MS5DbG9ja1N0YXRlEgsKA3BseRgEIAEoDSIgCg1SZXNpZ25SZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiQAoOUmVzaWduUmVzcG9uc2USLgoKZ2FtZV9lbmRlZBgBIAEoCzIaLmNoZXNzLmNvbW1vbi52MS5HYW1lRW5kZWQiIwoQT2ZmZXJEcmF3UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJIkMKEU9mZmVyRHJhd1Jlc3BvbnNlEi4KCmdhbWVfZW5kZWQYASABKAsyGi5jaGVzcy5jb21tb24udjEuR2FtZUVuZGVkIiQKEUFjY2VwdERyYXdSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiRAoSQWNjZXB0RHJhd1Jlc3BvbnNlEi4KCmdhbWVfZW5kZWQYASABKAsyGi5jaGVzcy5jb21tb24udjEuR2FtZUVuZGVkIiUKEkRlY2xpbmVEcmF3UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJIkEKE0RlY2xpbmVEcmF3UmVzcG9uc2USKgoKb2ZmZXJlZF9ieRgBIAEoDjIWLmNoZXNzLmNvbW1vbi52MS5Db2xvciIjChBDbGFpbURyYXdSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiQwoRQ2xhaW1EcmF3UmVzcG9uc2USLgoKZ2FtZV9lbmRlZBgBIAEoCzIaLmNoZXNzLmNvbW1vbi52MS5HYW1lRW5kZWQiHwoMQWJvcnRSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiPwoNQWJvcnRSZXNwb25zZRIuCgpnYW1lX2VuZGVkGAEgASgLMhouY2hlc3MuY29tbW9uLnYxLkdhbWVFbmRlZCIeCgtIaW50UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJIiEKDEhpbnRSZXNwb25zZRIRCgliZXN0X21vdmUYASABKAkiJAoRTGVnYWxNb3Zlc1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSIlCglMZWdhbE1vdmUSCwoDdWNpGAEgASgJEgsKA3NhbhgCIAEoCSJAChJMZWdhbE1vdmVzUmVzcG9uc2USKgoFbW92ZXMYASADKAsyGy5jaGVzcy5nYXRld2F5LnYxLkxlZ2FsTW92ZSIfCgxCb2FyZFJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSIeCg1Cb2FyZFJlc3BvbnNlEg0KBWJvYXJkGAEgASgJIiEKDkdldEdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiOwoPR2V0R2FtZVJlc3BvbnNlEigKBGdhbWUYASABKAsyGi5jaGVzcy5jb21tb24udjEuR2FtZVN0YXRlImkKEkxpc3RNeUdhbWVzUmVxdWVzdBIsCgZmaWx0ZXIYASABKA4yHC5jaGVzcy5nYXRld2F5LnYxLkdhbWVGaWx0ZXISEQoJcGFnZV9zaXplGAIgASgNEhIKCnBhZ2VfdG9rZW4YAyABKAkiWQoTTGlzdE15R2FtZXNSZXNwb25zZRIpCgVnYW1lcxgBIAMoCzIaLmNoZXNzLmNvbW1vbi52MS5HYW1lU3RhdGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiMKEEV4cG9ydFBnblJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSIgChFFeHBvcnRQZ25SZXNwb25zZRILCgNwZ24YASABKAkiFQoTU3RyZWFtRXZlbnRzUmVxdWVzdCJ5ChRTdHJlYW1FdmVudHNSZXNwb25zZRIsCgVsb2JieRgBIAEoCzIbLmNoZXNzLmNvbW1vbi52MS5Mb2JieUV2ZW50SAASKgoEZ2FtZRgCIAEoCzIaLmNoZXNzLmNvbW1vbi52MS5HYW1lRXZlbnRIAEIHCgVldmVudCJHChBXYXRjaEdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSFQoIZnJvbV9wbHkYAiABKA1IAIgBAUILCglfZnJvbV9wbHkiPgoRV2F0Y2hHYW1lUmVzcG9uc2USKQoFZXZlbnQYASABKAsyGi5jaGVzcy5jb21tb24udjEuR2FtZUV2ZW50KnAKCkdhbWVGaWx0ZXISGwoXR0FNRV9GSUxURVJfVU5TUEVDSUZJRUQQABITCg9HQU1FX0ZJTFRFUl9BTEwQARIWChJHQU1FX0ZJTFRFUl9BQ1RJVkUQAhIYChRHQU1FX0ZJTFRFUl9GSU5JU0hFRBADMo4ECg5BY2NvdW50U2VydmljZRJRCghSZWdpc3RlchIhLmNoZXNzLmdhdGV3YXkudjEuUmVnaXN0ZXJSZXF1ZXN0GiIuY2hlc3MuZ2F0ZXdheS52MS5SZWdpc3RlclJlc3BvbnNlEkgKBUxvZ2luEh4uY2hlc3MuZ2F0ZXdheS52MS5Mb2dpblJlcXVlc3QaHy5jaGVzcy5nYXRld2F5LnYxLkxvZ2luUmVzcG9uc2USPwoCTWUSGy5jaGVzcy5nYXRld2F5LnYxLk1lUmVxdWVzdBocLmNoZXNzLmdhdGV3YXkudjEuTWVSZXNwb25zZRJXCgpHZXRQcm9maWxlEiMuY2hlc3MuZ2F0ZXdheS52MS5HZXRQcm9maWxlUmVxdWVzdBokLmNoZXNzLmdhdGV3YXkudjEuR2V0UHJvZmlsZVJlc3BvbnNlEmkKEEdldFJhdGluZ0hpc3RvcnkSKS5jaGVzcy5nYXRld2F5LnYxLkdldFJhdGluZ0hpc3RvcnlSZXF1ZXN0GiouY2hlc3MuZ2F0ZXdheS52MS5HZXRSYXRpbmdIaXN0b3J5UmVzcG9uc2USWgoLTGVhZGVyYm9hcmQSJC5jaGVzcy5nYXRld2F5LnYxLkxlYWRlcmJvYXJkUmVxdWVzdBolLmNoZXNzLmdhdGV3YXkudjEuTGVhZGVyYm9hcmRSZXNwb25zZTKOCwoMTG9iYnlTZXJ2aWNlElcKCkNyZWF0ZVNlZWsSIy5jaGVzcy5nYXRld2F5LnYxLkNyZWF0ZVNlZWtSZXF1ZXN0GiQuY2hlc3MuZ2F0ZXdheS52MS5DcmVhdGVTZWVrUmVzcG9uc2USVwoKQ2FuY2VsU2VlaxIjLmNoZXNzLmdhdGV3YXkudjEuQ2FuY2VsU2Vla1JlcXVlc3QaJC5jaGVzcy5nYXRld2F5LnYxLkNhbmNlbFNlZWtSZXNwb25zZRJUCglMaXN0U2Vla3MSIi5jaGVzcy5nYXRld2F5LnYxLkxpc3RTZWVrc1JlcXVlc3QaIy5jaGVzcy5nYXRld2F5LnYxLkxpc3RTZWVrc1Jlc3BvbnNlEloKC1JlcXVlc3RTZWVrEiQuY2hlc3MuZ2F0ZXdheS52MS5SZXF1ZXN0U2Vla1JlcXVlc3QaJS5jaGVzcy5nYXRld2F5LnYxLlJlcXVlc3RTZWVrUmVzcG9uc2USbAoRQWNjZXB0U2Vla1JlcXVlc3QSKi5jaGVzcy5nYXRld2F5LnYxLkFjY2VwdFNlZWtSZXF1ZXN0UmVxdWVzdBorLmNoZXNzLmdhdGV3YXkudjEuQWNjZXB0U2Vla1JlcXVlc3RSZXNwb25zZRJsChFSZWplY3RTZWVrUmVxdWVzdBIqLmNoZXNzLmdhdGV3YXkudjEuUmVqZWN0U2Vla1JlcXVlc3RSZXF1ZXN0GisuY2hlc3MuZ2F0ZXdheS52MS5SZWplY3RTZWVrUmVxdWVzdFJlc3BvbnNlEnIKE1dpdGhkcmF3U2Vla1JlcXVlc3QSLC5jaGVzcy5nYXRld2F5LnYxLldpdGhkcmF3U2Vla1JlcXVlc3RSZXF1ZXN0Gi0uY2hlc3MuZ2F0ZXdheS52MS5XaXRoZHJhd1NlZWtSZXF1ZXN0UmVzcG9uc2USaQoQTGlzdFNlZWtSZXF1ZXN0cxIpLmNoZXNzLmdhdGV3YXkudjEuTGlzdFNlZWtSZXF1ZXN0c1JlcXVlc3QaKi5jaGVzcy5nYXRld2F5LnYxLkxpc3RTZWVrUmVxdWVzdHNSZXNwb25zZRJmCg9DcmVhdGVDaGFsbGVuZ2USKC5jaGVzcy5nYXRld2F5LnYxLkNyZWF0ZUNoYWxsZW5nZVJlcXVlc3QaKS5jaGVzcy5nYXRld2F5LnYxLkNyZWF0ZUNoYWxsZW5nZVJlc3BvbnNlEmYKD0FjY2VwdENoYWxsZW5nZRIoLmNoZXNzLmdhdGV3YXkudjEuQWNjZXB0Q2hhbGxlbmdlUmVxdWVzdBopLmNoZXNzLmdhdGV3YXkudjEuQWNjZXB0Q2hhbGxlbmdlUmVzcG9uc2USaQoQRGVjbGluZUNoYWxsZW5nZRIpLmNoZXNzLmdhdGV3YXkudjEuRGVjbGluZUNoYWxsZW5nZVJlcXVlc3QaKi5jaGVzcy5nYXRld2F5LnYxLkRlY2xpbmVDaGFsbGVuZ2VSZXNwb25zZRJmCg9DYW5jZWxDaGFsbGVuZ2USKC5jaGVzcy5nYXRld2F5LnYxLkNhbmNlbENoYWxsZW5nZVJlcXVlc3QaKS5jaGVzcy5nYXRld2F5LnYxLkNhbmNlbENoYWxsZW5nZVJlc3BvbnNlEmMKDkxpc3RDaGFsbGVuZ2VzEicuY2hlc3MuZ2F0ZXdheS52MS5MaXN0Q2hhbGxlbmdlc1JlcXVlc3QaKC5jaGVzcy5nYXRld2F5LnYxLkxpc3RDaGFsbGVuZ2VzUmVzcG9uc2USVwoKUGxheUVuZ2luZRIjLmNoZXNzLmdhdGV3YXkudjEuUGxheUVuZ2luZVJlcXVlc3QaJC5jaGVzcy5nYXRld2F5LnYxLlBsYXlFbmdpbmVSZXNwb25zZTL9CQoLUGxheVNlcnZpY2USUQoITWFrZU1vdmUSIS5jaGVzcy5nYXRld2F5LnYxLk1ha2VNb3ZlUmVxdWVzdBoiLmNoZXNzLmdhdGV3YXkudjEuTWFrZU1vdmVSZXNwb25zZRJLCgZSZXNpZ24SHy5jaGVzcy5nYXRld2F5LnYxLlJlc2lnblJlcXVlc3QaIC5jaGVzcy5nYXRld2F5LnYxLlJlc2lnblJlc3BvbnNlElQKCU9mZmVyRHJhdxIiLmNoZXNzLmdhdGV3YXkudjEuT2ZmZXJEcmF3UmVxdWVzdBojLmNoZXNzLmdhdGV3YXkudjEuT2ZmZXJEcmF3UmVzcG9uc2USVwoKQWNjZXB0RHJhdxIjLmNoZXNzLmdhdGV3YXkudjEuQWNjZXB0RHJhd1JlcXVlc3QaJC5jaGVzcy5nYXRld2F5LnYxLkFjY2VwdERyYXdSZXNwb25zZRJaCgtEZWNsaW5lRHJhdxIkLmNoZXNzLmdhdGV3YXkudjEuRGVjbGluZURyYXdSZXF1ZXN0GiUuY2hlc3MuZ2F0ZXdheS52MS5EZWNsaW5lRHJhd1Jlc3BvbnNlElQKCUNsYWltRHJhdxIiLmNoZXNzLmdhdGV3YXkudjEuQ2xhaW1EcmF3UmVxdWVzdBojLmNoZXNzLmdhdGV3YXkudjEuQ2xhaW1EcmF3UmVzcG9uc2USSAoFQWJvcnQSHi5jaGVzcy5nYXRld2F5LnYxLkFib3J0UmVxdWVzdBofLmNoZXNzLmdhdGV3YXkudjEuQWJvcnRSZXNwb25zZRJFCgRIaW50Eh0uY2hlc3MuZ2F0ZXdheS52MS5IaW50UmVxdWVzdBoeLmNoZXNzLmdhdGV3YXkudjEuSGludFJlc3BvbnNlElcKCkxlZ2FsTW92ZXMSIy5jaGVzcy5nYXRld2F5LnYxLkxlZ2FsTW92ZXNSZXF1ZXN0GiQuY2hlc3MuZ2F0ZXdheS52MS5MZWdhbE1vdmVzUmVzcG9uc2USSAoFQm9hcmQSHi5jaGVzcy5nYXRld2F5LnYxLkJvYXJkUmVxdWVzdBofLmNoZXNzLmdhdGV3YXkudjEuQm9hcmRSZXNwb25zZRJOCgdHZXRHYW1lEiAuY2hlc3MuZ2F0ZXdheS52MS5HZXRHYW1lUmVxdWVzdBohLmNoZXNzLmdhdGV3YXkudjEuR2V0R2FtZVJlc3BvbnNlEloKC0xpc3RNeUdhbWVzEiQuY2hlc3MuZ2F0ZXdheS52MS5MaXN0TXlHYW1lc1JlcXVlc3QaJS5jaGVzcy5nYXRld2F5LnYxLkxpc3RNeUdhbWVzUmVzcG9uc2USVAoJRXhwb3J0UGduEiIuY2hlc3MuZ2F0ZXdheS52MS5FeHBvcnRQZ25SZXF1ZXN0GiMuY2hlc3MuZ2F0ZXdheS52MS5FeHBvcnRQZ25SZXNwb25zZRJfCgxTdHJlYW1FdmVudHMSJS5jaGVzcy5nYXRld2F5LnYxLlN0cmVhbUV2ZW50c1JlcXVlc3QaJi5jaGVzcy5nYXRld2F5LnYxLlN0cmVhbUV2ZW50c1Jlc3BvbnNlMAESVgoJV2F0Y2hHYW1lEiIuY2hlc3MuZ2F0ZXdheS52MS5XYXRjaEdhbWVSZXF1ZXN0GiMuY2hlc3MuZ2F0ZXdheS52MS5XYXRjaEdhbWVSZXNwb25zZTABYgZwcm90bzM", [file_chess_common_v1_common, file_google_protobuf_timestamp]);
+  fileDesc("Ch5jaGVzcy9nYXRld2F5L3YxL2dhdGV3YXkucHJvdG8SEGNoZXNzLmdhdGV3YXkudjEiRAoPUmVnaXN0ZXJSZXF1ZXN0EhAKCHVzZXJuYW1lGAEgASgJEg0KBWVtYWlsGAIgASgJEhAKCHBhc3N3b3JkGAMgASgJIkMKEFJlZ2lzdGVyUmVzcG9uc2USLwoHcHJvZmlsZRgBIAEoCzIeLmNoZXNzLmNvbW1vbi52MS5QbGF5ZXJQcm9maWxlIi8KDExvZ2luUmVxdWVzdBINCgVsb2dpbhgBIAEoCRIQCghwYXNzd29yZBgCIAEoCSJzCg1Mb2dpblJlc3BvbnNlEg0KBXRva2VuGAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXBsYXllcl9pZBgDIAEoCRIQCgh1c2VybmFtZRgEIAEoCSIPCg1Mb2dvdXRSZXF1ZXN0IhAKDkxvZ291dFJlc3BvbnNlIhkKF0xvZ291dEV2ZXJ5d2hlcmVSZXF1ZXN0IhoKGExvZ291dEV2ZXJ5d2hlcmVSZXNwb25zZSJDChVDaGFuZ2VQYXNzd29yZFJlcXVlc3QSFAoMb2xkX3Bhc3N3b3JkGAEgASgJEhQKDG5ld19wYXNzd29yZBgCIAEoCSJ8ChZDaGFuZ2VQYXNzd29yZFJlc3BvbnNlEg0KBXRva2VuGAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXBsYXllcl9pZBgDIAEoCRIQCgh1c2VybmFtZRgEIAEoCSILCglNZVJlcXVlc3QiTAoKTWVSZXNwb25zZRIvCgdwcm9maWxlGAEgASgLMh4uY2hlc3MuY29tbW9uLnYxLlBsYXllclByb2ZpbGUSDQoFZW1haWwYAiABKAkiJQoRR2V0UHJvZmlsZVJlcXVlc3QSEAoIdXNlcm5hbWUYASABKAkiRQoSR2V0UHJvZmlsZVJlc3BvbnNlEi8KB3Byb2ZpbGUYASABKAsyHi5jaGVzcy5jb21tb24udjEuUGxheWVyUHJvZmlsZSKEAQoXR2V0UmF0aW5nSGlzdG9yeVJlcXVlc3QSEAoIdXNlcm5hbWUYASABKAkSMAoIY2F0ZWdvcnkYAiABKA4yHi5jaGVzcy5jb21tb24udjEuU3BlZWRDYXRlZ29yeRIRCglwYWdlX3NpemUYAyABKA0SEgoKcGFnZV90b2tlbhgEIAEoCSJpChhHZXRSYXRpbmdIaXN0b3J5UmVzcG9uc2USNAoHZW50cmllcxgBIAMoCzIjLmNoZXNzLmNvbW1vbi52MS5SYXRpbmdIaXN0b3J5RW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIm0KEkxlYWRlcmJvYXJkUmVxdWVzdBIwCghjYXRlZ29yeRgBIAEoDjIeLmNoZXNzLmNvbW1vbi52MS5TcGVlZENhdGVnb3J5EhEKCXBhZ2Vfc2l6ZRgCIAEoDRISCgpwYWdlX3Rva2VuGAMgASgJIpgBChNMZWFkZXJib2FyZFJlc3BvbnNlEjQKDXJhdGluZ19zeXN0ZW0YASABKA4yHS5jaGVzcy5jb21tb24udjEuUmF0aW5nU3lzdGVtEjIKB2VudHJpZXMYAiADKAsyIS5jaGVzcy5jb21tb24udjEuTGVhZGVyYm9hcmRFbnRyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkihQIKEUNyZWF0ZVNlZWtSZXF1ZXN0EjIKDHRpbWVfY29udHJvbBgBIAEoCzIcLmNoZXNzLmNvbW1vbi52MS5UaW1lQ29udHJvbBIrCgVjb2xvchgCIAEoDjIcLmNoZXNzLmNvbW1vbi52MS5Db2xvckNob2ljZRINCgVyYXRlZBgDIAEoCBISCgptaW5fcmF0aW5nGAQgASgFEhIKCm1heF9yYXRpbmcYBSABKAUSEQoJc2hvd19uYW1lGAYgASgIEjAKC2FjY2VwdF9tb2RlGAcgASgOMhsuY2hlc3MuY29tbW9uLnYxLkFjY2VwdE1vZGUSEwoLYWxsb3dfaGludHMYCCABKAgiOQoSQ3JlYXRlU2Vla1Jlc3BvbnNlEiMKBHNlZWsYASABKAsyFS5jaGVzcy5jb21tb24udjEuU2VlayIkChFDYW5jZWxTZWVrUmVxdWVzdBIPCgdzZWVrX2lkGAEgASgJIjkKEkNhbmNlbFNlZWtSZXNwb25zZRIjCgRzZWVrGAEgASgLMhUuY2hlc3MuY29tbW9uLnYxLlNlZWsiaAoQTGlzdFNlZWtzUmVxdWVzdBItCgVzcGVlZBgBIAEoDjIeLmNoZXNzLmNvbW1vbi52MS5TcGVlZENhdGVnb3J5EhEKCXBhZ2Vfc2l6ZRgCIAEoDRISCgpwYWdlX3Rva2VuGAMgASgJIlIKEUxpc3RTZWVrc1Jlc3BvbnNlEiQKBXNlZWtzGAEgAygLMhUuY2hlc3MuY29tbW9uLnYxLlNlZWsSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiUKElJlcXVlc3RTZWVrUmVxdWVzdBIPCgdzZWVrX2lkGAEgASgJIkQKE1JlcXVlc3RTZWVrUmVzcG9uc2USLQoHcmVxdWVzdBgBIAEoCzIcLmNoZXNzLmNvbW1vbi52MS5TZWVrUmVxdWVzdCIuChhBY2NlcHRTZWVrUmVxdWVzdFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCSJKChlBY2NlcHRTZWVrUmVxdWVzdFJlc3BvbnNlEi0KB3JlcXVlc3QYASABKAsyHC5jaGVzcy5jb21tb24udjEuU2Vla1JlcXVlc3QiLgoYUmVqZWN0U2Vla1JlcXVlc3RSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkiSgoZUmVqZWN0U2Vla1JlcXVlc3RSZXNwb25zZRItCgdyZXF1ZXN0GAEgASgLMhwuY2hlc3MuY29tbW9uLnYxLlNlZWtSZXF1ZXN0IjAKGldpdGhkcmF3U2Vla1JlcXVlc3RSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkiTAobV2l0aGRyYXdTZWVrUmVxdWVzdFJlc3BvbnNlEi0KB3JlcXVlc3QYASABKAsyHC5jaGVzcy5jb21tb24udjEuU2Vla1JlcXVlc3QiGQoXTGlzdFNlZWtSZXF1ZXN0c1JlcXVlc3QinAEKGExpc3RTZWVrUmVxdWVzdHNSZXNwb25zZRIuCghyZWNlaXZlZBgBIAMoCzIcLmNoZXNzLmNvbW1vbi52MS5TZWVrUmVxdWVzdBIqCgRzZW50GAIgAygLMhwuY2hlc3MuY29tbW9uLnYxLlNlZWtSZXF1ZXN0EiQKBXNlZWtzGAMgAygLMhUuY2hlc3MuY29tbW9uLnYxLlNlZWsi1AEKFkNyZWF0ZUNoYWxsZW5nZVJlcXVlc3QSGQoRb3Bwb25lbnRfdXNlcm5hbWUYASABKAkSMgoMdGltZV9jb250cm9sGAIgASgLMhwuY2hlc3MuY29tbW9uLnYxLlRpbWVDb250cm9sEisKBWNvbG9yGAMgASgOMhwuY2hlc3MuY29tbW9uLnYxLkNvbG9yQ2hvaWNlEg0KBXJhdGVkGAQgASgIEhoKEmV4cGlyZXNfaW5fc2Vjb25kcxgFIAEoDRITCgthbGxvd19oaW50cxgGIAEoCCJIChdDcmVhdGVDaGFsbGVuZ2VSZXNwb25zZRItCgljaGFsbGVuZ2UYASABKAsyGi5jaGVzcy5jb21tb24udjEuQ2hhbGxlbmdlIi4KFkFjY2VwdENoYWxsZW5nZVJlcXVlc3QSFAoMY2hhbGxlbmdlX2lkGAEgASgJIkgKF0FjY2VwdENoYWxsZW5nZVJlc3BvbnNlEi0KCWNoYWxsZW5nZRgBIAEoCzIaLmNoZXNzLmNvbW1vbi52MS5DaGFsbGVuZ2UiPwoXRGVjbGluZUNoYWxsZW5nZVJlcXVlc3QSFAoMY2hhbGxlbmdlX2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSJJChhEZWNsaW5lQ2hhbGxlbmdlUmVzcG9uc2USLQoJY2hhbGxlbmdlGAEgASgLMhouY2hlc3MuY29tbW9uLnYxLkNoYWxsZW5nZSIuChZDYW5jZWxDaGFsbGVuZ2VSZXF1ZXN0EhQKDGNoYWxsZW5nZV9pZBgBIAEoCSJIChdDYW5jZWxDaGFsbGVuZ2VSZXNwb25zZRItCgljaGFsbGVuZ2UYASABKAsyGi5jaGVzcy5jb21tb24udjEuQ2hhbGxlbmdlIhcKFUxpc3RDaGFsbGVuZ2VzUmVxdWVzdCJ0ChZMaXN0Q2hhbGxlbmdlc1Jlc3BvbnNlEiwKCGluY29taW5nGAEgAygLMhouY2hlc3MuY29tbW9uLnYxLkNoYWxsZW5nZRIsCghvdXRnb2luZxgCIAMoCzIaLmNoZXNzLmNvbW1vbi52MS5DaGFsbGVuZ2UimgEKEVBsYXlFbmdpbmVSZXF1ZXN0Eg0KBWxldmVsGAEgASgNEisKBWNvbG9yGAIgASgOMhwuY2hlc3MuY29tbW9uLnYxLkNvbG9yQ2hvaWNlEjIKDHRpbWVfY29udHJvbBgDIAEoCzIcLmNoZXNzLmNvbW1vbi52MS5UaW1lQ29udHJvbBIVCg1mdWxsX3N0cmVuZ3RoGAQgASgIIj4KElBsYXlFbmdpbmVSZXNwb25zZRIoCgRnYW1lGAEgASgLMhouY2hlc3MuY29tbW9uLnYxLkdhbWVTdGF0ZSIwCg9NYWtlTW92ZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIMCgRtb3ZlGAIgASgJIqkBChBNYWtlTW92ZVJlc3BvbnNlEiwKCW1vdmVfbWFkZRgBIAEoCzIZLmNoZXNzLmNvbW1vbi52MS5Nb3ZlTWFkZRIuCgpnYW1lX2VuZGVkGAIgASgLMhouY2hlc3MuY29tbW9uLnYxLkdhbWVFbmRlZBIqCgVjbG9jaxgDIAEoCzIbLmNoZXNzLmNvbW1vbi52MS5DbG9ja1N0YXRlEgsKA3BseRgEIAEoDSIgCg1SZXNpZ25SZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiQAoOUmVzaWduUmVzcG9uc2USLgoKZ2FtZV9lbmRlZBgBIAEoCzIaLmNoZXNzLmNvbW1vbi52MS5HYW1lRW5kZWQiIwoQT2ZmZXJEcmF3UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJIkMKEU9mZmVyRHJhd1Jlc3BvbnNlEi4KCmdhbWVfZW5kZWQYASABKAsyGi5jaGVzcy5jb21tb24udjEuR2FtZUVuZGVkIiQKEUFjY2VwdERyYXdSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiRAoSQWNjZXB0RHJhd1Jlc3BvbnNlEi4KCmdhbWVfZW5kZWQYASABKAsyGi5jaGVzcy5jb21tb24udjEuR2FtZUVuZGVkIiUKEkRlY2xpbmVEcmF3UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJIkEKE0RlY2xpbmVEcmF3UmVzcG9uc2USKgoKb2ZmZXJlZF9ieRgBIAEoDjIWLmNoZXNzLmNvbW1vbi52MS5Db2xvciIjChBDbGFpbURyYXdSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiQwoRQ2xhaW1EcmF3UmVzcG9uc2USLgoKZ2FtZV9lbmRlZBgBIAEoCzIaLmNoZXNzLmNvbW1vbi52MS5HYW1lRW5kZWQiHwoMQWJvcnRSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiPwoNQWJvcnRSZXNwb25zZRIuCgpnYW1lX2VuZGVkGAEgASgLMhouY2hlc3MuY29tbW9uLnYxLkdhbWVFbmRlZCIeCgtIaW50UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJIiEKDEhpbnRSZXNwb25zZRIRCgliZXN0X21vdmUYASABKAkiJAoRTGVnYWxNb3Zlc1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSIlCglMZWdhbE1vdmUSCwoDdWNpGAEgASgJEgsKA3NhbhgCIAEoCSJAChJMZWdhbE1vdmVzUmVzcG9uc2USKgoFbW92ZXMYASADKAsyGy5jaGVzcy5nYXRld2F5LnYxLkxlZ2FsTW92ZSIfCgxCb2FyZFJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSIeCg1Cb2FyZFJlc3BvbnNlEg0KBWJvYXJkGAEgASgJIiEKDkdldEdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiOwoPR2V0R2FtZVJlc3BvbnNlEigKBGdhbWUYASABKAsyGi5jaGVzcy5jb21tb24udjEuR2FtZVN0YXRlImkKEkxpc3RNeUdhbWVzUmVxdWVzdBIsCgZmaWx0ZXIYASABKA4yHC5jaGVzcy5nYXRld2F5LnYxLkdhbWVGaWx0ZXISEQoJcGFnZV9zaXplGAIgASgNEhIKCnBhZ2VfdG9rZW4YAyABKAkiWQoTTGlzdE15R2FtZXNSZXNwb25zZRIpCgVnYW1lcxgBIAMoCzIaLmNoZXNzLmNvbW1vbi52MS5HYW1lU3RhdGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiMKEEV4cG9ydFBnblJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSIgChFFeHBvcnRQZ25SZXNwb25zZRILCgNwZ24YASABKAkiFQoTU3RyZWFtRXZlbnRzUmVxdWVzdCJ5ChRTdHJlYW1FdmVudHNSZXNwb25zZRIsCgVsb2JieRgBIAEoCzIbLmNoZXNzLmNvbW1vbi52MS5Mb2JieUV2ZW50SAASKgoEZ2FtZRgCIAEoCzIaLmNoZXNzLmNvbW1vbi52MS5HYW1lRXZlbnRIAEIHCgVldmVudCJHChBXYXRjaEdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSFQoIZnJvbV9wbHkYAiABKA1IAIgBAUILCglfZnJvbV9wbHkiPgoRV2F0Y2hHYW1lUmVzcG9uc2USKQoFZXZlbnQYASABKAsyGi5jaGVzcy5jb21tb24udjEuR2FtZUV2ZW50KnAKCkdhbWVGaWx0ZXISGwoXR0FNRV9GSUxURVJfVU5TUEVDSUZJRUQQABITCg9HQU1FX0ZJTFRFUl9BTEwQARIWChJHQU1FX0ZJTFRFUl9BQ1RJVkUQAhIYChRHQU1FX0ZJTFRFUl9GSU5JU0hFRBADMqsGCg5BY2NvdW50U2VydmljZRJRCghSZWdpc3RlchIhLmNoZXNzLmdhdGV3YXkudjEuUmVnaXN0ZXJSZXF1ZXN0GiIuY2hlc3MuZ2F0ZXdheS52MS5SZWdpc3RlclJlc3BvbnNlEkgKBUxvZ2luEh4uY2hlc3MuZ2F0ZXdheS52MS5Mb2dpblJlcXVlc3QaHy5jaGVzcy5nYXRld2F5LnYxLkxvZ2luUmVzcG9uc2USSwoGTG9nb3V0Eh8uY2hlc3MuZ2F0ZXdheS52MS5Mb2dvdXRSZXF1ZXN0GiAuY2hlc3MuZ2F0ZXdheS52MS5Mb2dvdXRSZXNwb25zZRJpChBMb2dvdXRFdmVyeXdoZXJlEikuY2hlc3MuZ2F0ZXdheS52MS5Mb2dvdXRFdmVyeXdoZXJlUmVxdWVzdBoqLmNoZXNzLmdhdGV3YXkudjEuTG9nb3V0RXZlcnl3aGVyZVJlc3BvbnNlEmMKDkNoYW5nZVBhc3N3b3JkEicuY2hlc3MuZ2F0ZXdheS52MS5DaGFuZ2VQYXNzd29yZFJlcXVlc3QaKC5jaGVzcy5nYXRld2F5LnYxLkNoYW5nZVBhc3N3b3JkUmVzcG9uc2USPwoCTWUSGy5jaGVzcy5nYXRld2F5LnYxLk1lUmVxdWVzdBocLmNoZXNzLmdhdGV3YXkudjEuTWVSZXNwb25zZRJXCgpHZXRQcm9maWxlEiMuY2hlc3MuZ2F0ZXdheS52MS5HZXRQcm9maWxlUmVxdWVzdBokLmNoZXNzLmdhdGV3YXkudjEuR2V0UHJvZmlsZVJlc3BvbnNlEmkKEEdldFJhdGluZ0hpc3RvcnkSKS5jaGVzcy5nYXRld2F5LnYxLkdldFJhdGluZ0hpc3RvcnlSZXF1ZXN0GiouY2hlc3MuZ2F0ZXdheS52MS5HZXRSYXRpbmdIaXN0b3J5UmVzcG9uc2USWgoLTGVhZGVyYm9hcmQSJC5jaGVzcy5nYXRld2F5LnYxLkxlYWRlcmJvYXJkUmVxdWVzdBolLmNoZXNzLmdhdGV3YXkudjEuTGVhZGVyYm9hcmRSZXNwb25zZTKOCwoMTG9iYnlTZXJ2aWNlElcKCkNyZWF0ZVNlZWsSIy5jaGVzcy5nYXRld2F5LnYxLkNyZWF0ZVNlZWtSZXF1ZXN0GiQuY2hlc3MuZ2F0ZXdheS52MS5DcmVhdGVTZWVrUmVzcG9uc2USVwoKQ2FuY2VsU2VlaxIjLmNoZXNzLmdhdGV3YXkudjEuQ2FuY2VsU2Vla1JlcXVlc3QaJC5jaGVzcy5nYXRld2F5LnYxLkNhbmNlbFNlZWtSZXNwb25zZRJUCglMaXN0U2Vla3MSIi5jaGVzcy5nYXRld2F5LnYxLkxpc3RTZWVrc1JlcXVlc3QaIy5jaGVzcy5nYXRld2F5LnYxLkxpc3RTZWVrc1Jlc3BvbnNlEloKC1JlcXVlc3RTZWVrEiQuY2hlc3MuZ2F0ZXdheS52MS5SZXF1ZXN0U2Vla1JlcXVlc3QaJS5jaGVzcy5nYXRld2F5LnYxLlJlcXVlc3RTZWVrUmVzcG9uc2USbAoRQWNjZXB0U2Vla1JlcXVlc3QSKi5jaGVzcy5nYXRld2F5LnYxLkFjY2VwdFNlZWtSZXF1ZXN0UmVxdWVzdBorLmNoZXNzLmdhdGV3YXkudjEuQWNjZXB0U2Vla1JlcXVlc3RSZXNwb25zZRJsChFSZWplY3RTZWVrUmVxdWVzdBIqLmNoZXNzLmdhdGV3YXkudjEuUmVqZWN0U2Vla1JlcXVlc3RSZXF1ZXN0GisuY2hlc3MuZ2F0ZXdheS52MS5SZWplY3RTZWVrUmVxdWVzdFJlc3BvbnNlEnIKE1dpdGhkcmF3U2Vla1JlcXVlc3QSLC5jaGVzcy5nYXRld2F5LnYxLldpdGhkcmF3U2Vla1JlcXVlc3RSZXF1ZXN0Gi0uY2hlc3MuZ2F0ZXdheS52MS5XaXRoZHJhd1NlZWtSZXF1ZXN0UmVzcG9uc2USaQoQTGlzdFNlZWtSZXF1ZXN0cxIpLmNoZXNzLmdhdGV3YXkudjEuTGlzdFNlZWtSZXF1ZXN0c1JlcXVlc3QaKi5jaGVzcy5nYXRld2F5LnYxLkxpc3RTZWVrUmVxdWVzdHNSZXNwb25zZRJmCg9DcmVhdGVDaGFsbGVuZ2USKC5jaGVzcy5nYXRld2F5LnYxLkNyZWF0ZUNoYWxsZW5nZVJlcXVlc3QaKS5jaGVzcy5nYXRld2F5LnYxLkNyZWF0ZUNoYWxsZW5nZVJlc3BvbnNlEmYKD0FjY2VwdENoYWxsZW5nZRIoLmNoZXNzLmdhdGV3YXkudjEuQWNjZXB0Q2hhbGxlbmdlUmVxdWVzdBopLmNoZXNzLmdhdGV3YXkudjEuQWNjZXB0Q2hhbGxlbmdlUmVzcG9uc2USaQoQRGVjbGluZUNoYWxsZW5nZRIpLmNoZXNzLmdhdGV3YXkudjEuRGVjbGluZUNoYWxsZW5nZVJlcXVlc3QaKi5jaGVzcy5nYXRld2F5LnYxLkRlY2xpbmVDaGFsbGVuZ2VSZXNwb25zZRJmCg9DYW5jZWxDaGFsbGVuZ2USKC5jaGVzcy5nYXRld2F5LnYxLkNhbmNlbENoYWxsZW5nZVJlcXVlc3QaKS5jaGVzcy5nYXRld2F5LnYxLkNhbmNlbENoYWxsZW5nZVJlc3BvbnNlEmMKDkxpc3RDaGFsbGVuZ2VzEicuY2hlc3MuZ2F0ZXdheS52MS5MaXN0Q2hhbGxlbmdlc1JlcXVlc3QaKC5jaGVzcy5nYXRld2F5LnYxLkxpc3RDaGFsbGVuZ2VzUmVzcG9uc2USVwoKUGxheUVuZ2luZRIjLmNoZXNzLmdhdGV3YXkudjEuUGxheUVuZ2luZVJlcXVlc3QaJC5jaGVzcy5nYXRld2F5LnYxLlBsYXlFbmdpbmVSZXNwb25zZTL9CQoLUGxheVNlcnZpY2USUQoITWFrZU1vdmUSIS5jaGVzcy5nYXRld2F5LnYxLk1ha2VNb3ZlUmVxdWVzdBoiLmNoZXNzLmdhdGV3YXkudjEuTWFrZU1vdmVSZXNwb25zZRJLCgZSZXNpZ24SHy5jaGVzcy5nYXRld2F5LnYxLlJlc2lnblJlcXVlc3QaIC5jaGVzcy5nYXRld2F5LnYxLlJlc2lnblJlc3BvbnNlElQKCU9mZmVyRHJhdxIiLmNoZXNzLmdhdGV3YXkudjEuT2ZmZXJEcmF3UmVxdWVzdBojLmNoZXNzLmdhdGV3YXkudjEuT2ZmZXJEcmF3UmVzcG9uc2USVwoKQWNjZXB0RHJhdxIjLmNoZXNzLmdhdGV3YXkudjEuQWNjZXB0RHJhd1JlcXVlc3QaJC5jaGVzcy5nYXRld2F5LnYxLkFjY2VwdERyYXdSZXNwb25zZRJaCgtEZWNsaW5lRHJhdxIkLmNoZXNzLmdhdGV3YXkudjEuRGVjbGluZURyYXdSZXF1ZXN0GiUuY2hlc3MuZ2F0ZXdheS52MS5EZWNsaW5lRHJhd1Jlc3BvbnNlElQKCUNsYWltRHJhdxIiLmNoZXNzLmdhdGV3YXkudjEuQ2xhaW1EcmF3UmVxdWVzdBojLmNoZXNzLmdhdGV3YXkudjEuQ2xhaW1EcmF3UmVzcG9uc2USSAoFQWJvcnQSHi5jaGVzcy5nYXRld2F5LnYxLkFib3J0UmVxdWVzdBofLmNoZXNzLmdhdGV3YXkudjEuQWJvcnRSZXNwb25zZRJFCgRIaW50Eh0uY2hlc3MuZ2F0ZXdheS52MS5IaW50UmVxdWVzdBoeLmNoZXNzLmdhdGV3YXkudjEuSGludFJlc3BvbnNlElcKCkxlZ2FsTW92ZXMSIy5jaGVzcy5nYXRld2F5LnYxLkxlZ2FsTW92ZXNSZXF1ZXN0GiQuY2hlc3MuZ2F0ZXdheS52MS5MZWdhbE1vdmVzUmVzcG9uc2USSAoFQm9hcmQSHi5jaGVzcy5nYXRld2F5LnYxLkJvYXJkUmVxdWVzdBofLmNoZXNzLmdhdGV3YXkudjEuQm9hcmRSZXNwb25zZRJOCgdHZXRHYW1lEiAuY2hlc3MuZ2F0ZXdheS52MS5HZXRHYW1lUmVxdWVzdBohLmNoZXNzLmdhdGV3YXkudjEuR2V0R2FtZVJlc3BvbnNlEloKC0xpc3RNeUdhbWVzEiQuY2hlc3MuZ2F0ZXdheS52MS5MaXN0TXlHYW1lc1JlcXVlc3QaJS5jaGVzcy5nYXRld2F5LnYxLkxpc3RNeUdhbWVzUmVzcG9uc2USVAoJRXhwb3J0UGduEiIuY2hlc3MuZ2F0ZXdheS52MS5FeHBvcnRQZ25SZXF1ZXN0GiMuY2hlc3MuZ2F0ZXdheS52MS5FeHBvcnRQZ25SZXNwb25zZRJfCgxTdHJlYW1FdmVudHMSJS5jaGVzcy5nYXRld2F5LnYxLlN0cmVhbUV2ZW50c1JlcXVlc3QaJi5jaGVzcy5nYXRld2F5LnYxLlN0cmVhbUV2ZW50c1Jlc3BvbnNlMAESVgoJV2F0Y2hHYW1lEiIuY2hlc3MuZ2F0ZXdheS52MS5XYXRjaEdhbWVSZXF1ZXN0GiMuY2hlc3MuZ2F0ZXdheS52MS5XYXRjaEdhbWVSZXNwb25zZTABYgZwcm90bzM", [file_chess_common_v1_common, file_google_protobuf_timestamp]);
 
 /**
  * Request for Register.
@@ -169,6 +172,128 @@ export const LoginResponseSchema: GenMessage<LoginResponse> = /*@__PURE__*/
   messageDesc(file_chess_gateway_v1_gateway, 3);
 
 /**
+ * Request for Logout.
+ *
+ * @generated from message chess.gateway.v1.LogoutRequest
+ */
+export type LogoutRequest = Message<"chess.gateway.v1.LogoutRequest"> & {
+};
+
+/**
+ * Describes the message chess.gateway.v1.LogoutRequest.
+ * Use `create(LogoutRequestSchema)` to create a new message.
+ */
+export const LogoutRequestSchema: GenMessage<LogoutRequest> = /*@__PURE__*/
+  messageDesc(file_chess_gateway_v1_gateway, 4);
+
+/**
+ * Response for Logout.
+ *
+ * @generated from message chess.gateway.v1.LogoutResponse
+ */
+export type LogoutResponse = Message<"chess.gateway.v1.LogoutResponse"> & {
+};
+
+/**
+ * Describes the message chess.gateway.v1.LogoutResponse.
+ * Use `create(LogoutResponseSchema)` to create a new message.
+ */
+export const LogoutResponseSchema: GenMessage<LogoutResponse> = /*@__PURE__*/
+  messageDesc(file_chess_gateway_v1_gateway, 5);
+
+/**
+ * Request for LogoutEverywhere.
+ *
+ * @generated from message chess.gateway.v1.LogoutEverywhereRequest
+ */
+export type LogoutEverywhereRequest = Message<"chess.gateway.v1.LogoutEverywhereRequest"> & {
+};
+
+/**
+ * Describes the message chess.gateway.v1.LogoutEverywhereRequest.
+ * Use `create(LogoutEverywhereRequestSchema)` to create a new message.
+ */
+export const LogoutEverywhereRequestSchema: GenMessage<LogoutEverywhereRequest> = /*@__PURE__*/
+  messageDesc(file_chess_gateway_v1_gateway, 6);
+
+/**
+ * Response for LogoutEverywhere.
+ *
+ * @generated from message chess.gateway.v1.LogoutEverywhereResponse
+ */
+export type LogoutEverywhereResponse = Message<"chess.gateway.v1.LogoutEverywhereResponse"> & {
+};
+
+/**
+ * Describes the message chess.gateway.v1.LogoutEverywhereResponse.
+ * Use `create(LogoutEverywhereResponseSchema)` to create a new message.
+ */
+export const LogoutEverywhereResponseSchema: GenMessage<LogoutEverywhereResponse> = /*@__PURE__*/
+  messageDesc(file_chess_gateway_v1_gateway, 7);
+
+/**
+ * Request for ChangePassword.
+ *
+ * @generated from message chess.gateway.v1.ChangePasswordRequest
+ */
+export type ChangePasswordRequest = Message<"chess.gateway.v1.ChangePasswordRequest"> & {
+  /**
+   * @generated from field: string old_password = 1;
+   */
+  oldPassword: string;
+
+  /**
+   * At least 8 characters.
+   *
+   * @generated from field: string new_password = 2;
+   */
+  newPassword: string;
+};
+
+/**
+ * Describes the message chess.gateway.v1.ChangePasswordRequest.
+ * Use `create(ChangePasswordRequestSchema)` to create a new message.
+ */
+export const ChangePasswordRequestSchema: GenMessage<ChangePasswordRequest> = /*@__PURE__*/
+  messageDesc(file_chess_gateway_v1_gateway, 8);
+
+/**
+ * Response for ChangePassword.
+ *
+ * @generated from message chess.gateway.v1.ChangePasswordResponse
+ */
+export type ChangePasswordResponse = Message<"chess.gateway.v1.ChangePasswordResponse"> & {
+  /**
+   * A new session token, as from Login; every earlier one is refused.
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp expires_at = 2;
+   */
+  expiresAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string player_id = 3;
+   */
+  playerId: string;
+
+  /**
+   * @generated from field: string username = 4;
+   */
+  username: string;
+};
+
+/**
+ * Describes the message chess.gateway.v1.ChangePasswordResponse.
+ * Use `create(ChangePasswordResponseSchema)` to create a new message.
+ */
+export const ChangePasswordResponseSchema: GenMessage<ChangePasswordResponse> = /*@__PURE__*/
+  messageDesc(file_chess_gateway_v1_gateway, 9);
+
+/**
  * Request for Me.
  *
  * @generated from message chess.gateway.v1.MeRequest
@@ -181,7 +306,7 @@ export type MeRequest = Message<"chess.gateway.v1.MeRequest"> & {
  * Use `create(MeRequestSchema)` to create a new message.
  */
 export const MeRequestSchema: GenMessage<MeRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 4);
+  messageDesc(file_chess_gateway_v1_gateway, 10);
 
 /**
  * Response for Me.
@@ -205,7 +330,7 @@ export type MeResponse = Message<"chess.gateway.v1.MeResponse"> & {
  * Use `create(MeResponseSchema)` to create a new message.
  */
 export const MeResponseSchema: GenMessage<MeResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 5);
+  messageDesc(file_chess_gateway_v1_gateway, 11);
 
 /**
  * Request for GetProfile.
@@ -224,7 +349,7 @@ export type GetProfileRequest = Message<"chess.gateway.v1.GetProfileRequest"> & 
  * Use `create(GetProfileRequestSchema)` to create a new message.
  */
 export const GetProfileRequestSchema: GenMessage<GetProfileRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 6);
+  messageDesc(file_chess_gateway_v1_gateway, 12);
 
 /**
  * Response for GetProfile.
@@ -243,7 +368,7 @@ export type GetProfileResponse = Message<"chess.gateway.v1.GetProfileResponse"> 
  * Use `create(GetProfileResponseSchema)` to create a new message.
  */
 export const GetProfileResponseSchema: GenMessage<GetProfileResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 7);
+  messageDesc(file_chess_gateway_v1_gateway, 13);
 
 /**
  * Request for GetRatingHistory.
@@ -280,7 +405,7 @@ export type GetRatingHistoryRequest = Message<"chess.gateway.v1.GetRatingHistory
  * Use `create(GetRatingHistoryRequestSchema)` to create a new message.
  */
 export const GetRatingHistoryRequestSchema: GenMessage<GetRatingHistoryRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 8);
+  messageDesc(file_chess_gateway_v1_gateway, 14);
 
 /**
  * Response for GetRatingHistory.
@@ -304,7 +429,7 @@ export type GetRatingHistoryResponse = Message<"chess.gateway.v1.GetRatingHistor
  * Use `create(GetRatingHistoryResponseSchema)` to create a new message.
  */
 export const GetRatingHistoryResponseSchema: GenMessage<GetRatingHistoryResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 9);
+  messageDesc(file_chess_gateway_v1_gateway, 15);
 
 /**
  * Request for Leaderboard.
@@ -336,7 +461,7 @@ export type LeaderboardRequest = Message<"chess.gateway.v1.LeaderboardRequest"> 
  * Use `create(LeaderboardRequestSchema)` to create a new message.
  */
 export const LeaderboardRequestSchema: GenMessage<LeaderboardRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 10);
+  messageDesc(file_chess_gateway_v1_gateway, 16);
 
 /**
  * Response for Leaderboard.
@@ -365,7 +490,7 @@ export type LeaderboardResponse = Message<"chess.gateway.v1.LeaderboardResponse"
  * Use `create(LeaderboardResponseSchema)` to create a new message.
  */
 export const LeaderboardResponseSchema: GenMessage<LeaderboardResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 11);
+  messageDesc(file_chess_gateway_v1_gateway, 17);
 
 /**
  * Request for CreateSeek.
@@ -433,7 +558,7 @@ export type CreateSeekRequest = Message<"chess.gateway.v1.CreateSeekRequest"> & 
  * Use `create(CreateSeekRequestSchema)` to create a new message.
  */
 export const CreateSeekRequestSchema: GenMessage<CreateSeekRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 12);
+  messageDesc(file_chess_gateway_v1_gateway, 18);
 
 /**
  * Response for CreateSeek.
@@ -452,7 +577,7 @@ export type CreateSeekResponse = Message<"chess.gateway.v1.CreateSeekResponse"> 
  * Use `create(CreateSeekResponseSchema)` to create a new message.
  */
 export const CreateSeekResponseSchema: GenMessage<CreateSeekResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 13);
+  messageDesc(file_chess_gateway_v1_gateway, 19);
 
 /**
  * Request for CancelSeek.
@@ -471,7 +596,7 @@ export type CancelSeekRequest = Message<"chess.gateway.v1.CancelSeekRequest"> & 
  * Use `create(CancelSeekRequestSchema)` to create a new message.
  */
 export const CancelSeekRequestSchema: GenMessage<CancelSeekRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 14);
+  messageDesc(file_chess_gateway_v1_gateway, 20);
 
 /**
  * Response for CancelSeek.
@@ -490,7 +615,7 @@ export type CancelSeekResponse = Message<"chess.gateway.v1.CancelSeekResponse"> 
  * Use `create(CancelSeekResponseSchema)` to create a new message.
  */
 export const CancelSeekResponseSchema: GenMessage<CancelSeekResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 15);
+  messageDesc(file_chess_gateway_v1_gateway, 21);
 
 /**
  * Request for ListSeeks.
@@ -521,7 +646,7 @@ export type ListSeeksRequest = Message<"chess.gateway.v1.ListSeeksRequest"> & {
  * Use `create(ListSeeksRequestSchema)` to create a new message.
  */
 export const ListSeeksRequestSchema: GenMessage<ListSeeksRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 16);
+  messageDesc(file_chess_gateway_v1_gateway, 22);
 
 /**
  * Response for ListSeeks.
@@ -545,7 +670,7 @@ export type ListSeeksResponse = Message<"chess.gateway.v1.ListSeeksResponse"> & 
  * Use `create(ListSeeksResponseSchema)` to create a new message.
  */
 export const ListSeeksResponseSchema: GenMessage<ListSeeksResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 17);
+  messageDesc(file_chess_gateway_v1_gateway, 23);
 
 /**
  * Request for RequestSeek.
@@ -564,7 +689,7 @@ export type RequestSeekRequest = Message<"chess.gateway.v1.RequestSeekRequest"> 
  * Use `create(RequestSeekRequestSchema)` to create a new message.
  */
 export const RequestSeekRequestSchema: GenMessage<RequestSeekRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 18);
+  messageDesc(file_chess_gateway_v1_gateway, 24);
 
 /**
  * Response for RequestSeek.
@@ -583,7 +708,7 @@ export type RequestSeekResponse = Message<"chess.gateway.v1.RequestSeekResponse"
  * Use `create(RequestSeekResponseSchema)` to create a new message.
  */
 export const RequestSeekResponseSchema: GenMessage<RequestSeekResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 19);
+  messageDesc(file_chess_gateway_v1_gateway, 25);
 
 /**
  * Request for AcceptSeekRequest.
@@ -602,7 +727,7 @@ export type AcceptSeekRequestRequest = Message<"chess.gateway.v1.AcceptSeekReque
  * Use `create(AcceptSeekRequestRequestSchema)` to create a new message.
  */
 export const AcceptSeekRequestRequestSchema: GenMessage<AcceptSeekRequestRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 20);
+  messageDesc(file_chess_gateway_v1_gateway, 26);
 
 /**
  * Response for AcceptSeekRequest.
@@ -621,7 +746,7 @@ export type AcceptSeekRequestResponse = Message<"chess.gateway.v1.AcceptSeekRequ
  * Use `create(AcceptSeekRequestResponseSchema)` to create a new message.
  */
 export const AcceptSeekRequestResponseSchema: GenMessage<AcceptSeekRequestResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 21);
+  messageDesc(file_chess_gateway_v1_gateway, 27);
 
 /**
  * Request for RejectSeekRequest.
@@ -640,7 +765,7 @@ export type RejectSeekRequestRequest = Message<"chess.gateway.v1.RejectSeekReque
  * Use `create(RejectSeekRequestRequestSchema)` to create a new message.
  */
 export const RejectSeekRequestRequestSchema: GenMessage<RejectSeekRequestRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 22);
+  messageDesc(file_chess_gateway_v1_gateway, 28);
 
 /**
  * Response for RejectSeekRequest.
@@ -659,7 +784,7 @@ export type RejectSeekRequestResponse = Message<"chess.gateway.v1.RejectSeekRequ
  * Use `create(RejectSeekRequestResponseSchema)` to create a new message.
  */
 export const RejectSeekRequestResponseSchema: GenMessage<RejectSeekRequestResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 23);
+  messageDesc(file_chess_gateway_v1_gateway, 29);
 
 /**
  * Request for WithdrawSeekRequest.
@@ -678,7 +803,7 @@ export type WithdrawSeekRequestRequest = Message<"chess.gateway.v1.WithdrawSeekR
  * Use `create(WithdrawSeekRequestRequestSchema)` to create a new message.
  */
 export const WithdrawSeekRequestRequestSchema: GenMessage<WithdrawSeekRequestRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 24);
+  messageDesc(file_chess_gateway_v1_gateway, 30);
 
 /**
  * Response for WithdrawSeekRequest.
@@ -697,7 +822,7 @@ export type WithdrawSeekRequestResponse = Message<"chess.gateway.v1.WithdrawSeek
  * Use `create(WithdrawSeekRequestResponseSchema)` to create a new message.
  */
 export const WithdrawSeekRequestResponseSchema: GenMessage<WithdrawSeekRequestResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 25);
+  messageDesc(file_chess_gateway_v1_gateway, 31);
 
 /**
  * Request for ListSeekRequests.
@@ -712,7 +837,7 @@ export type ListSeekRequestsRequest = Message<"chess.gateway.v1.ListSeekRequests
  * Use `create(ListSeekRequestsRequestSchema)` to create a new message.
  */
 export const ListSeekRequestsRequestSchema: GenMessage<ListSeekRequestsRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 26);
+  messageDesc(file_chess_gateway_v1_gateway, 32);
 
 /**
  * Response for ListSeekRequests.
@@ -741,7 +866,7 @@ export type ListSeekRequestsResponse = Message<"chess.gateway.v1.ListSeekRequest
  * Use `create(ListSeekRequestsResponseSchema)` to create a new message.
  */
 export const ListSeekRequestsResponseSchema: GenMessage<ListSeekRequestsResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 27);
+  messageDesc(file_chess_gateway_v1_gateway, 33);
 
 /**
  * Request for CreateChallenge.
@@ -796,7 +921,7 @@ export type CreateChallengeRequest = Message<"chess.gateway.v1.CreateChallengeRe
  * Use `create(CreateChallengeRequestSchema)` to create a new message.
  */
 export const CreateChallengeRequestSchema: GenMessage<CreateChallengeRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 28);
+  messageDesc(file_chess_gateway_v1_gateway, 34);
 
 /**
  * Response for CreateChallenge.
@@ -815,7 +940,7 @@ export type CreateChallengeResponse = Message<"chess.gateway.v1.CreateChallengeR
  * Use `create(CreateChallengeResponseSchema)` to create a new message.
  */
 export const CreateChallengeResponseSchema: GenMessage<CreateChallengeResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 29);
+  messageDesc(file_chess_gateway_v1_gateway, 35);
 
 /**
  * Request for AcceptChallenge.
@@ -834,7 +959,7 @@ export type AcceptChallengeRequest = Message<"chess.gateway.v1.AcceptChallengeRe
  * Use `create(AcceptChallengeRequestSchema)` to create a new message.
  */
 export const AcceptChallengeRequestSchema: GenMessage<AcceptChallengeRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 30);
+  messageDesc(file_chess_gateway_v1_gateway, 36);
 
 /**
  * Response for AcceptChallenge.
@@ -853,7 +978,7 @@ export type AcceptChallengeResponse = Message<"chess.gateway.v1.AcceptChallengeR
  * Use `create(AcceptChallengeResponseSchema)` to create a new message.
  */
 export const AcceptChallengeResponseSchema: GenMessage<AcceptChallengeResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 31);
+  messageDesc(file_chess_gateway_v1_gateway, 37);
 
 /**
  * Request for DeclineChallenge.
@@ -877,7 +1002,7 @@ export type DeclineChallengeRequest = Message<"chess.gateway.v1.DeclineChallenge
  * Use `create(DeclineChallengeRequestSchema)` to create a new message.
  */
 export const DeclineChallengeRequestSchema: GenMessage<DeclineChallengeRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 32);
+  messageDesc(file_chess_gateway_v1_gateway, 38);
 
 /**
  * Response for DeclineChallenge.
@@ -896,7 +1021,7 @@ export type DeclineChallengeResponse = Message<"chess.gateway.v1.DeclineChalleng
  * Use `create(DeclineChallengeResponseSchema)` to create a new message.
  */
 export const DeclineChallengeResponseSchema: GenMessage<DeclineChallengeResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 33);
+  messageDesc(file_chess_gateway_v1_gateway, 39);
 
 /**
  * Request for CancelChallenge.
@@ -915,7 +1040,7 @@ export type CancelChallengeRequest = Message<"chess.gateway.v1.CancelChallengeRe
  * Use `create(CancelChallengeRequestSchema)` to create a new message.
  */
 export const CancelChallengeRequestSchema: GenMessage<CancelChallengeRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 34);
+  messageDesc(file_chess_gateway_v1_gateway, 40);
 
 /**
  * Response for CancelChallenge.
@@ -934,7 +1059,7 @@ export type CancelChallengeResponse = Message<"chess.gateway.v1.CancelChallengeR
  * Use `create(CancelChallengeResponseSchema)` to create a new message.
  */
 export const CancelChallengeResponseSchema: GenMessage<CancelChallengeResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 35);
+  messageDesc(file_chess_gateway_v1_gateway, 41);
 
 /**
  * Request for ListChallenges.
@@ -949,7 +1074,7 @@ export type ListChallengesRequest = Message<"chess.gateway.v1.ListChallengesRequ
  * Use `create(ListChallengesRequestSchema)` to create a new message.
  */
 export const ListChallengesRequestSchema: GenMessage<ListChallengesRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 36);
+  messageDesc(file_chess_gateway_v1_gateway, 42);
 
 /**
  * Response for ListChallenges.
@@ -973,7 +1098,7 @@ export type ListChallengesResponse = Message<"chess.gateway.v1.ListChallengesRes
  * Use `create(ListChallengesResponseSchema)` to create a new message.
  */
 export const ListChallengesResponseSchema: GenMessage<ListChallengesResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 37);
+  messageDesc(file_chess_gateway_v1_gateway, 43);
 
 /**
  * Request for PlayEngine.
@@ -1017,7 +1142,7 @@ export type PlayEngineRequest = Message<"chess.gateway.v1.PlayEngineRequest"> & 
  * Use `create(PlayEngineRequestSchema)` to create a new message.
  */
 export const PlayEngineRequestSchema: GenMessage<PlayEngineRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 38);
+  messageDesc(file_chess_gateway_v1_gateway, 44);
 
 /**
  * Response for PlayEngine.
@@ -1036,7 +1161,7 @@ export type PlayEngineResponse = Message<"chess.gateway.v1.PlayEngineResponse"> 
  * Use `create(PlayEngineResponseSchema)` to create a new message.
  */
 export const PlayEngineResponseSchema: GenMessage<PlayEngineResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 39);
+  messageDesc(file_chess_gateway_v1_gateway, 45);
 
 /**
  * Request for MakeMove.
@@ -1062,7 +1187,7 @@ export type MakeMoveRequest = Message<"chess.gateway.v1.MakeMoveRequest"> & {
  * Use `create(MakeMoveRequestSchema)` to create a new message.
  */
 export const MakeMoveRequestSchema: GenMessage<MakeMoveRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 40);
+  messageDesc(file_chess_gateway_v1_gateway, 46);
 
 /**
  * Response for MakeMove.
@@ -1098,7 +1223,7 @@ export type MakeMoveResponse = Message<"chess.gateway.v1.MakeMoveResponse"> & {
  * Use `create(MakeMoveResponseSchema)` to create a new message.
  */
 export const MakeMoveResponseSchema: GenMessage<MakeMoveResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 41);
+  messageDesc(file_chess_gateway_v1_gateway, 47);
 
 /**
  * Request for Resign.
@@ -1117,7 +1242,7 @@ export type ResignRequest = Message<"chess.gateway.v1.ResignRequest"> & {
  * Use `create(ResignRequestSchema)` to create a new message.
  */
 export const ResignRequestSchema: GenMessage<ResignRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 42);
+  messageDesc(file_chess_gateway_v1_gateway, 48);
 
 /**
  * Response for Resign.
@@ -1136,7 +1261,7 @@ export type ResignResponse = Message<"chess.gateway.v1.ResignResponse"> & {
  * Use `create(ResignResponseSchema)` to create a new message.
  */
 export const ResignResponseSchema: GenMessage<ResignResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 43);
+  messageDesc(file_chess_gateway_v1_gateway, 49);
 
 /**
  * Request for OfferDraw.
@@ -1155,7 +1280,7 @@ export type OfferDrawRequest = Message<"chess.gateway.v1.OfferDrawRequest"> & {
  * Use `create(OfferDrawRequestSchema)` to create a new message.
  */
 export const OfferDrawRequestSchema: GenMessage<OfferDrawRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 44);
+  messageDesc(file_chess_gateway_v1_gateway, 50);
 
 /**
  * Response for OfferDraw.
@@ -1176,7 +1301,7 @@ export type OfferDrawResponse = Message<"chess.gateway.v1.OfferDrawResponse"> & 
  * Use `create(OfferDrawResponseSchema)` to create a new message.
  */
 export const OfferDrawResponseSchema: GenMessage<OfferDrawResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 45);
+  messageDesc(file_chess_gateway_v1_gateway, 51);
 
 /**
  * Request for AcceptDraw.
@@ -1195,7 +1320,7 @@ export type AcceptDrawRequest = Message<"chess.gateway.v1.AcceptDrawRequest"> & 
  * Use `create(AcceptDrawRequestSchema)` to create a new message.
  */
 export const AcceptDrawRequestSchema: GenMessage<AcceptDrawRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 46);
+  messageDesc(file_chess_gateway_v1_gateway, 52);
 
 /**
  * Response for AcceptDraw.
@@ -1214,7 +1339,7 @@ export type AcceptDrawResponse = Message<"chess.gateway.v1.AcceptDrawResponse"> 
  * Use `create(AcceptDrawResponseSchema)` to create a new message.
  */
 export const AcceptDrawResponseSchema: GenMessage<AcceptDrawResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 47);
+  messageDesc(file_chess_gateway_v1_gateway, 53);
 
 /**
  * Request for DeclineDraw.
@@ -1233,7 +1358,7 @@ export type DeclineDrawRequest = Message<"chess.gateway.v1.DeclineDrawRequest"> 
  * Use `create(DeclineDrawRequestSchema)` to create a new message.
  */
 export const DeclineDrawRequestSchema: GenMessage<DeclineDrawRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 48);
+  messageDesc(file_chess_gateway_v1_gateway, 54);
 
 /**
  * Response for DeclineDraw.
@@ -1252,7 +1377,7 @@ export type DeclineDrawResponse = Message<"chess.gateway.v1.DeclineDrawResponse"
  * Use `create(DeclineDrawResponseSchema)` to create a new message.
  */
 export const DeclineDrawResponseSchema: GenMessage<DeclineDrawResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 49);
+  messageDesc(file_chess_gateway_v1_gateway, 55);
 
 /**
  * Request for ClaimDraw.
@@ -1271,7 +1396,7 @@ export type ClaimDrawRequest = Message<"chess.gateway.v1.ClaimDrawRequest"> & {
  * Use `create(ClaimDrawRequestSchema)` to create a new message.
  */
 export const ClaimDrawRequestSchema: GenMessage<ClaimDrawRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 50);
+  messageDesc(file_chess_gateway_v1_gateway, 56);
 
 /**
  * Response for ClaimDraw.
@@ -1290,7 +1415,7 @@ export type ClaimDrawResponse = Message<"chess.gateway.v1.ClaimDrawResponse"> & 
  * Use `create(ClaimDrawResponseSchema)` to create a new message.
  */
 export const ClaimDrawResponseSchema: GenMessage<ClaimDrawResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 51);
+  messageDesc(file_chess_gateway_v1_gateway, 57);
 
 /**
  * Request for Abort.
@@ -1309,7 +1434,7 @@ export type AbortRequest = Message<"chess.gateway.v1.AbortRequest"> & {
  * Use `create(AbortRequestSchema)` to create a new message.
  */
 export const AbortRequestSchema: GenMessage<AbortRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 52);
+  messageDesc(file_chess_gateway_v1_gateway, 58);
 
 /**
  * Response for Abort.
@@ -1328,7 +1453,7 @@ export type AbortResponse = Message<"chess.gateway.v1.AbortResponse"> & {
  * Use `create(AbortResponseSchema)` to create a new message.
  */
 export const AbortResponseSchema: GenMessage<AbortResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 53);
+  messageDesc(file_chess_gateway_v1_gateway, 59);
 
 /**
  * Request for Hint.
@@ -1347,7 +1472,7 @@ export type HintRequest = Message<"chess.gateway.v1.HintRequest"> & {
  * Use `create(HintRequestSchema)` to create a new message.
  */
 export const HintRequestSchema: GenMessage<HintRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 54);
+  messageDesc(file_chess_gateway_v1_gateway, 60);
 
 /**
  * Response for Hint.
@@ -1368,7 +1493,7 @@ export type HintResponse = Message<"chess.gateway.v1.HintResponse"> & {
  * Use `create(HintResponseSchema)` to create a new message.
  */
 export const HintResponseSchema: GenMessage<HintResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 55);
+  messageDesc(file_chess_gateway_v1_gateway, 61);
 
 /**
  * Request for LegalMoves.
@@ -1387,7 +1512,7 @@ export type LegalMovesRequest = Message<"chess.gateway.v1.LegalMovesRequest"> & 
  * Use `create(LegalMovesRequestSchema)` to create a new message.
  */
 export const LegalMovesRequestSchema: GenMessage<LegalMovesRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 56);
+  messageDesc(file_chess_gateway_v1_gateway, 62);
 
 /**
  * A legal move in both notations.
@@ -1411,7 +1536,7 @@ export type LegalMove = Message<"chess.gateway.v1.LegalMove"> & {
  * Use `create(LegalMoveSchema)` to create a new message.
  */
 export const LegalMoveSchema: GenMessage<LegalMove> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 57);
+  messageDesc(file_chess_gateway_v1_gateway, 63);
 
 /**
  * Response for LegalMoves.
@@ -1430,7 +1555,7 @@ export type LegalMovesResponse = Message<"chess.gateway.v1.LegalMovesResponse"> 
  * Use `create(LegalMovesResponseSchema)` to create a new message.
  */
 export const LegalMovesResponseSchema: GenMessage<LegalMovesResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 58);
+  messageDesc(file_chess_gateway_v1_gateway, 64);
 
 /**
  * Request for Board.
@@ -1449,7 +1574,7 @@ export type BoardRequest = Message<"chess.gateway.v1.BoardRequest"> & {
  * Use `create(BoardRequestSchema)` to create a new message.
  */
 export const BoardRequestSchema: GenMessage<BoardRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 59);
+  messageDesc(file_chess_gateway_v1_gateway, 65);
 
 /**
  * Response for Board.
@@ -1468,7 +1593,7 @@ export type BoardResponse = Message<"chess.gateway.v1.BoardResponse"> & {
  * Use `create(BoardResponseSchema)` to create a new message.
  */
 export const BoardResponseSchema: GenMessage<BoardResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 60);
+  messageDesc(file_chess_gateway_v1_gateway, 66);
 
 /**
  * Request for GetGame.
@@ -1487,7 +1612,7 @@ export type GetGameRequest = Message<"chess.gateway.v1.GetGameRequest"> & {
  * Use `create(GetGameRequestSchema)` to create a new message.
  */
 export const GetGameRequestSchema: GenMessage<GetGameRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 61);
+  messageDesc(file_chess_gateway_v1_gateway, 67);
 
 /**
  * Response for GetGame.
@@ -1506,7 +1631,7 @@ export type GetGameResponse = Message<"chess.gateway.v1.GetGameResponse"> & {
  * Use `create(GetGameResponseSchema)` to create a new message.
  */
 export const GetGameResponseSchema: GenMessage<GetGameResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 62);
+  messageDesc(file_chess_gateway_v1_gateway, 68);
 
 /**
  * Request for ListMyGames.
@@ -1535,7 +1660,7 @@ export type ListMyGamesRequest = Message<"chess.gateway.v1.ListMyGamesRequest"> 
  * Use `create(ListMyGamesRequestSchema)` to create a new message.
  */
 export const ListMyGamesRequestSchema: GenMessage<ListMyGamesRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 63);
+  messageDesc(file_chess_gateway_v1_gateway, 69);
 
 /**
  * Response for ListMyGames.
@@ -1561,7 +1686,7 @@ export type ListMyGamesResponse = Message<"chess.gateway.v1.ListMyGamesResponse"
  * Use `create(ListMyGamesResponseSchema)` to create a new message.
  */
 export const ListMyGamesResponseSchema: GenMessage<ListMyGamesResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 64);
+  messageDesc(file_chess_gateway_v1_gateway, 70);
 
 /**
  * Request for ExportPgn.
@@ -1580,7 +1705,7 @@ export type ExportPgnRequest = Message<"chess.gateway.v1.ExportPgnRequest"> & {
  * Use `create(ExportPgnRequestSchema)` to create a new message.
  */
 export const ExportPgnRequestSchema: GenMessage<ExportPgnRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 65);
+  messageDesc(file_chess_gateway_v1_gateway, 71);
 
 /**
  * Response for ExportPgn.
@@ -1599,7 +1724,7 @@ export type ExportPgnResponse = Message<"chess.gateway.v1.ExportPgnResponse"> & 
  * Use `create(ExportPgnResponseSchema)` to create a new message.
  */
 export const ExportPgnResponseSchema: GenMessage<ExportPgnResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 66);
+  messageDesc(file_chess_gateway_v1_gateway, 72);
 
 /**
  * Request for StreamEvents.
@@ -1614,7 +1739,7 @@ export type StreamEventsRequest = Message<"chess.gateway.v1.StreamEventsRequest"
  * Use `create(StreamEventsRequestSchema)` to create a new message.
  */
 export const StreamEventsRequestSchema: GenMessage<StreamEventsRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 67);
+  messageDesc(file_chess_gateway_v1_gateway, 73);
 
 /**
  * Response for StreamEvents: one event.
@@ -1645,7 +1770,7 @@ export type StreamEventsResponse = Message<"chess.gateway.v1.StreamEventsRespons
  * Use `create(StreamEventsResponseSchema)` to create a new message.
  */
 export const StreamEventsResponseSchema: GenMessage<StreamEventsResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 68);
+  messageDesc(file_chess_gateway_v1_gateway, 74);
 
 /**
  * Request for WatchGame.
@@ -1679,7 +1804,7 @@ export type WatchGameRequest = Message<"chess.gateway.v1.WatchGameRequest"> & {
  * Use `create(WatchGameRequestSchema)` to create a new message.
  */
 export const WatchGameRequestSchema: GenMessage<WatchGameRequest> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 69);
+  messageDesc(file_chess_gateway_v1_gateway, 75);
 
 /**
  * Response for WatchGame.
@@ -1698,7 +1823,7 @@ export type WatchGameResponse = Message<"chess.gateway.v1.WatchGameResponse"> & 
  * Use `create(WatchGameResponseSchema)` to create a new message.
  */
 export const WatchGameResponseSchema: GenMessage<WatchGameResponse> = /*@__PURE__*/
-  messageDesc(file_chess_gateway_v1_gateway, 70);
+  messageDesc(file_chess_gateway_v1_gateway, 76);
 
 /**
  * Which of your games to list.
@@ -1740,7 +1865,8 @@ export const GameFilterSchema: GenEnum<GameFilter> = /*@__PURE__*/
  */
 export const AccountService: GenService<{
   /**
-   * Creates an account. Public.
+   * Creates an account. After a few from one address, further ones must wait
+   * (RESOURCE_EXHAUSTED, `too-many-attempts`). Public.
    *
    * @generated from rpc chess.gateway.v1.AccountService.Register
    */
@@ -1750,7 +1876,9 @@ export const AccountService: GenService<{
     output: typeof RegisterResponseSchema;
   },
   /**
-   * Exchanges a username (or email) and password for a session token. Public.
+   * Exchanges a username (or email) and password for a session token. After
+   * a few failures, for the account or from the caller's address, further
+   * attempts must wait (RESOURCE_EXHAUSTED, `too-many-attempts`). Public.
    *
    * @generated from rpc chess.gateway.v1.AccountService.Login
    */
@@ -1758,6 +1886,39 @@ export const AccountService: GenService<{
     methodKind: "unary";
     input: typeof LoginRequestSchema;
     output: typeof LoginResponseSchema;
+  },
+  /**
+   * Ends this session: its token is refused from now on. Signed in.
+   *
+   * @generated from rpc chess.gateway.v1.AccountService.Logout
+   */
+  logout: {
+    methodKind: "unary";
+    input: typeof LogoutRequestSchema;
+    output: typeof LogoutResponseSchema;
+  },
+  /**
+   * Ends every session of the signed-in player, this one included, on every
+   * device. Signed in.
+   *
+   * @generated from rpc chess.gateway.v1.AccountService.LogoutEverywhere
+   */
+  logoutEverywhere: {
+    methodKind: "unary";
+    input: typeof LogoutEverywhereRequestSchema;
+    output: typeof LogoutEverywhereResponseSchema;
+  },
+  /**
+   * Changes the password (the old one is checked and throttled like Login),
+   * ends every session, and returns a new token so the caller stays signed
+   * in. Signed in.
+   *
+   * @generated from rpc chess.gateway.v1.AccountService.ChangePassword
+   */
+  changePassword: {
+    methodKind: "unary";
+    input: typeof ChangePasswordRequestSchema;
+    output: typeof ChangePasswordResponseSchema;
   },
   /**
    * The signed-in player's profile. Signed in.

@@ -1,0 +1,225 @@
+//! Which signed-in sessions have ended: the token check of [`crate::auth`]
+//! plus the player's session state from the rating service, cached.
+//!
+//! A token names its session and the player's session generation at
+//! sign-in. The rating service keeps each player's current generation
+//! (advanced by "log out everywhere" and password changes) and the sessions
+//! ended one by one (Logout) until they expire. A token is refused when its
+//! generation is older than the player's or its session is listed.
+//!
+//! The state is cached per player for `ttl` (`--session-cache-secs`), so a
+//! busy player costs the rating service one call per `ttl` per replica; an
+//! ending made through this replica updates its cache at once, one made
+//! through another replica is seen here within `ttl`. While the rating
+//! service cannot be reached, a state fetched within [`STALE_GRACE`] is
+//! still used, so play goes on through a rating restart; with none, the
+//! call is UNAVAILABLE (never let in unchecked).
+
+use std::{
+    collections::{HashMap, HashSet},
+    sync::Mutex,
+    time::{Duration, Instant},
+};
+
+use chess_internal_clients::RatingClient;
+use chess_proto::rating::v1 as rating;
+use tonic::{Code, Request, Status};
+
+use crate::auth::{Session, TokenError, Tokens};
+
+/// How long a cached state may stand in while the rating service is
+/// unreachable.
+pub const STALE_GRACE: Duration = Duration::from_secs(300);
+/// Most players whose state is cached.
+const MAX_CACHED: usize = 100_000;
+
+/// A player's session state as last fetched.
+#[derive(Clone, Debug)]
+struct Cached {
+    fetched: Instant,
+    generation: i64,
+    revoked: HashSet<String>,
+}
+
+impl Cached {
+    fn new(state: rating::SessionState, fetched: Instant) -> Self {
+        Self {
+            fetched,
+            generation: state.generation,
+            revoked: state.revoked_session_ids.into_iter().collect(),
+        }
+    }
+
+    /// Whether `session` has ended by this state.
+    fn ends(&self, session: &Session) -> bool {
+        session.generation < self.generation || self.revoked.contains(&session.session_id)
+    }
+}
+
+/// Checks tokens and whether their sessions still live. Shared by every
+/// handler of the public API.
+#[derive(Debug)]
+pub struct Sessions {
+    tokens: Tokens,
+    rating: RatingClient,
+    ttl: Duration,
+    cache: Mutex<HashMap<String, Cached>>,
+}
+
+impl Sessions {
+    pub fn new(tokens: Tokens, rating: RatingClient, ttl: Duration) -> Self {
+        Self {
+            tokens,
+            rating,
+            ttl,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn tokens(&self) -> &Tokens {
+        &self.tokens
+    }
+
+    fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<String, Cached>> {
+        // Entries are replaced whole; a panic elsewhere leaves none half-done.
+        self.cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The live session of a call that must be signed in, else
+    /// UNAUTHENTICATED (UNAVAILABLE if that cannot be told).
+    pub async fn authenticate<T>(&self, request: &Request<T>) -> Result<Session, Status> {
+        let session = self.tokens.authenticate(request)?;
+        self.check(session).await
+    }
+
+    /// The live session of a public call, if it carries a token; an invalid
+    /// or ended one is refused.
+    pub async fn optional<T>(&self, request: &Request<T>) -> Result<Option<Session>, Status> {
+        match self.tokens.optional(request)? {
+            Some(session) => self.check(session).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// `session` if it has not ended.
+    pub async fn check(&self, session: Session) -> Result<Session, Status> {
+        let now = Instant::now();
+        let cached = self
+            .cache()
+            .get(&session.player_id)
+            .filter(|c| now.duration_since(c.fetched) < self.ttl)
+            .cloned();
+        let state = match cached {
+            // A token newer than the cached state: the state is out of date.
+            Some(state) if session.generation <= state.generation => state,
+            _ => self.fetch(&session.player_id).await?,
+        };
+        if state.ends(&session) {
+            return Err(Status::unauthenticated(TokenError::Ended.to_string()));
+        }
+        Ok(session)
+    }
+
+    /// Fetches and caches the player's state; falls back on a recent one
+    /// while the rating service is unreachable.
+    async fn fetch(&self, player_id: &str) -> Result<Cached, Status> {
+        let fetched = self
+            .rating
+            .rpc()
+            .get_session_state(rating::GetSessionStateRequest {
+                player_id: player_id.to_owned(),
+            })
+            .await;
+        match fetched {
+            Ok(response) => {
+                let state = response.into_inner().state.unwrap_or_default();
+                Ok(self.remember(player_id, state))
+            }
+            // The account is gone, and its sessions with it.
+            Err(status) if status.code() == Code::NotFound => {
+                Err(Status::unauthenticated(TokenError::Ended.to_string()))
+            }
+            Err(status) => {
+                let stale = self
+                    .cache()
+                    .get(player_id)
+                    .filter(|c| c.fetched.elapsed() < STALE_GRACE)
+                    .cloned();
+                match stale {
+                    Some(state) => {
+                        tracing::warn!(error = %status.message(), "rating service unreachable; using a recent session state");
+                        Ok(state)
+                    }
+                    None => Err(Status::unavailable(
+                        "cannot check the session now; try again shortly",
+                    )),
+                }
+            }
+        }
+    }
+
+    /// Caches `state` for the player (as the rating service just answered
+    /// it), and returns it.
+    fn remember(&self, player_id: &str, state: rating::SessionState) -> Cached {
+        let now = Instant::now();
+        let cached = Cached::new(state, now);
+        let mut cache = self.cache();
+        if cache.len() >= MAX_CACHED && !cache.contains_key(player_id) {
+            cache.retain(|_, c| now.duration_since(c.fetched) < STALE_GRACE);
+            if cache.len() >= MAX_CACHED {
+                cache.clear();
+            }
+        }
+        // A slower answer must not replace a newer generation.
+        match cache.get(player_id) {
+            Some(existing) if existing.generation > cached.generation => existing.clone(),
+            _ => {
+                cache.insert(player_id.to_owned(), cached.clone());
+                cached
+            }
+        }
+    }
+
+    /// Records a state the rating service returned after an ending made
+    /// through this replica, so it holds here at once.
+    pub fn ended(&self, player_id: &str, state: Option<rating::SessionState>) {
+        if let Some(state) = state {
+            self.remember(player_id, state);
+        } else {
+            self.cache().remove(player_id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(id: &str, generation: i64) -> Session {
+        Session {
+            player_id: "p".into(),
+            username: "u".into(),
+            expires_at: i64::MAX,
+            session_id: id.into(),
+            generation,
+        }
+    }
+
+    #[test]
+    fn older_generations_and_listed_sessions_have_ended() {
+        let state = Cached::new(
+            rating::SessionState {
+                generation: 2,
+                revoked_session_ids: vec!["gone".into()],
+            },
+            Instant::now(),
+        );
+        assert!(state.ends(&session("a", 1)));
+        assert!(state.ends(&session("gone", 2)));
+        assert!(!state.ends(&session("a", 2)));
+        // Issued after a change this state has not seen yet.
+        assert!(!state.ends(&session("a", 3)));
+    }
+}

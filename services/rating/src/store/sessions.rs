@@ -1,0 +1,229 @@
+//! Sessions: a player's session generation, the sessions ended one by one,
+//! and password changes (which end every session).
+//!
+//! Tokens are issued and checked by the gateways; what lives here is only
+//! what a stateless token cannot say about itself: whether it was revoked.
+//! Advancing the generation ends every session at once and makes the list of
+//! individually revoked ones moot, so it is cleared then.
+
+use sea_orm::{
+    ColumnTrait as _, ConnectionTrait, DatabaseTransaction, EntityTrait as _, QueryFilter as _,
+    QuerySelect as _, Set,
+    sea_query::{Expr, ExprTrait as _, OnConflict},
+};
+
+use super::{Store, StoreError, players, revoked_sessions};
+use crate::model::{Player, SessionState};
+
+impl Store {
+    /// The session state of player `id`; None if there is no such player.
+    /// Revocations that expired by `now_s` (Unix seconds) are left out.
+    pub async fn session_state(
+        &self,
+        id: &str,
+        now_s: i64,
+    ) -> Result<Option<SessionState>, StoreError> {
+        state_in(&self.db, id, now_s).await
+    }
+
+    /// The player with id `id`, with their password hash.
+    pub async fn account(&self, id: &str) -> Result<Option<(Player, String)>, StoreError> {
+        Ok(players::Entity::find_by_id(id.to_owned())
+            .one(&self.db)
+            .await?
+            .map(|row| {
+                let hash = row.password_hash.clone();
+                (Player::from(row), hash)
+            }))
+    }
+
+    /// Records session `session_id` of player `id` as ended until
+    /// `expires_at_s`, dropping the player's revocations that have expired
+    /// by `now_s`. None if there is no such player.
+    pub async fn revoke_session(
+        &self,
+        id: &str,
+        session_id: &str,
+        expires_at_s: i64,
+        now_s: i64,
+    ) -> Result<Option<SessionState>, StoreError> {
+        self.write(|| async move {
+            let txn = self.begin_write().await?;
+            let result = revoke_in(&txn, id, session_id, expires_at_s, now_s).await;
+            finish(txn, result).await
+        })
+        .await
+    }
+
+    /// Ends every session of player `id`. None if there is no such player.
+    pub async fn revoke_all_sessions(
+        &self,
+        id: &str,
+        now_s: i64,
+    ) -> Result<Option<SessionState>, StoreError> {
+        self.write(|| async move {
+            let txn = self.begin_write().await?;
+            let result = revoke_all_in(&txn, id, now_s).await;
+            finish(txn, result).await
+        })
+        .await
+    }
+
+    /// Replaces player `id`'s password hash `old_hash` (the one the old
+    /// password was checked against) with `new_hash` and ends every session,
+    /// in one transaction. None if the player is gone or the hash changed
+    /// meanwhile (another change won): the old password no longer holds.
+    pub async fn change_password(
+        &self,
+        id: &str,
+        old_hash: &str,
+        new_hash: &str,
+        now_s: i64,
+    ) -> Result<Option<SessionState>, StoreError> {
+        self.write(|| async move {
+            let txn = self.begin_write().await?;
+            let result = change_password_in(&txn, id, old_hash, new_hash, now_s).await;
+            finish(txn, result).await
+        })
+        .await
+    }
+}
+
+async fn exists(db: &impl ConnectionTrait, id: &str) -> Result<bool, StoreError> {
+    Ok(players::Entity::find_by_id(id.to_owned())
+        .select_only()
+        .column(players::Column::Id)
+        .into_tuple::<String>()
+        .one(db)
+        .await?
+        .is_some())
+}
+
+async fn clear_revoked(txn: &DatabaseTransaction, id: &str) -> Result<(), StoreError> {
+    revoked_sessions::Entity::delete_many()
+        .filter(revoked_sessions::Column::PlayerId.eq(id))
+        .exec(txn)
+        .await?;
+    Ok(())
+}
+
+async fn state_in(
+    db: &impl ConnectionTrait,
+    id: &str,
+    now_s: i64,
+) -> Result<Option<SessionState>, StoreError> {
+    let Some(generation) = players::Entity::find_by_id(id.to_owned())
+        .select_only()
+        .column(players::Column::SessionGeneration)
+        .into_tuple::<i64>()
+        .one(db)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let revoked = revoked_sessions::Entity::find()
+        .select_only()
+        .column(revoked_sessions::Column::SessionId)
+        .filter(revoked_sessions::Column::PlayerId.eq(id))
+        .filter(revoked_sessions::Column::ExpiresAt.gt(now_s))
+        .into_tuple::<String>()
+        .all(db)
+        .await?;
+    Ok(Some(SessionState {
+        generation,
+        revoked,
+    }))
+}
+
+/// Commits `txn` if `result` is a success, else rolls it back.
+async fn finish<T>(
+    txn: DatabaseTransaction,
+    result: Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    match result {
+        Ok(value) => {
+            txn.commit().await?;
+            Ok(value)
+        }
+        Err(e) => {
+            let _already_failing = txn.rollback().await;
+            Err(e)
+        }
+    }
+}
+
+async fn revoke_in(
+    txn: &DatabaseTransaction,
+    id: &str,
+    session_id: &str,
+    expires_at_s: i64,
+    now_s: i64,
+) -> Result<Option<SessionState>, StoreError> {
+    if !exists(txn, id).await? {
+        return Ok(None);
+    }
+    revoked_sessions::Entity::delete_many()
+        .filter(revoked_sessions::Column::PlayerId.eq(id))
+        .filter(revoked_sessions::Column::ExpiresAt.lte(now_s))
+        .exec(txn)
+        .await?;
+    if expires_at_s > now_s {
+        revoked_sessions::Entity::insert(revoked_sessions::ActiveModel {
+            session_id: Set(session_id.to_owned()),
+            player_id: Set(id.to_owned()),
+            expires_at: Set(expires_at_s),
+        })
+        .on_conflict(
+            OnConflict::column(revoked_sessions::Column::SessionId)
+                .do_nothing()
+                .to_owned(),
+        )
+        .exec_without_returning(txn)
+        .await?;
+    }
+    state_in(txn, id, now_s).await
+}
+
+async fn revoke_all_in(
+    txn: &DatabaseTransaction,
+    id: &str,
+    now_s: i64,
+) -> Result<Option<SessionState>, StoreError> {
+    let advanced = players::Entity::update_many()
+        .col_expr(
+            players::Column::SessionGeneration,
+            Expr::col(players::Column::SessionGeneration).add(1),
+        )
+        .filter(players::Column::Id.eq(id))
+        .exec(txn)
+        .await?;
+    if advanced.rows_affected == 0 {
+        return Ok(None);
+    }
+    clear_revoked(txn, id).await?;
+    state_in(txn, id, now_s).await
+}
+
+async fn change_password_in(
+    txn: &DatabaseTransaction,
+    id: &str,
+    old_hash: &str,
+    new_hash: &str,
+    now_s: i64,
+) -> Result<Option<SessionState>, StoreError> {
+    let changed = players::Entity::update_many()
+        .col_expr(players::Column::PasswordHash, Expr::value(new_hash))
+        .col_expr(
+            players::Column::SessionGeneration,
+            Expr::col(players::Column::SessionGeneration).add(1),
+        )
+        .filter(players::Column::Id.eq(id))
+        .filter(players::Column::PasswordHash.eq(old_hash))
+        .exec(txn)
+        .await?;
+    if changed.rows_affected == 0 {
+        return Ok(None);
+    }
+    clear_revoked(txn, id).await?;
+    state_in(txn, id, now_s).await
+}

@@ -1,0 +1,358 @@
+//! Logins throttled per account and per source address, registrations per
+//! address, and sessions that end: Logout, LogoutEverywhere and
+//! ChangePassword, on the gateway that took them and on another one.
+//!
+//! Source addresses are told apart by connecting from different loopback
+//! addresses (127.0.0.2, 127.0.0.3 …), which all reach the gateway on
+//! 127.0.0.1.
+
+use std::time::Duration;
+
+use chess_e2e::StackProcess;
+use chess_proto::gateway::v1::{
+    self as pb, account_service_client::AccountServiceClient,
+    play_service_client::PlayServiceClient,
+};
+use chess_runtime::{Reason, throttle};
+use chess_testkit::{Service, free_addr, workspace_binary};
+use tonic::{Code, Request, Status, transport::Channel};
+
+const PASSWORD: &str = "correct horse battery";
+
+/// A channel to `gateway` whose connections come from `source`.
+async fn channel_from(gateway: &str, source: &str) -> Channel {
+    tonic::transport::Endpoint::from_shared(format!("http://{gateway}"))
+        .expect("uri")
+        .local_address(Some(source.parse().expect("an IP address")))
+        .connect()
+        .await
+        .expect("connect")
+}
+
+async fn accounts_from(gateway: &str, source: &str) -> AccountServiceClient<Channel> {
+    AccountServiceClient::new(channel_from(gateway, source).await)
+}
+
+fn signed<T>(message: T, token: &str) -> Request<T> {
+    let mut request = Request::new(message);
+    request.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {token}").parse().expect("ascii"),
+    );
+    request
+}
+
+async fn register(accounts: &mut AccountServiceClient<Channel>, name: &str) -> Result<(), Status> {
+    accounts
+        .register(pb::RegisterRequest {
+            username: name.to_owned(),
+            email: format!("{name}@example.org"),
+            password: PASSWORD.to_owned(),
+        })
+        .await
+        .map(drop)
+}
+
+async fn login(
+    accounts: &mut AccountServiceClient<Channel>,
+    name: &str,
+    password: &str,
+) -> Result<String, Status> {
+    accounts
+        .login(pb::LoginRequest {
+            login: name.to_owned(),
+            password: password.to_owned(),
+        })
+        .await
+        .map(|r| r.into_inner().token)
+}
+
+/// The wait a throttled refusal announces.
+fn wait_of(status: &Status) -> Duration {
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+    assert_eq!(
+        Reason::of(status),
+        Some(Reason::TooManyAttempts),
+        "{status:?}"
+    );
+    throttle::wait_of(status).unwrap_or_else(|| panic!("no wait in {:?}", status.message()))
+}
+
+/// Wrong passwords for `name` until refused without a check; returns the
+/// refusal and how many plain failures came before it.
+async fn fail_until_throttled(
+    accounts: &mut AccountServiceClient<Channel>,
+    name: &str,
+) -> (Status, u32) {
+    for failures in 0..20 {
+        let status = login(accounts, name, "wrong password")
+            .await
+            .expect_err("a wrong password was accepted");
+        if status.code() == Code::ResourceExhausted {
+            return (status, failures);
+        }
+        assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
+    }
+    panic!("20 wrong passwords for {name} and never throttled");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_logins_and_registrations_wait() {
+    const ACCOUNT_CAP_SECS: u64 = 3;
+    let cap = ACCOUNT_CAP_SECS.to_string();
+    let stack = StackProcess::start(
+        &[],
+        &[
+            ("CHESS_RATING_LOGIN_BACKOFF_CAP_SECS", cap.as_str()),
+            ("CHESS_GATEWAY_LOGIN_FAILURES_PER_ADDRESS", "8"),
+            ("CHESS_GATEWAY_REGISTRATIONS_PER_ADDRESS", "3"),
+        ],
+    )
+    .await;
+    let gateway = stack.gateway.clone();
+    let mut attacker = accounts_from(&gateway, "127.0.0.2").await;
+    let mut owner = accounts_from(&gateway, "127.0.0.3").await;
+    register(&mut owner, "victim").await.expect("register");
+
+    // Wrong passwords from one address: after a few, the account waits.
+    let (refused, failures) = fail_until_throttled(&mut attacker, "victim").await;
+    // Five are free; the sixth imposes the first wait.
+    assert!(failures >= 6, "throttled after {failures} failures");
+    let wait = wait_of(&refused);
+    assert!(wait <= Duration::from_secs(ACCOUNT_CAP_SECS), "{refused:?}");
+
+    // The owner, from another address, waits no longer than the account's
+    // cap, however long the attack goes on.
+    for _ in 0..3 {
+        let _ = login(&mut attacker, "victim", "wrong password").await;
+    }
+    match login(&mut owner, "victim", PASSWORD).await {
+        Ok(_) => {}
+        Err(status) => {
+            assert!(
+                wait_of(&status) <= Duration::from_secs(ACCOUNT_CAP_SECS),
+                "{status:?}"
+            );
+            tokio::time::sleep(wait_of(&status)).await;
+            login(&mut owner, "victim", PASSWORD)
+                .await
+                .expect("the owner signs in after the account's wait");
+        }
+    }
+
+    // Many accounts from one address: the address waits, others do not.
+    let mut prober = accounts_from(&gateway, "127.0.0.4").await;
+    let mut throttled = None;
+    for n in 0..12 {
+        let status = login(&mut prober, &format!("nobody_{n}"), "wrong password")
+            .await
+            .expect_err("an unknown login was accepted");
+        if status.code() == Code::ResourceExhausted {
+            throttled = Some((n, status));
+            break;
+        }
+    }
+    let (attempts, status) = throttled.expect("the address was never throttled");
+    // Eight are free; the ninth imposes the first wait.
+    assert!(
+        attempts >= 9,
+        "throttled after {attempts} failures: {status:?}"
+    );
+    assert!(status.message().contains("address"), "{status:?}");
+    wait_of(&status);
+    login(&mut owner, "victim", PASSWORD)
+        .await
+        .expect("another address is not held up");
+
+    // Registrations: a few per address, then a wait; another address goes on.
+    let mut signups = accounts_from(&gateway, "127.0.0.5").await;
+    let mut registered = 0;
+    let status = loop {
+        match register(&mut signups, &format!("new_{registered}")).await {
+            Ok(()) => registered += 1,
+            Err(status) => break status,
+        }
+        assert!(registered <= 10, "registrations were never throttled");
+    };
+    assert_eq!(registered, 4, "{status:?}");
+    wait_of(&status);
+    let mut elsewhere = accounts_from(&gateway, "127.0.0.6").await;
+    register(&mut elsewhere, "elsewhere")
+        .await
+        .expect("another address registers");
+
+    stack.stop().await;
+}
+
+async fn me(accounts: &mut AccountServiceClient<Channel>, token: &str) -> Result<(), Status> {
+    accounts.me(signed(pb::MeRequest {}, token)).await.map(drop)
+}
+
+fn assert_refused(result: Result<(), Status>, what: &str) {
+    let status = result.expect_err(what);
+    assert_eq!(status.code(), Code::Unauthenticated, "{what}: {status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_end_by_logout_everywhere_and_password_change() {
+    let stack = StackProcess::start(&[], &[]).await;
+    let channel = StackProcess::channel(&stack.gateway).await;
+    let mut accounts = AccountServiceClient::new(channel.clone());
+    let mut play = PlayServiceClient::new(channel);
+    register(&mut accounts, "alice").await.expect("register");
+    let laptop = login(&mut accounts, "alice", PASSWORD).await.unwrap();
+    let phone = login(&mut accounts, "alice", PASSWORD).await.unwrap();
+    me(&mut accounts, &laptop).await.expect("laptop");
+    me(&mut accounts, &phone).await.expect("phone");
+
+    // Logout ends this session only.
+    accounts
+        .logout(signed(pb::LogoutRequest {}, &laptop))
+        .await
+        .expect("logout");
+    assert_refused(me(&mut accounts, &laptop).await, "a signed-out token");
+    let status = play
+        .list_my_games(signed(pb::ListMyGamesRequest::default(), &laptop))
+        .await
+        .expect_err("a signed-out token plays");
+    assert_eq!(status.code(), Code::Unauthenticated);
+    assert_refused(
+        accounts
+            .logout(signed(pb::LogoutRequest {}, &laptop))
+            .await
+            .map(drop),
+        "a second logout",
+    );
+    me(&mut accounts, &phone).await.expect("the other session");
+
+    // LogoutEverywhere ends all of them.
+    let tablet = login(&mut accounts, "alice", PASSWORD).await.unwrap();
+    accounts
+        .logout_everywhere(signed(pb::LogoutEverywhereRequest {}, &phone))
+        .await
+        .expect("logout everywhere");
+    assert_refused(me(&mut accounts, &phone).await, "the caller's session");
+    assert_refused(me(&mut accounts, &tablet).await, "another session");
+
+    // ChangePassword: the old password is checked, every session ends, the
+    // caller gets a new one.
+    let laptop = login(&mut accounts, "alice", PASSWORD).await.unwrap();
+    let phone = login(&mut accounts, "alice", PASSWORD).await.unwrap();
+    let change = |old: &str| pb::ChangePasswordRequest {
+        old_password: old.to_owned(),
+        new_password: "a brand new password".to_owned(),
+    };
+    let status = accounts
+        .change_password(signed(change("not my password"), &laptop))
+        .await
+        .expect_err("a wrong old password");
+    assert_eq!(status.code(), Code::PermissionDenied, "{status:?}");
+    me(&mut accounts, &laptop).await.expect("nothing changed");
+    let changed = accounts
+        .change_password(signed(change(PASSWORD), &laptop))
+        .await
+        .expect("change password")
+        .into_inner();
+    assert_eq!(changed.username, "alice");
+    assert!(changed.expires_at.is_some());
+    assert_refused(me(&mut accounts, &laptop).await, "the old token");
+    assert_refused(me(&mut accounts, &phone).await, "another old token");
+    me(&mut accounts, &changed.token)
+        .await
+        .expect("the token ChangePassword returned");
+    let status = login(&mut accounts, "alice", PASSWORD)
+        .await
+        .expect_err("the old password");
+    assert_eq!(status.code(), Code::Unauthenticated);
+    let fresh = login(&mut accounts, "alice", "a brand new password")
+        .await
+        .expect("the new password");
+    me(&mut accounts, &fresh).await.expect("a new session");
+
+    stack.stop().await;
+}
+
+/// Two gateways on one rating service, as replicas behind a load balancer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_gateway_refuses_an_ended_session_within_its_cache_time() {
+    const CACHE_SECS: u64 = 2;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("rating.sqlite").display()
+    );
+    let rating = Service::start(workspace_binary("chess-rating"), &["--database-url", &db]).await;
+    // Account calls need only the rating service; the others are never
+    // called here.
+    let nowhere = free_addr();
+    let cache = CACHE_SECS.to_string();
+    let mail = dir.path().to_str().expect("utf-8 path");
+    let args = [
+        "--uqchess-listen",
+        "",
+        "--rating-addr",
+        &rating.addr,
+        "--game-addr",
+        &nowhere,
+        "--matchmaking-addr",
+        &nowhere,
+        "--token-key",
+        "one key that every replica shares",
+        "--session-cache-secs",
+        &cache,
+        "--mail-dir",
+        mail,
+        "--notify-daily-moves",
+        "false",
+    ];
+    let one = Service::start(workspace_binary("chess-gateway"), &args).await;
+    let two = Service::start(workspace_binary("chess-gateway"), &args).await;
+    let mut first = AccountServiceClient::new(one.channel().await);
+    let mut second = AccountServiceClient::new(two.channel().await);
+
+    register(&mut first, "bob").await.expect("register");
+    let token = login(&mut first, "bob", PASSWORD).await.unwrap();
+    let other = login(&mut second, "bob", PASSWORD).await.unwrap();
+    // Both replicas accept both tokens, and now hold bob's state.
+    for token in [&token, &other] {
+        me(&mut first, token).await.expect("first replica");
+        me(&mut second, token).await.expect("second replica");
+    }
+
+    first
+        .logout(signed(pb::LogoutRequest {}, &token))
+        .await
+        .expect("logout");
+    assert_refused(me(&mut first, &token).await, "at once where it was ended");
+    // The second replica's cached state was fetched before the logout; once
+    // it is older than the cache time, the state is fetched again.
+    tokio::time::sleep(Duration::from_secs(CACHE_SECS) + Duration::from_millis(200)).await;
+    assert_refused(me(&mut second, &token).await, "on the other replica");
+    me(&mut second, &other).await.expect("the other session");
+
+    // A password changed through the second replica: the first refuses the
+    // old tokens within the cache time, and accepts the new one at once
+    // (a token newer than its cached state makes it look again).
+    me(&mut first, &other)
+        .await
+        .expect("cached on the first replica");
+    let changed = second
+        .change_password(signed(
+            pb::ChangePasswordRequest {
+                old_password: PASSWORD.to_owned(),
+                new_password: "another password".to_owned(),
+            },
+            &other,
+        ))
+        .await
+        .expect("change password")
+        .into_inner();
+    me(&mut first, &changed.token)
+        .await
+        .expect("the new token, on the other replica");
+    assert_refused(me(&mut first, &other).await, "the old token");
+
+    for service in [one, two, rating] {
+        service.stop().await;
+    }
+}
