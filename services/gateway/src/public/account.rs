@@ -15,7 +15,7 @@ use chess_proto::{
 use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
-use super::{Shared, relay, timestamp};
+use super::{Shared, bounds::bounded, relay, timestamp};
 use crate::limits::AddressLimits;
 
 /// Implements `chess.gateway.v1.AccountService`.
@@ -48,6 +48,7 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::RegisterRequest>,
     ) -> Result<Response<pb::RegisterResponse>, Status> {
+        bounded(&request)?;
         self.shared
             .limits
             .register(AddressLimits::source(&request))?;
@@ -75,6 +76,7 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::LoginRequest>,
     ) -> Result<Response<pb::LoginResponse>, Status> {
+        bounded(&request)?;
         let source = AddressLimits::source(&request);
         self.shared.limits.check_login(source)?;
         let r = request.into_inner();
@@ -114,6 +116,7 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::LogoutRequest>,
     ) -> Result<Response<pb::LogoutResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let ended = self
             .shared
@@ -138,6 +141,7 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::LogoutEverywhereRequest>,
     ) -> Result<Response<pb::LogoutEverywhereResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let ended = self
             .shared
@@ -160,6 +164,7 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::ChangePasswordRequest>,
     ) -> Result<Response<pb::ChangePasswordResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let source = AddressLimits::source(&request);
         self.shared.limits.check_login(source)?;
@@ -205,6 +210,7 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::MeRequest>,
     ) -> Result<Response<pb::MeResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let player = self.player(Key::PlayerId(session.player_id)).await?;
         Ok(Response::new(pb::MeResponse {
@@ -218,6 +224,7 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::GetProfileRequest>,
     ) -> Result<Response<pb::GetProfileResponse>, Status> {
+        bounded(&request)?;
         let username = request.into_inner().username;
         if username.is_empty() {
             return Err(Status::invalid_argument("username must be given"));
@@ -234,6 +241,7 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::GetRatingHistoryRequest>,
     ) -> Result<Response<pb::GetRatingHistoryResponse>, Status> {
+        bounded(&request)?;
         let r = request.into_inner();
         if r.username.is_empty() {
             return Err(Status::invalid_argument("username must be given"));
@@ -269,6 +277,7 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::LeaderboardRequest>,
     ) -> Result<Response<pb::LeaderboardResponse>, Status> {
+        bounded(&request)?;
         let r = request.into_inner();
         let board = self
             .shared

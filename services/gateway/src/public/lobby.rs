@@ -15,7 +15,7 @@ use chess_runtime::Reason;
 use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
-use super::{Shared, relay};
+use super::{Shared, bounds::bounded, relay};
 
 /// Implements `chess.gateway.v1.LobbyService`.
 #[derive(Debug)]
@@ -44,6 +44,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::CreateSeekRequest>,
     ) -> Result<Response<pb::CreateSeekResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let r = request.into_inner();
         let seek = self
@@ -72,6 +73,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::CancelSeekRequest>,
     ) -> Result<Response<pb::CancelSeekResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let seek = self
             .matchmaking()
@@ -91,6 +93,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::ListSeeksRequest>,
     ) -> Result<Response<pb::ListSeeksResponse>, Status> {
+        bounded(&request)?;
         // Public, but a signed-in reader sees their own seeks with their name.
         let viewer_id = self
             .shared
@@ -122,6 +125,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::RequestSeekRequest>,
     ) -> Result<Response<pb::RequestSeekResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let request = self
             .matchmaking()
@@ -142,6 +146,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::AcceptSeekRequestRequest>,
     ) -> Result<Response<pb::AcceptSeekRequestResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let request = self
             .matchmaking()
@@ -161,6 +166,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::RejectSeekRequestRequest>,
     ) -> Result<Response<pb::RejectSeekRequestResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let request = self
             .matchmaking()
@@ -180,6 +186,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::WithdrawSeekRequestRequest>,
     ) -> Result<Response<pb::WithdrawSeekRequestResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let request = self
             .matchmaking()
@@ -199,6 +206,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::ListSeekRequestsRequest>,
     ) -> Result<Response<pb::ListSeekRequestsResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let listed = self
             .matchmaking()
@@ -220,6 +228,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::CreateChallengeRequest>,
     ) -> Result<Response<pb::CreateChallengeResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let r = request.into_inner();
         let challenge = self
@@ -246,6 +255,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::AcceptChallengeRequest>,
     ) -> Result<Response<pb::AcceptChallengeResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let challenge = self
             .matchmaking()
@@ -265,6 +275,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::DeclineChallengeRequest>,
     ) -> Result<Response<pb::DeclineChallengeResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let r = request.into_inner();
         let challenge = self
@@ -286,6 +297,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::CancelChallengeRequest>,
     ) -> Result<Response<pb::CancelChallengeResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let challenge = self
             .matchmaking()
@@ -305,6 +317,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::ListChallengesRequest>,
     ) -> Result<Response<pb::ListChallengesResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let listed = self
             .matchmaking()
@@ -325,6 +338,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::PlayEngineRequest>,
     ) -> Result<Response<pb::PlayEngineResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let r = request.into_inner();
         // Level 0 is the engine at full strength, asked for by name so that

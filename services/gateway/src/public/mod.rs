@@ -15,6 +15,7 @@
 //! ended.
 
 pub mod account;
+mod bounds;
 pub mod lobby;
 pub mod notifier;
 pub mod play;

@@ -19,7 +19,7 @@ use tokio_stream::{Stream, wrappers::ReceiverStream};
 use tonic::{Request, Response, Status, Streaming};
 use tracing::instrument;
 
-use super::{Shared, relay};
+use super::{Shared, bounds::bounded, relay};
 
 type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
@@ -63,6 +63,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::MakeMoveRequest>,
     ) -> Result<Response<pb::MakeMoveResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let r = request.into_inner();
         require("game_id", &r.game_id)?;
@@ -89,6 +90,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::ResignRequest>,
     ) -> Result<Response<pb::ResignResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
@@ -111,6 +113,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::OfferDrawRequest>,
     ) -> Result<Response<pb::OfferDrawResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
@@ -133,6 +136,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::AcceptDrawRequest>,
     ) -> Result<Response<pb::AcceptDrawResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
@@ -155,6 +159,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::DeclineDrawRequest>,
     ) -> Result<Response<pb::DeclineDrawResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
@@ -177,6 +182,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::ClaimDrawRequest>,
     ) -> Result<Response<pb::ClaimDrawResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
@@ -199,6 +205,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::AbortRequest>,
     ) -> Result<Response<pb::AbortResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
@@ -221,6 +228,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::HintRequest>,
     ) -> Result<Response<pb::HintResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
@@ -246,6 +254,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::LegalMovesRequest>,
     ) -> Result<Response<pb::LegalMovesResponse>, Status> {
+        bounded(&request)?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let moves = self
@@ -269,6 +278,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::BoardRequest>,
     ) -> Result<Response<pb::BoardResponse>, Status> {
+        bounded(&request)?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let board = self
@@ -286,6 +296,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::GetGameRequest>,
     ) -> Result<Response<pb::GetGameResponse>, Status> {
+        bounded(&request)?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let game = self
@@ -303,6 +314,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::ListMyGamesRequest>,
     ) -> Result<Response<pb::ListMyGamesResponse>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let r = request.into_inner();
         let filter = match pb::GameFilter::try_from(r.filter) {
@@ -332,6 +344,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::ExportPgnRequest>,
     ) -> Result<Response<pb::ExportPgnResponse>, Status> {
+        bounded(&request)?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let pgn = self
@@ -351,6 +364,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::StreamEventsRequest>,
     ) -> Result<Response<Self::StreamEventsStream>, Status> {
+        bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         // Both internal streams are open (so the player counts as present in
         // the lobby) before the client's stream starts.
@@ -386,6 +400,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::WatchGameRequest>,
     ) -> Result<Response<Self::WatchGameStream>, Status> {
+        bounded(&request)?;
         let r = request.into_inner();
         require("game_id", &r.game_id)?;
         let mut upstream = self
