@@ -114,6 +114,7 @@ async fn a_given_public_url_is_the_base_of_the_links_in_emails() {
             pb::MakeMoveRequest {
                 game_id: game_id.clone(),
                 r#move: "e4".to_owned(),
+                ply: None,
             },
         ))
         .await

@@ -139,6 +139,7 @@ async fn a_result_waits_for_the_rating_service_and_is_applied_once() {
             game_id: created.game_id.clone(),
             player_id: ids[i % 2].clone(),
             r#move: (*m).to_owned(),
+            ply: None,
         })
         .await
         .unwrap();
@@ -300,6 +301,7 @@ async fn an_untimed_game_changes_no_rating() {
                 game_id: created.game_id.clone(),
                 player_id: ids[i % 2].clone(),
                 r#move: (*m).to_owned(),
+                ply: None,
             })
             .await
             .unwrap();

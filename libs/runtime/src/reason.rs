@@ -38,11 +38,14 @@ pub enum Reason {
     /// Too many failed attempts (logins, registrations) from this account
     /// or address: wait as long as the message says.
     TooManyAttempts,
+    /// A move was sent for a ply the game has moved past (or not reached):
+    /// the sender should read the game again.
+    StalePosition,
 }
 
 impl Reason {
     /// Every reason.
-    pub const ALL: [Self; 11] = [
+    pub const ALL: [Self; 12] = [
         Self::NotAPlayer,
         Self::NotYourTurn,
         Self::GameOver,
@@ -54,6 +57,7 @@ impl Reason {
         Self::NotAllowed,
         Self::HintsNotAllowed,
         Self::TooManyAttempts,
+        Self::StalePosition,
     ];
 
     /// The value sent on the wire.
@@ -70,6 +74,7 @@ impl Reason {
             Self::NotAllowed => "not-allowed",
             Self::HintsNotAllowed => "hints-not-allowed",
             Self::TooManyAttempts => "too-many-attempts",
+            Self::StalePosition => "stale-position",
         }
     }
 

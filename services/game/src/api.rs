@@ -162,11 +162,13 @@ impl GameService for GameApi {
             game_id,
             player_id,
             r#move,
+            ply,
         } = request.into_inner();
         if r#move.is_empty() || r#move.len() > 16 {
             return Err(Error::Invalid("move must be 1 to 16 characters".to_owned()).into());
         }
-        let acted = self.act(&game_id, &player_id, Action::Move(r#move)).await?;
+        let action = Action::Move { input: r#move, ply };
+        let acted = self.act(&game_id, &player_id, action).await?;
         let move_made = acted.events.iter().find_map(|e| match e {
             Event::MoveMade {
                 ply,

@@ -317,6 +317,7 @@ impl From<Error> for Status {
                     | GameError::NoDrawOffer
                     | GameError::NoRepetition
                     | GameError::TooLateToAbort => (Code::FailedPrecondition, Reason::NotAllowed),
+                    GameError::StalePly { .. } => (Code::FailedPrecondition, Reason::StalePosition),
                 };
                 reason.status(code, message)
             }

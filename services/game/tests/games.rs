@@ -114,6 +114,68 @@ async fn fools_mate_with_watchers_board_and_pgn() {
     assert!(pgn.trim_end().ends_with("1. f3 e5 2. g4 Qh4# 0-1"), "{pgn}");
 }
 
+/// A move sent with its ply is safe to send again: a retry after a lost
+/// answer gets the first answer (across a restart of the service too), and
+/// is never played twice; a move for a ply the game is not at is refused.
+#[tokio::test]
+async fn a_move_with_its_ply_is_played_once_however_often_it_is_sent() {
+    let (_dir, url) = sqlite();
+    let service = GameService::start(&url).await;
+    let mut client = service.client().await;
+    let game = create(&mut client, "w", "b", untimed()).await;
+    let send = |player: &str, mv: &str, ply: u32| pb::MakeMoveRequest {
+        game_id: game.game_id.clone(),
+        player_id: player.to_owned(),
+        r#move: mv.to_owned(),
+        ply: Some(ply),
+    };
+    let first = client
+        .make_move(send("w", "e4", 1))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(first.ply, 1);
+    for again in ["e4", "e2e4"] {
+        let retried = client
+            .make_move(send("w", again, 1))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(retried.ply, 1);
+        assert_eq!(retried.move_made, first.move_made);
+    }
+    assert_eq!(get(&mut client, &game.game_id).await.ply, 1);
+
+    // Another move for a ply that is taken, the other side's move for it,
+    // and a ply ahead: all stale, and nothing changes.
+    for (player, mv, ply) in [("w", "d4", 1), ("b", "e4", 1), ("b", "e5", 3)] {
+        let refused = client.make_move(send(player, mv, ply)).await.unwrap_err();
+        assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
+        assert_eq!(reason(&refused), Some(Reason::StalePosition));
+    }
+    assert_eq!(get(&mut client, &game.game_id).await.ply, 1);
+
+    // After a crash the record still answers the retry.
+    drop(client);
+    service.crash().await;
+    let service = GameService::start(&url).await;
+    let mut client = service.client().await;
+    let retried = client
+        .make_move(send("w", "e4", 1))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(retried.ply, 1);
+    assert_eq!(retried.move_made, first.move_made);
+    let reply = client
+        .make_move(send("b", "e5", 2))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(reply.ply, 2);
+    assert_eq!(get(&mut client, &game.game_id).await.ply, 2);
+}
+
 #[tokio::test]
 async fn bad_input_is_refused_and_changes_nothing() {
     let (_dir, url) = sqlite();

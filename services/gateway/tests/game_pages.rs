@@ -42,6 +42,7 @@ async fn fools_mate(system: &System, alice: &User, bob: &User) -> String {
         play.make_move(player.call(pb::MakeMoveRequest {
             game_id: game_id.clone(),
             r#move: mv.to_owned(),
+            ply: None,
         }))
         .await
         .unwrap_or_else(|e| panic!("{mv}: {e}"));

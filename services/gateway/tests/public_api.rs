@@ -61,6 +61,7 @@ async fn make_move(
         .make_move(user.call(pb::MakeMoveRequest {
             game_id: game_id.to_owned(),
             r#move: mv.to_owned(),
+            ply: None,
         }))
         .await
         .map(tonic::Response::into_inner)
@@ -264,6 +265,7 @@ async fn only_a_games_players_act_in_it() {
         .make_move(pb::MakeMoveRequest {
             game_id: game_id.clone(),
             r#move: "e4".into(),
+            ply: None,
         })
         .await
         .unwrap_err();

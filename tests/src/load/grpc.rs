@@ -214,6 +214,7 @@ async fn play_game(
         let request = mover.request(pb::MakeMoveRequest {
             game_id: game_id.to_owned(),
             r#move: uci,
+            ply: None,
         });
         // The opponent's arrival is only awaited for a move that was made.
         let made = async { Ok::<_, Error>(play.make_move(request).await?.into_inner()) };

@@ -282,7 +282,9 @@ export function gameView(id: string): View {
     p.state = "sending";
     render();
     try {
-      const r = await play.makeMove({ gameId: id, move: p.uci });
+      // With its ply, a move sent again after a lost answer is answered
+      // as already made, never played twice.
+      const r = await play.makeMove({ gameId: id, move: p.uci, ply: p.ply });
       if (disposed) return;
       if (pending === p) p.state = "sent";
       applyReply(r);

@@ -184,6 +184,8 @@ pub enum GameError {
     NoRepetition,
     #[error("too late to abort: both sides have moved")]
     TooLateToAbort,
+    #[error("move {ply} was sent for a position the game has left: it has {played} plies")]
+    StalePly { ply: u32, played: u32 },
     #[error(
         "hints are not allowed in this game: only against the computer, or in an unrated game whose players both allowed them"
     )]
@@ -620,6 +622,47 @@ impl Game {
             input: input.to_owned(),
             reason: e.to_string(),
         })
+    }
+
+    /// Checks `side`'s move `input`, sent as ply `ply` (the game's ply
+    /// plus one as the sender saw it), against the record. `Ok(None)`: it is
+    /// the next ply, to be played. `Ok(Some(events))`: that ply was already
+    /// played by `side` as `input` (a retry of a move whose answer was
+    /// lost), and these are its events again, so it is never played twice.
+    /// Otherwise the sender's view is stale: [`GameError::StalePly`].
+    pub fn check_ply(
+        &self,
+        side: Color,
+        input: &str,
+        ply: u32,
+    ) -> Result<Option<Vec<Event>>, GameError> {
+        let played = self.ply();
+        if ply == played + 1 {
+            return Ok(None);
+        }
+        let stale = GameError::StalePly { ply, played };
+        if ply == 0 || ply > played {
+            return Err(stale);
+        }
+        let mut events = self.moves_after(ply - 1);
+        events.truncate(1);
+        let same = match events.first() {
+            Some(Event::MoveMade { color, mv, .. }) => {
+                let plain = |san: &str| san.trim_end_matches(['+', '#']).to_owned();
+                *color == side
+                    && (mv.submitted == input || mv.uci == input || plain(&mv.san) == plain(input))
+            }
+            _ => false,
+        };
+        if !same {
+            return Err(stale);
+        }
+        if ply == played
+            && let Some(ending) = self.ending
+        {
+            events.push(Event::GameEnded(ending));
+        }
+        Ok(Some(events))
     }
 
     /// Plays `input` for `side` at `now`.
@@ -1329,6 +1372,35 @@ mod tests {
         assert_eq!(restored.next_deadline(), g.next_deadline());
         assert_eq!(restored.moves(), g.moves());
         assert_eq!(restored.draw_offer(), Some(Color::White));
+    }
+
+    #[test]
+    fn a_retried_move_is_answered_again_not_played_again() {
+        let mut g = standard();
+        assert_eq!(g.check_ply(Color::White, "e4", 1), Ok(None));
+        let first = g.play(Color::White, "e4", 0).unwrap();
+        // The same move for the same ply, however it is written.
+        for input in ["e4", "e2e4"] {
+            assert_eq!(g.check_ply(Color::White, input, 1), Ok(Some(first.clone())));
+        }
+        assert_eq!(g.ply(), 1);
+        // Another move for a ply that is taken, or the other side's, or a
+        // ply ahead: the sender's view is stale.
+        let stale = |ply| GameError::StalePly { ply, played: 1 };
+        assert_eq!(g.check_ply(Color::White, "d4", 1), Err(stale(1)));
+        assert_eq!(g.check_ply(Color::Black, "e4", 1), Err(stale(1)));
+        assert_eq!(g.check_ply(Color::White, "d4", 3), Err(stale(3)));
+        assert_eq!(g.check_ply(Color::White, "e4", 0), Err(stale(0)));
+        assert_eq!(g.check_ply(Color::Black, "e5", 2), Ok(None));
+    }
+
+    #[test]
+    fn a_retried_mate_comes_back_with_the_ending() {
+        let mut g = standard();
+        play_all(&mut g, &["f3", "e5", "g4"]);
+        let mate = g.play(Color::Black, "Qh4#", 0).unwrap();
+        assert!(matches!(mate.last(), Some(Event::GameEnded(_))));
+        assert_eq!(g.check_ply(Color::Black, "Qh4", 4), Ok(Some(mate)));
     }
 
     #[test]

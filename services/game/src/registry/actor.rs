@@ -153,6 +153,21 @@ impl GameActor {
     async fn act(&mut self, actor: &str, action: Action) -> Result<Acted, Error> {
         let side = self.side_of(actor)?;
         let now = self.ctx.time.now();
+        // A move sent again after a lost answer gets that answer again.
+        if let Action::Move {
+            input,
+            ply: Some(ply),
+        } = &action
+            && let Some(events) = self.game.check_ply(side, input, *ply)?
+        {
+            return Ok(Acted {
+                clock: self.game.clock(now),
+                timed: self.game.time_control().is_timed(),
+                ply: *ply,
+                side,
+                events,
+            });
+        }
         // A flag that fell before this action arrived ends the game first.
         let expired = self.game.check_deadline(now);
         if !expired.is_empty() {
@@ -160,7 +175,7 @@ impl GameActor {
             return Err(Error::Game(GameError::GameOver));
         }
         let events = match action {
-            Action::Move(input) => self.game.play(side, &input, now),
+            Action::Move { input, .. } => self.game.play(side, &input, now),
             Action::Resign => self.game.resign(side, now),
             Action::OfferDraw => self.game.offer_draw(side, now),
             Action::AcceptDraw => self.game.accept_draw(side, now),

@@ -56,7 +56,11 @@ pub struct Context {
 /// An action a player takes.
 #[derive(Clone, Debug)]
 pub enum Action {
-    Move(String),
+    /// A move, and the ply it is meant to be, if the caller said.
+    Move {
+        input: String,
+        ply: Option<u32>,
+    },
     Resign,
     OfferDraw,
     AcceptDraw,

@@ -123,6 +123,7 @@ pub async fn play(
             game_id: game_id.to_owned(),
             player_id: player.to_owned(),
             r#move: mv.to_owned(),
+            ply: None,
         })
         .await
         .map(tonic::Response::into_inner)

@@ -120,11 +120,13 @@ mod tests {
         let request = pb::MakeMoveRequest {
             game_id: "abcdefghijkl".to_owned(),
             r#move: "e7e8q".to_owned(),
+            ply: Some(3),
         };
         assert!(request.check().is_ok());
         let request = pb::MakeMoveRequest {
             game_id: "abcdefghijkl".to_owned(),
             r#move: "x".repeat(33),
+            ply: None,
         };
         assert_eq!(
             request.check().unwrap_err().message(),

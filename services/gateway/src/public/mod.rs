@@ -77,6 +77,37 @@ pub fn relay(status: Status) -> Status {
     public
 }
 
+/// How many times a call that is safe to repeat is tried while the service
+/// is unavailable (restarting under it), with pauses of 50, 100, 200 … ms.
+const ATTEMPTS: u32 = 4;
+
+/// Calls `call` (a read, or a move sent with its ply: calls that are safe to
+/// repeat) until it is answered, trying again while the service is
+/// unavailable; the answer or the last failure, as the public API reports
+/// it.
+pub async fn with_retries<T, F, Fut>(mut call: F) -> Result<T, Status>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<tonic::Response<T>, Status>>,
+{
+    let mut pause = std::time::Duration::from_millis(50);
+    let mut attempt = 1;
+    loop {
+        match call().await {
+            Ok(response) => return Ok(response.into_inner()),
+            Err(status) => {
+                let public = relay(status);
+                if public.code() != Code::Unavailable || attempt == ATTEMPTS {
+                    return Err(public);
+                }
+            }
+        }
+        tokio::time::sleep(pause).await;
+        pause *= 2;
+        attempt += 1;
+    }
+}
+
 /// Whether `status` is the client library's report of a broken connection
 /// rather than an answer of the service: our services never answer UNKNOWN
 /// or CANCELLED themselves, and their answers carry a reason.

@@ -19,7 +19,7 @@ use tokio_stream::{Stream, wrappers::ReceiverStream};
 use tonic::{Request, Response, Status, Streaming};
 use tracing::instrument;
 
-use super::{Shared, bounds::bounded, relay};
+use super::{Shared, bounds::bounded, relay, with_retries};
 
 type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
@@ -67,16 +67,25 @@ impl PlayService for Play {
         let session = self.shared.sessions.authenticate(&request).await?;
         let r = request.into_inner();
         require("game_id", &r.game_id)?;
-        let made = self
-            .game(&r.game_id)
-            .make_move(game::MakeMoveRequest {
-                game_id: r.game_id,
-                player_id: session.player_id,
-                r#move: r.r#move,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner();
+        let request = game::MakeMoveRequest {
+            game_id: r.game_id,
+            player_id: session.player_id,
+            r#move: r.r#move,
+            ply: r.ply,
+        };
+        let client = self.game(&request.game_id);
+        let send = || {
+            let mut client = client.clone();
+            let request = request.clone();
+            async move { client.make_move(request).await }
+        };
+        // A move with its ply is safe to send again: at worst it is
+        // answered as already made.
+        let made = if request.ply.is_some() {
+            with_retries(send).await?
+        } else {
+            send().await.map_err(relay)?.into_inner()
+        };
         Ok(Response::new(pb::MakeMoveResponse {
             move_made: made.move_made,
             game_ended: made.game_ended,
@@ -257,19 +266,22 @@ impl PlayService for Play {
         bounded(&request)?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
-        let moves = self
-            .game(&game_id)
-            .legal_moves(game::LegalMovesRequest { game_id })
-            .await
-            .map_err(relay)?
-            .into_inner()
-            .moves
-            .into_iter()
-            .map(|m| pb::LegalMove {
-                uci: m.uci,
-                san: m.san,
-            })
-            .collect();
+        let client = self.game(&game_id);
+        let moves = with_retries(|| {
+            let mut client = client.clone();
+            let request = game::LegalMovesRequest {
+                game_id: game_id.clone(),
+            };
+            async move { client.legal_moves(request).await }
+        })
+        .await?
+        .moves
+        .into_iter()
+        .map(|m| pb::LegalMove {
+            uci: m.uci,
+            san: m.san,
+        })
+        .collect();
         Ok(Response::new(pb::LegalMovesResponse { moves }))
     }
 
@@ -281,13 +293,16 @@ impl PlayService for Play {
         bounded(&request)?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
-        let board = self
-            .game(&game_id)
-            .board(game::BoardRequest { game_id })
-            .await
-            .map_err(relay)?
-            .into_inner()
-            .board;
+        let client = self.game(&game_id);
+        let board = with_retries(|| {
+            let mut client = client.clone();
+            let request = game::BoardRequest {
+                game_id: game_id.clone(),
+            };
+            async move { client.board(request).await }
+        })
+        .await?
+        .board;
         Ok(Response::new(pb::BoardResponse { board }))
     }
 
@@ -299,13 +314,16 @@ impl PlayService for Play {
         bounded(&request)?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
-        let game = self
-            .game(&game_id)
-            .get_game(game::GetGameRequest { game_id })
-            .await
-            .map_err(relay)?
-            .into_inner()
-            .game;
+        let client = self.game(&game_id);
+        let game = with_retries(|| {
+            let mut client = client.clone();
+            let request = game::GetGameRequest {
+                game_id: game_id.clone(),
+            };
+            async move { client.get_game(request).await }
+        })
+        .await?
+        .game;
         Ok(Response::new(pb::GetGameResponse { game }))
     }
 
@@ -322,17 +340,19 @@ impl PlayService for Play {
             Ok(pb::GameFilter::Finished) => game::GameFilter::Finished,
             _ => game::GameFilter::All,
         };
-        let page = self
-            .games()
-            .list_games(game::ListGamesRequest {
-                player_id: session.player_id,
-                filter: filter as i32,
-                page_size: r.page_size,
-                page_token: r.page_token,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner();
+        let request = game::ListGamesRequest {
+            player_id: session.player_id,
+            filter: filter as i32,
+            page_size: r.page_size,
+            page_token: r.page_token,
+        };
+        let client = self.games();
+        let page = with_retries(|| {
+            let mut client = client.clone();
+            let request = request.clone();
+            async move { client.list_games(request).await }
+        })
+        .await?;
         Ok(Response::new(pb::ListMyGamesResponse {
             games: page.games,
             next_page_token: page.next_page_token,
@@ -347,13 +367,16 @@ impl PlayService for Play {
         bounded(&request)?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
-        let pgn = self
-            .game(&game_id)
-            .export_pgn(game::ExportPgnRequest { game_id })
-            .await
-            .map_err(relay)?
-            .into_inner()
-            .pgn;
+        let client = self.game(&game_id);
+        let pgn = with_retries(|| {
+            let mut client = client.clone();
+            let request = game::ExportPgnRequest {
+                game_id: game_id.clone(),
+            };
+            async move { client.export_pgn(request).await }
+        })
+        .await?
+        .pgn;
         Ok(Response::new(pb::ExportPgnResponse { pgn }))
     }
 

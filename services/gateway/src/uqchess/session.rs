@@ -483,6 +483,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
             game_id: play.game_id.clone(),
             player_id: guest_id,
             r#move: m,
+            ply: None,
         };
         let response = match self
             .backends
