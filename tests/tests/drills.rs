@@ -690,3 +690,92 @@ async fn a_service_quotes_oversized_input_only_briefly() {
     }
     stack.stop().await;
 }
+
+/// A client's event stream resumed after the gateway was killed begins with
+/// what the client missed: the opponent's move made while it was away, and
+/// a game started meanwhile, before the live events.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_stream_resumes_across_a_gateway_kill() {
+    let stack = StackProcess::start(&[], UNLIMITED).await;
+    let channel = Channel::from_shared(format!("http://{}", stack.gateway))
+        .expect("uri")
+        .connect_lazy();
+    let log = Log::default();
+    let alice = sign_up(&channel, "ralice".to_owned()).await;
+    let bob = sign_up(&channel, "rbob".to_owned()).await;
+    let game_id = start_game(&channel, &log, &alice, &bob).await;
+    let play = PlayServiceClient::new(channel.clone());
+    let make_move = |player: &Player, mv: &str, ply: u32| {
+        let request = player.request(pb::MakeMoveRequest {
+            game_id: game_id.clone(),
+            r#move: mv.to_owned(),
+            ply: Some(ply),
+        });
+        let mut play = play.clone();
+        async move { play.make_move(request).await }
+    };
+    make_move(&alice, "e2e4", 1).await.expect("alice moves");
+    let mut stream = play
+        .clone()
+        .stream_events(alice.request(pb::StreamEventsRequest::default()))
+        .await
+        .expect("stream")
+        .into_inner();
+
+    let gateway = service_pid(&stack, "chess-gateway").expect("the gateway runs");
+    kill9(gateway);
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Ok(Some(_)) = stream.message().await {}
+    })
+    .await;
+    assert!(ended.is_ok(), "the stream outlived its gateway");
+    // While alice is away: bob answers (once the gateway is back) and
+    // starts another game.
+    persist(&log, || make_move(&bob, "e7e5", 2)).await;
+    let second = start_game(&channel, &log, &bob, &alice).await;
+
+    let mut resumed = play
+        .clone()
+        .stream_events(alice.request(pb::StreamEventsRequest {
+            resume: true,
+            games: vec![common::GameCursor {
+                game_id: game_id.clone(),
+                ply: 1,
+            }],
+        }))
+        .await
+        .expect("resumed stream")
+        .into_inner();
+    let mut next_game_event = async || loop {
+        let event = tokio::time::timeout(Duration::from_secs(10), resumed.message())
+            .await
+            .expect("an event in time")
+            .expect("the stream is healthy")
+            .expect("the stream is open");
+        if let Some(pb::stream_events_response::Event::Game(event)) = event.event {
+            return event;
+        }
+    };
+    let mut missed = vec![next_game_event().await, next_game_event().await];
+    missed.sort_by_key(|e| e.game_id == second);
+    assert_eq!(
+        (missed[0].game_id.as_str(), missed[0].ply),
+        (game_id.as_str(), 2)
+    );
+    assert!(matches!(
+        missed[0].kind,
+        Some(common::game_event::Kind::MoveMade(_))
+    ));
+    assert_eq!(missed[1].game_id, second);
+    assert!(matches!(
+        missed[1].kind,
+        Some(common::game_event::Kind::Snapshot(_))
+    ));
+    // Then live: alice's own next move comes back once.
+    make_move(&alice, "g1f3", 3)
+        .await
+        .expect("alice moves again");
+    let live = next_game_event().await;
+    assert_eq!((live.game_id.as_str(), live.ply), (game_id.as_str(), 3));
+    stack.stop().await;
+}

@@ -1,7 +1,7 @@
 //! The gRPC face of the service: requests are checked and converted here,
 //! then handed to the game actors.
 
-use std::{pin::Pin, sync::Arc};
+use std::{collections::HashMap, pin::Pin, sync::Arc};
 
 use chess_domain::{GameStatus, RuleSet, TimeControl};
 use chess_proto::{
@@ -79,6 +79,23 @@ fn ended(events: &[Event]) -> Option<common::GameEnded> {
     })
 }
 
+/// Where a resumed watcher already stands in each game it was sent: the ply
+/// it was brought to, and whether the game had ended. Live events it was
+/// sent already (moves up to that ply, the ending) are not sent again.
+type Sent = HashMap<String, (u32, bool)>;
+
+/// Whether `event` was sent already, by `sent`.
+fn already_sent(sent: &Sent, event: &common::GameEvent) -> bool {
+    let Some(&(ply, ended)) = sent.get(&event.game_id) else {
+        return false;
+    };
+    match event.kind {
+        Some(common::game_event::Kind::MoveMade(_)) => event.ply <= ply,
+        Some(common::game_event::Kind::GameEnded(_)) => ended,
+        _ => false,
+    }
+}
+
 /// Forwards live events into a response stream until the game ends, the
 /// caller goes away, the service shuts down, or the watcher falls behind.
 fn forward<T: Send + 'static>(
@@ -87,6 +104,7 @@ fn forward<T: Send + 'static>(
     shutdown: chess_runtime::Shutdown,
     wrap: fn(common::GameEvent) -> T,
     stop_at_end: bool,
+    sent: Sent,
 ) -> EventStream<T> {
     let (tx, rx) = mpsc::channel(64);
     tokio::spawn(async move {
@@ -101,6 +119,7 @@ fn forward<T: Send + 'static>(
         loop {
             tokio::select! {
                 received = events.recv() => match received {
+                    Ok(event) if already_sent(&sent, &event) => {}
                     Ok(event) => {
                         let last = stop_at_end
                             && matches!(event.kind, Some(common::game_event::Kind::GameEnded(_)));
@@ -410,7 +429,14 @@ impl GameService for GameApi {
         };
         let live = game.is_active().then_some(events);
         let shutdown = self.registry.context().shutdown.clone();
-        Ok(Response::new(forward(first, live, shutdown, wrap, true)))
+        Ok(Response::new(forward(
+            first,
+            live,
+            shutdown,
+            wrap,
+            true,
+            Sent::new(),
+        )))
     }
 
     type WatchPlayerStream = EventStream<pb::WatchPlayerResponse>;
@@ -420,17 +446,38 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::WatchPlayerRequest>,
     ) -> Result<Response<Self::WatchPlayerStream>, Status> {
-        let player_id = request.into_inner().player_id;
-        require("player_id", &player_id)?;
+        let r = request.into_inner();
+        require("player_id", &r.player_id)?;
         let ctx = self.registry.context();
-        let events = ctx.hub.subscribe(&player_id);
+        // Subscribed first, so nothing that happens from here on is missed.
+        let events = ctx.hub.subscribe(&r.player_id);
         let wrap = |event| pb::WatchPlayerResponse { event: Some(event) };
+        let mut first = Vec::new();
+        let mut sent = Sent::new();
+        if r.resume {
+            let cursors = r.games.into_iter().map(|c| (c.game_id, c.ply)).collect();
+            let now = self.now();
+            for (game, missed) in self.registry.missed(&r.player_id, &cursors).await? {
+                sent.insert(game.id().to_owned(), (game.ply(), !game.is_active()));
+                match missed {
+                    Some(events) => {
+                        first.extend(events.iter().map(|e| wrap(convert::event(&game, e, now))))
+                    }
+                    None => first.push(wrap(convert::notice(
+                        &game,
+                        now,
+                        common::game_event::Kind::Snapshot(convert::game_state(&game, now, true)),
+                    ))),
+                }
+            }
+        }
         Ok(Response::new(forward(
-            Vec::new(),
+            first,
             Some(events),
             ctx.shutdown.clone(),
             wrap,
             false,
+            sent,
         )))
     }
 
@@ -449,6 +496,7 @@ impl GameService for GameApi {
             ctx.shutdown.clone(),
             wrap,
             false,
+            Sent::new(),
         )))
     }
 }

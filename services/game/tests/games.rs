@@ -521,6 +521,7 @@ async fn player_streams_see_new_games_and_their_moves() {
     let mut events = client
         .watch_player(pb::WatchPlayerRequest {
             player_id: "p1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -539,6 +540,64 @@ async fn player_streams_see_new_games_and_their_moves() {
     let moved = events.next().await.unwrap().unwrap().event.unwrap();
     assert_eq!(moved.game_id, g);
     assert!(matches!(moved.kind, Some(c::game_event::Kind::MoveMade(_))));
+}
+
+/// A player stream resumed with where the watcher stood begins with what it
+/// missed: the moves after its ply in the games it names, a snapshot of its
+/// other active games, nothing of games it does not play; then live events,
+/// none of them twice.
+#[tokio::test]
+async fn a_resumed_player_stream_begins_with_what_was_missed() {
+    let (_dir, url) = sqlite();
+    let service = GameService::start(&url).await;
+    let mut client = service.client().await;
+    let g = create(&mut client, "p1", "p2", untimed()).await.game_id;
+    for (player, mv) in [("p1", "e4"), ("p2", "e5"), ("p1", "Nf3")] {
+        play(&mut client, &g, player, mv).await.unwrap();
+    }
+    // Started while the watcher was away.
+    let new = create(&mut client, "p2", "p1", untimed()).await.game_id;
+    // Not p1's: named, but left out.
+    let other = create(&mut client, "p3", "p4", untimed()).await.game_id;
+    let mut events = client
+        .watch_player(pb::WatchPlayerRequest {
+            player_id: "p1".into(),
+            resume: true,
+            games: vec![
+                c::GameCursor {
+                    game_id: g.clone(),
+                    ply: 1,
+                },
+                c::GameCursor {
+                    game_id: other,
+                    ply: 0,
+                },
+            ],
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut next = async || events.next().await.unwrap().unwrap().event.unwrap();
+    let mut first = Vec::new();
+    for _ in 0..3 {
+        first.push(next().await);
+    }
+    let moves: Vec<(String, u32)> = first
+        .iter()
+        .filter(|e| matches!(e.kind, Some(c::game_event::Kind::MoveMade(_))))
+        .map(|e| (e.game_id.clone(), e.ply))
+        .collect();
+    assert_eq!(moves, vec![(g.clone(), 2), (g.clone(), 3)]);
+    assert!(
+        first
+            .iter()
+            .any(|e| e.game_id == new && matches!(e.kind, Some(c::game_event::Kind::Snapshot(_)))),
+        "{first:?}"
+    );
+    // Live from here on.
+    play(&mut client, &g, "p2", "Nc6").await.unwrap();
+    let live = next().await;
+    assert_eq!((live.game_id.as_str(), live.ply), (g.as_str(), 4));
 }
 
 #[tokio::test]

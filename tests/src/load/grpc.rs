@@ -95,7 +95,7 @@ impl Arrivals {
 async fn follow(channel: Channel, player: &Player, arrivals: Arc<Arrivals>) -> Result<(), Error> {
     let mut play = PlayServiceClient::new(channel);
     let mut events = play
-        .stream_events(player.request(pb::StreamEventsRequest {}))
+        .stream_events(player.request(pb::StreamEventsRequest::default()))
         .await?
         .into_inner();
     tokio::spawn(async move {

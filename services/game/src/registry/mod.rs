@@ -285,6 +285,49 @@ impl Registry {
         self.ask(id, |reply| Message::View { reply }).await
     }
 
+    /// What a watcher of `player_id` missed, resuming from `cursors` (game
+    /// id → the last ply it applied): for each of those games that the
+    /// player plays, the game and its events after that ply (`None` when the
+    /// ply is beyond the game: the watcher needs the whole game); for each
+    /// other active game of the player, the game, also with `None`. Games
+    /// the player does not play are left out.
+    pub async fn missed(
+        self: &Arc<Self>,
+        player_id: &str,
+        cursors: &HashMap<String, u32>,
+    ) -> Result<Vec<(Game, Option<Vec<Event>>)>, Error> {
+        let mut missed = Vec::new();
+        for (id, &ply) in cursors {
+            let game = match self.view(id).await {
+                Ok(game) => game,
+                Err(Error::NotFound(_)) => continue,
+                Err(e) => return Err(e),
+            };
+            if game.side_of(player_id).is_none() {
+                continue;
+            }
+            let events = game.catch_up(ply);
+            missed.push((game, events));
+        }
+        let mut token = String::new();
+        loop {
+            let (rows, next) = self
+                .ctx
+                .store
+                .list(player_id, store::ListFilter::Active, 100, &token)
+                .await?;
+            for row in rows {
+                if !cursors.contains_key(&row.id) {
+                    missed.push((self.view(&row.id).await?, None));
+                }
+            }
+            if next.is_empty() {
+                return Ok(missed);
+            }
+            token = next;
+        }
+    }
+
     /// A copy of game `id` and its events from now on.
     pub async fn watch(
         self: &Arc<Self>,

@@ -24,6 +24,8 @@ const MOVE: usize = 32;
 const REASON: usize = 4 * 200;
 /// Page tokens handed out by list calls.
 const PAGE_TOKEN: usize = 256;
+/// Games a resumed event stream may name.
+const CURSORS: usize = 1000;
 
 /// A public request whose string fields have limits.
 pub(super) trait Bounded {
@@ -96,8 +98,22 @@ bounds! {
     GetGameRequest { game_id: ID }
     ListMyGamesRequest { page_token: PAGE_TOKEN }
     ExportPgnRequest { game_id: ID }
-    StreamEventsRequest {}
     WatchGameRequest { game_id: ID }
+}
+
+impl Bounded for pb::StreamEventsRequest {
+    fn check(&self) -> Result<(), Status> {
+        if self.games.len() > CURSORS {
+            return Err(Reason::InvalidRequest.status(
+                Code::InvalidArgument,
+                format!("games: at most {CURSORS} may be resumed"),
+            ));
+        }
+        for cursor in &self.games {
+            within("game_id", &cursor.game_id, ID)?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

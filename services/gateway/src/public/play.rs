@@ -389,6 +389,7 @@ impl PlayService for Play {
     ) -> Result<Response<Self::StreamEventsStream>, Status> {
         bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
+        let r = request.into_inner();
         // Both internal streams are open (so the player counts as present in
         // the lobby) before the client's stream starts.
         let lobby = self
@@ -406,6 +407,8 @@ impl PlayService for Play {
             .games()
             .watch_player(game::WatchPlayerRequest {
                 player_id: session.player_id.clone(),
+                resume: r.resume,
+                games: r.games,
             })
             .await
             .map_err(relay)?

@@ -200,7 +200,7 @@ pub async fn events(system: &System, user: &User) -> tonic::Streaming<pb::Stream
     system
         .play()
         .await
-        .stream_events(user.call(pb::StreamEventsRequest {}))
+        .stream_events(user.call(pb::StreamEventsRequest::default()))
         .await
         .expect("stream events")
         .into_inner()
