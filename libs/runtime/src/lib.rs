@@ -11,15 +11,19 @@
 //! - [`lock`]: exclusive locks on database files and data directories.
 //! - [`client`]: lazily connected, traced channels to other services.
 //! - [`reason`]: machine-readable reasons attached to gRPC errors.
+//! - [`identity`]: the signed caller assertions every call between the
+//!   services carries, minted by callers and checked by the servers.
 
 pub mod addr;
 pub mod cli;
 pub mod client;
+pub mod identity;
 pub mod lock;
 pub mod reason;
 pub mod server;
 
 pub use client::{Channel, channel};
+pub use identity::{Claims, InternalKey, Signer};
 pub use reason::Reason;
 pub use server::{Health, Server, ServerArgs, Shutdown};
 

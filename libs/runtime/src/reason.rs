@@ -35,11 +35,15 @@ pub enum Reason {
     /// The game does not allow engine hints (a rated game, or one whose
     /// players did not agree to them).
     HintsNotAllowed,
+    /// The caller's signed assertion acts for another player or game, or
+    /// comes from a service the call is not open to (internal services
+    /// only; see [`crate::identity`]).
+    CallerMismatch,
 }
 
 impl Reason {
     /// Every reason.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::NotAPlayer,
         Self::NotYourTurn,
         Self::GameOver,
@@ -50,6 +54,7 @@ impl Reason {
         Self::InvalidRequest,
         Self::NotAllowed,
         Self::HintsNotAllowed,
+        Self::CallerMismatch,
     ];
 
     /// The value sent on the wire.
@@ -65,6 +70,7 @@ impl Reason {
             Self::InvalidRequest => "invalid-request",
             Self::NotAllowed => "not-allowed",
             Self::HintsNotAllowed => "hints-not-allowed",
+            Self::CallerMismatch => "caller-mismatch",
         }
     }
 
