@@ -218,6 +218,7 @@ async fn bad_flags_are_one_clear_line() {
         "chess-gateway",
     ] {
         let output = tokio::process::Command::new(chess_e2e::binary(service))
+            .envs(chess_testkit::internal_key_env())
             .args(["--listen", "256.0.0.1:1", "--log-filter", "error"])
             .output()
             .await
@@ -309,6 +310,7 @@ async fn two_game_services_never_share_a_database_file() {
     let game = || {
         let mut command = tokio::process::Command::new(chess_e2e::binary("chess-game"));
         command
+            .envs(chess_testkit::internal_key_env())
             .args(["--listen", "127.0.0.1:0", "--log-filter", "warn"])
             .args(["--database-url", &url])
             .kill_on_drop(true);

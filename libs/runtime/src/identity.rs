@@ -357,14 +357,19 @@ impl Claims {
         }
     }
 
-    /// Refuses unless the assertion acts for `player_id` in `game_id`.
-    pub fn check_player_in(&self, player_id: &str, game_id: &str) -> Result<(), Status> {
-        self.check_player(player_id)?;
+    /// Refuses unless the assertion acts in `game_id`.
+    pub fn check_game(&self, game_id: &str) -> Result<(), Status> {
         if self.game.as_deref() == Some(game_id) {
             Ok(())
         } else {
             Err(mismatch("the caller's assertion acts in another game"))
         }
+    }
+
+    /// Refuses unless the assertion acts for `player_id` in `game_id`.
+    pub fn check_player_in(&self, player_id: &str, game_id: &str) -> Result<(), Status> {
+        self.check_player(player_id)?;
+        self.check_game(game_id)
     }
 
     /// Refuses unless the call comes from one of `callers`.

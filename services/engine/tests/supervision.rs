@@ -158,10 +158,22 @@ async fn health_follows_the_processes_not_serving_then_serving() {
     assert!(is_legal("", &[], &found.best_move));
 }
 
-/// Runs the binary to completion with `args`; returns status and output.
+/// Runs the binary to completion with `args` (and the test's internal key);
+/// returns status and output.
 fn run_to_exit(args: &[&str]) -> (Option<i32>, String, String) {
+    run_to_exit_with(args, &chess_testkit::internal_key_env())
+}
+
+/// Runs the binary to completion with `args` and `env`; returns status and
+/// output.
+fn run_to_exit_with(
+    args: &[&str],
+    env: &[(String, std::path::PathBuf)],
+) -> (Option<i32>, String, String) {
     let port = free_port().to_string();
     let output = std::process::Command::new(BINARY)
+        .env_remove("CHESS_ENGINE_INTERNAL_KEY_FILE")
+        .envs(env.iter().cloned())
         .args(["--listen", &format!("127.0.0.1:{port}")])
         .args(args)
         .env_remove("RUST_LOG")

@@ -199,11 +199,15 @@ async fn bad_input_is_refused_and_changes_nothing() {
     assert_eq!(game.speed, c::SpeedCategory::Untimed as i32);
     assert!(!game.hints_allowed);
     let e = client
-        .hint(pb::HintRequest {
-            game_id: id.into(),
-            player_id: "w".into(),
-            kind: pb::HintKind::Best as i32,
-        })
+        .hint(acting(
+            pb::HintRequest {
+                game_id: id.into(),
+                player_id: "w".into(),
+                kind: pb::HintKind::Best as i32,
+            },
+            "w",
+            Some(id),
+        ))
         .await
         .unwrap_err();
     assert_eq!(
@@ -225,10 +229,14 @@ async fn bad_input_is_refused_and_changes_nothing() {
     assert_eq!(state.status, c::GameStatus::Active as i32);
 
     client
-        .resign(pb::ResignRequest {
-            game_id: id.into(),
-            player_id: "b".into(),
-        })
+        .resign(acting(
+            pb::ResignRequest {
+                game_id: id.into(),
+                player_id: "b".into(),
+            },
+            "b",
+            Some(id),
+        ))
         .await
         .unwrap();
     let e = play(&mut client, id, "w", "e2e4").await.unwrap_err();
@@ -247,10 +255,14 @@ async fn draws_claims_and_aborts() {
     // Agreement.
     let g = create(&mut client, "w", "b", untimed()).await.game_id;
     let r = client
-        .offer_draw(pb::OfferDrawRequest {
-            game_id: g.clone(),
-            player_id: "w".into(),
-        })
+        .offer_draw(acting(
+            pb::OfferDrawRequest {
+                game_id: g.clone(),
+                player_id: "w".into(),
+            },
+            "w",
+            Some(g.as_str()),
+        ))
         .await
         .unwrap();
     assert!(r.into_inner().game_ended.is_none());
@@ -259,33 +271,49 @@ async fn draws_claims_and_aborts() {
         c::Color::White as i32
     );
     let e = client
-        .accept_draw(pb::AcceptDrawRequest {
-            game_id: g.clone(),
-            player_id: "w".into(),
-        })
+        .accept_draw(acting(
+            pb::AcceptDrawRequest {
+                game_id: g.clone(),
+                player_id: "w".into(),
+            },
+            "w",
+            Some(g.as_str()),
+        ))
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::FailedPrecondition);
     let r = client
-        .decline_draw(pb::DeclineDrawRequest {
-            game_id: g.clone(),
-            player_id: "b".into(),
-        })
+        .decline_draw(acting(
+            pb::DeclineDrawRequest {
+                game_id: g.clone(),
+                player_id: "b".into(),
+            },
+            "b",
+            Some(g.as_str()),
+        ))
         .await
         .unwrap();
     assert_eq!(r.into_inner().offered_by, c::Color::White as i32);
     client
-        .offer_draw(pb::OfferDrawRequest {
-            game_id: g.clone(),
-            player_id: "b".into(),
-        })
+        .offer_draw(acting(
+            pb::OfferDrawRequest {
+                game_id: g.clone(),
+                player_id: "b".into(),
+            },
+            "b",
+            Some(g.as_str()),
+        ))
         .await
         .unwrap();
     let r = client
-        .accept_draw(pb::AcceptDrawRequest {
-            game_id: g.clone(),
-            player_id: "w".into(),
-        })
+        .accept_draw(acting(
+            pb::AcceptDrawRequest {
+                game_id: g.clone(),
+                player_id: "w".into(),
+            },
+            "w",
+            Some(g.as_str()),
+        ))
         .await
         .unwrap();
     assert_eq!(
@@ -296,10 +324,14 @@ async fn draws_claims_and_aborts() {
     // Threefold repetition, claimed.
     let g = create(&mut client, "w", "b", untimed()).await.game_id;
     let e = client
-        .claim_draw(pb::ClaimDrawRequest {
-            game_id: g.clone(),
-            player_id: "w".into(),
-        })
+        .claim_draw(acting(
+            pb::ClaimDrawRequest {
+                game_id: g.clone(),
+                player_id: "w".into(),
+            },
+            "w",
+            Some(g.as_str()),
+        ))
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::FailedPrecondition);
@@ -316,10 +348,14 @@ async fn draws_claims_and_aborts() {
         play(&mut client, &g, player, mv).await.unwrap();
     }
     let r = client
-        .claim_draw(pb::ClaimDrawRequest {
-            game_id: g.clone(),
-            player_id: "w".into(),
-        })
+        .claim_draw(acting(
+            pb::ClaimDrawRequest {
+                game_id: g.clone(),
+                player_id: "w".into(),
+            },
+            "w",
+            Some(g.as_str()),
+        ))
         .await
         .unwrap();
     assert_eq!(
@@ -331,10 +367,14 @@ async fn draws_claims_and_aborts() {
     let g = create(&mut client, "w", "b", untimed()).await.game_id;
     play(&mut client, &g, "w", "e4").await.unwrap();
     let r = client
-        .abort(pb::AbortRequest {
-            game_id: g.clone(),
-            player_id: "b".into(),
-        })
+        .abort(acting(
+            pb::AbortRequest {
+                game_id: g.clone(),
+                player_id: "b".into(),
+            },
+            "b",
+            Some(g.as_str()),
+        ))
         .await
         .unwrap();
     let ended = r.into_inner().game_ended.unwrap();
@@ -344,10 +384,14 @@ async fn draws_claims_and_aborts() {
     play(&mut client, &g, "w", "e4").await.unwrap();
     play(&mut client, &g, "b", "e5").await.unwrap();
     let e = client
-        .abort(pb::AbortRequest {
-            game_id: g.clone(),
-            player_id: "w".into(),
-        })
+        .abort(acting(
+            pb::AbortRequest {
+                game_id: g.clone(),
+                player_id: "w".into(),
+            },
+            "w",
+            Some(g.as_str()),
+        ))
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::FailedPrecondition);
@@ -411,10 +455,14 @@ async fn watching_resumes_from_a_ply() {
     // Resuming a game that ended meanwhile: the missed move, then the end.
     play(&mut client, &g, "b", "a6").await.unwrap();
     client
-        .resign(pb::ResignRequest {
-            game_id: g.clone(),
-            player_id: "w".into(),
-        })
+        .resign(acting(
+            pb::ResignRequest {
+                game_id: g.clone(),
+                player_id: "w".into(),
+            },
+            "w",
+            Some(g.as_str()),
+        ))
         .await
         .unwrap();
     let mut watch = client
@@ -457,9 +505,13 @@ async fn player_streams_see_new_games_and_their_moves() {
     let service = GameService::start(&url).await;
     let mut client = service.client().await;
     let mut events = client
-        .watch_player(pb::WatchPlayerRequest {
-            player_id: "p1".into(),
-        })
+        .watch_player(acting(
+            pb::WatchPlayerRequest {
+                player_id: "p1".into(),
+            },
+            "p1",
+            None,
+        ))
         .await
         .unwrap()
         .into_inner();
@@ -494,22 +546,30 @@ async fn listing_pages_and_idempotent_creation() {
         );
     }
     client
-        .resign(pb::ResignRequest {
-            game_id: ids[0].clone(),
-            player_id: "me".into(),
-        })
+        .resign(acting(
+            pb::ResignRequest {
+                game_id: ids[0].clone(),
+                player_id: "me".into(),
+            },
+            "me",
+            Some(ids[0].as_str()),
+        ))
         .await
         .unwrap();
     let mut seen = Vec::new();
     let mut token = String::new();
     loop {
         let page = client
-            .list_games(pb::ListGamesRequest {
-                player_id: "me".into(),
-                filter: 0,
-                page_size: 2,
-                page_token: token,
-            })
+            .list_games(acting(
+                pb::ListGamesRequest {
+                    player_id: "me".into(),
+                    filter: 0,
+                    page_size: 2,
+                    page_token: token,
+                },
+                "me",
+                None,
+            ))
             .await
             .unwrap()
             .into_inner();
@@ -524,12 +584,16 @@ async fn listing_pages_and_idempotent_creation() {
     ids.reverse();
     assert_eq!(seen, ids, "newest first");
     let finished = client
-        .list_games(pb::ListGamesRequest {
-            player_id: "me".into(),
-            filter: pb::GameFilter::Finished as i32,
-            page_size: 10,
-            page_token: String::new(),
-        })
+        .list_games(acting(
+            pb::ListGamesRequest {
+                player_id: "me".into(),
+                filter: pb::GameFilter::Finished as i32,
+                page_size: 10,
+                page_token: String::new(),
+            },
+            "me",
+            None,
+        ))
         .await
         .unwrap()
         .into_inner();

@@ -28,12 +28,14 @@ impl Lobby {
         Self { shared }
     }
 
-    fn matchmaking(
+    /// The matchmaking service, acting for `player_id`.
+    fn acting(
         &self,
+        player_id: &str,
     ) -> chess_proto::matchmaking::v1::matchmaking_service_client::MatchmakingServiceClient<
-        chess_runtime::Channel,
+        chess_runtime::identity::Signed,
     > {
-        self.shared.backends.matchmaking.rpc()
+        self.shared.backends.matchmaking.acting(player_id)
     }
 }
 
@@ -47,7 +49,7 @@ impl LobbyService for Lobby {
         let session = self.shared.tokens.authenticate(&request)?;
         let r = request.into_inner();
         let seek = self
-            .matchmaking()
+            .acting(&session.player_id)
             .create_seek(mm::CreateSeekRequest {
                 player_id: session.player_id,
                 username: session.username,
@@ -74,7 +76,7 @@ impl LobbyService for Lobby {
     ) -> Result<Response<pb::CancelSeekResponse>, Status> {
         let session = self.shared.tokens.authenticate(&request)?;
         let seek = self
-            .matchmaking()
+            .acting(&session.player_id)
             .cancel_seek(mm::CancelSeekRequest {
                 seek_id: request.into_inner().seek_id,
                 player_id: session.player_id,
@@ -99,8 +101,9 @@ impl LobbyService for Lobby {
             .map(|s| s.player_id)
             .unwrap_or_default();
         let r = request.into_inner();
+        // A signed-in reader's call acts for them.
         let page = self
-            .matchmaking()
+            .acting(&viewer_id)
             .list_seeks(mm::ListSeeksRequest {
                 viewer_id,
                 speed: r.speed,
@@ -123,7 +126,7 @@ impl LobbyService for Lobby {
     ) -> Result<Response<pb::RequestSeekResponse>, Status> {
         let session = self.shared.tokens.authenticate(&request)?;
         let request = self
-            .matchmaking()
+            .acting(&session.player_id)
             .request_seek(mm::RequestSeekRequest {
                 seek_id: request.into_inner().seek_id,
                 player_id: session.player_id,
@@ -143,7 +146,7 @@ impl LobbyService for Lobby {
     ) -> Result<Response<pb::AcceptSeekRequestResponse>, Status> {
         let session = self.shared.tokens.authenticate(&request)?;
         let request = self
-            .matchmaking()
+            .acting(&session.player_id)
             .accept_seek_request(mm::AcceptSeekRequestRequest {
                 request_id: request.into_inner().request_id,
                 player_id: session.player_id,
@@ -162,7 +165,7 @@ impl LobbyService for Lobby {
     ) -> Result<Response<pb::RejectSeekRequestResponse>, Status> {
         let session = self.shared.tokens.authenticate(&request)?;
         let request = self
-            .matchmaking()
+            .acting(&session.player_id)
             .reject_seek_request(mm::RejectSeekRequestRequest {
                 request_id: request.into_inner().request_id,
                 player_id: session.player_id,
@@ -181,7 +184,7 @@ impl LobbyService for Lobby {
     ) -> Result<Response<pb::WithdrawSeekRequestResponse>, Status> {
         let session = self.shared.tokens.authenticate(&request)?;
         let request = self
-            .matchmaking()
+            .acting(&session.player_id)
             .withdraw_seek_request(mm::WithdrawSeekRequestRequest {
                 request_id: request.into_inner().request_id,
                 player_id: session.player_id,
@@ -200,7 +203,7 @@ impl LobbyService for Lobby {
     ) -> Result<Response<pb::ListSeekRequestsResponse>, Status> {
         let session = self.shared.tokens.authenticate(&request)?;
         let listed = self
-            .matchmaking()
+            .acting(&session.player_id)
             .list_seek_requests(mm::ListSeekRequestsRequest {
                 player_id: session.player_id,
             })
@@ -222,7 +225,7 @@ impl LobbyService for Lobby {
         let session = self.shared.tokens.authenticate(&request)?;
         let r = request.into_inner();
         let challenge = self
-            .matchmaking()
+            .acting(&session.player_id)
             .create_challenge(mm::CreateChallengeRequest {
                 player_id: session.player_id,
                 username: session.username,
@@ -247,7 +250,7 @@ impl LobbyService for Lobby {
     ) -> Result<Response<pb::AcceptChallengeResponse>, Status> {
         let session = self.shared.tokens.authenticate(&request)?;
         let challenge = self
-            .matchmaking()
+            .acting(&session.player_id)
             .accept_challenge(mm::AcceptChallengeRequest {
                 challenge_id: request.into_inner().challenge_id,
                 player_id: session.player_id,
@@ -267,7 +270,7 @@ impl LobbyService for Lobby {
         let session = self.shared.tokens.authenticate(&request)?;
         let r = request.into_inner();
         let challenge = self
-            .matchmaking()
+            .acting(&session.player_id)
             .decline_challenge(mm::DeclineChallengeRequest {
                 challenge_id: r.challenge_id,
                 player_id: session.player_id,
@@ -287,7 +290,7 @@ impl LobbyService for Lobby {
     ) -> Result<Response<pb::CancelChallengeResponse>, Status> {
         let session = self.shared.tokens.authenticate(&request)?;
         let challenge = self
-            .matchmaking()
+            .acting(&session.player_id)
             .cancel_challenge(mm::CancelChallengeRequest {
                 challenge_id: request.into_inner().challenge_id,
                 player_id: session.player_id,
@@ -306,7 +309,7 @@ impl LobbyService for Lobby {
     ) -> Result<Response<pb::ListChallengesResponse>, Status> {
         let session = self.shared.tokens.authenticate(&request)?;
         let listed = self
-            .matchmaking()
+            .acting(&session.player_id)
             .list_challenges(mm::ListChallengesRequest {
                 player_id: session.player_id,
             })

@@ -13,7 +13,7 @@ use chess_proto::{
     gateway::v1::{self as pb, play_service_server::PlayService, stream_events_response::Event},
     matchmaking::v1 as mm,
 };
-use chess_runtime::Channel;
+use chess_runtime::identity::Signed;
 use tokio::sync::mpsc;
 use tokio_stream::{Stream, wrappers::ReceiverStream};
 use tonic::{Request, Response, Status, Streaming};
@@ -38,14 +38,14 @@ impl Play {
         Self { shared }
     }
 
-    /// The game service holding `game_id`.
-    fn game(&self, game_id: &str) -> GameServiceClient<Channel> {
+    /// The game service holding `game_id`, for reading it.
+    fn game(&self, game_id: &str) -> GameServiceClient<Signed> {
         self.shared.backends.game.for_game(game_id)
     }
 
-    /// The game service, for calls across games.
-    fn games(&self) -> GameServiceClient<Channel> {
-        self.shared.backends.game.across_games()
+    /// The game service holding `game_id`, acting for `player_id` in it.
+    fn acting(&self, player_id: &str, game_id: &str) -> GameServiceClient<Signed> {
+        self.shared.backends.game.acting(player_id, game_id)
     }
 }
 
@@ -67,7 +67,7 @@ impl PlayService for Play {
         let r = request.into_inner();
         require("game_id", &r.game_id)?;
         let made = self
-            .game(&r.game_id)
+            .acting(&session.player_id, &r.game_id)
             .make_move(game::MakeMoveRequest {
                 game_id: r.game_id,
                 player_id: session.player_id,
@@ -93,7 +93,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
-            .game(&game_id)
+            .acting(&session.player_id, &game_id)
             .resign(game::ResignRequest {
                 game_id,
                 player_id: session.player_id,
@@ -115,7 +115,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
-            .game(&game_id)
+            .acting(&session.player_id, &game_id)
             .offer_draw(game::OfferDrawRequest {
                 game_id,
                 player_id: session.player_id,
@@ -137,7 +137,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
-            .game(&game_id)
+            .acting(&session.player_id, &game_id)
             .accept_draw(game::AcceptDrawRequest {
                 game_id,
                 player_id: session.player_id,
@@ -159,7 +159,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
-            .game(&game_id)
+            .acting(&session.player_id, &game_id)
             .decline_draw(game::DeclineDrawRequest {
                 game_id,
                 player_id: session.player_id,
@@ -181,7 +181,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
-            .game(&game_id)
+            .acting(&session.player_id, &game_id)
             .claim_draw(game::ClaimDrawRequest {
                 game_id,
                 player_id: session.player_id,
@@ -203,7 +203,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
-            .game(&game_id)
+            .acting(&session.player_id, &game_id)
             .abort(game::AbortRequest {
                 game_id,
                 player_id: session.player_id,
@@ -225,7 +225,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let best_move = self
-            .game(&game_id)
+            .acting(&session.player_id, &game_id)
             .hint(game::HintRequest {
                 game_id,
                 player_id: session.player_id,
@@ -311,7 +311,10 @@ impl PlayService for Play {
             _ => game::GameFilter::All,
         };
         let page = self
-            .games()
+            .shared
+            .backends
+            .game
+            .for_player(&session.player_id)
             .list_games(game::ListGamesRequest {
                 player_id: session.player_id,
                 filter: filter as i32,
@@ -358,7 +361,7 @@ impl PlayService for Play {
             .shared
             .backends
             .matchmaking
-            .rpc()
+            .acting(&session.player_id)
             .watch_player(mm::WatchPlayerRequest {
                 player_id: session.player_id.clone(),
             })
@@ -366,7 +369,10 @@ impl PlayService for Play {
             .map_err(relay)?
             .into_inner();
         let games = self
-            .games()
+            .shared
+            .backends
+            .game
+            .for_player(&session.player_id)
             .watch_player(game::WatchPlayerRequest {
                 player_id: session.player_id.clone(),
             })
