@@ -187,6 +187,24 @@ fn run_to_exit_with(
 }
 
 #[test]
+fn without_the_internal_key_it_refuses_to_start_with_one_line() {
+    let (status, stdout, stderr) = run_to_exit_with(&[], &[]);
+    assert_eq!(status, Some(1));
+    assert_eq!(stdout, "");
+    assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
+    assert!(
+        stderr.starts_with("chess-engine: no internal key: give --internal-key-file"),
+        "{stderr:?}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let short = dir.path().join("short.key");
+    std::fs::write(&short, "too short").unwrap();
+    let (status, _, stderr) = run_to_exit(&["--internal-key-file", short.to_str().unwrap()]);
+    assert_eq!(status, Some(1));
+    assert!(stderr.contains("shorter than 32 bytes"), "{stderr:?}");
+}
+
+#[test]
 fn a_missing_stockfish_exits_with_status_3_and_one_line() {
     let (status, stdout, stderr) = run_to_exit(&["--stockfish-path", "/nonexistent/stockfish"]);
     assert_eq!(status, Some(3));

@@ -824,3 +824,39 @@ async fn untimed_seeks_have_their_own_category() {
     assert_eq!(game.speed, wire::SpeedCategory::Untimed as i32);
     assert!(!game.rated && !game.hints_allowed);
 }
+
+#[tokio::test]
+async fn a_players_assertion_cannot_act_for_another() {
+    let lobby = Lobby::start().await;
+    let alice = lobby.register("alice").await;
+    let bob = lobby.register("bob").await;
+    let mut client = lobby.client().await;
+    // A seek for bob, carrying alice's assertion.
+    let status = client
+        .create_seek(chess_testkit::acting(
+            seek(&bob, daily(24), wire::AcceptMode::Automatic),
+            &alice.id,
+            None,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::PermissionDenied, "{status:?}");
+    assert_eq!(
+        chess_runtime::Reason::of(&status),
+        Some(chess_runtime::Reason::CallerMismatch)
+    );
+    // Without any assertion, nothing is answered at all.
+    let mut raw =
+        chess_proto::matchmaking::v1::matchmaking_service_client::MatchmakingServiceClient::new(
+            lobby.matchmaking.as_ref().unwrap().channel().await,
+        );
+    let status = raw
+        .create_seek(seek(&bob, daily(24), wire::AcceptMode::Automatic))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
+    assert!(
+        list(&lobby, &alice).await.is_empty(),
+        "a refused seek was posted"
+    );
+}

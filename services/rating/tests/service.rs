@@ -728,3 +728,55 @@ fn bad_flags_exit_with_one_line() {
         assert!(lines[0].contains(needle), "{stderr}");
     }
 }
+
+#[tokio::test]
+async fn accounts_and_results_are_taken_only_from_their_callers() {
+    let db = common::Database::sqlite();
+    let service = RatingService::start(&db.url).await;
+    let mut client = service.client().await;
+    let a = register(&mut client, "ann").await;
+    let b = register(&mut client, "ben").await;
+    let channel = chess_testkit::connect(&service.addr).await;
+    let denied = |status: tonic::Status| {
+        assert_eq!(status.code(), Code::PermissionDenied, "{status:?}");
+        assert_eq!(
+            chess_runtime::Reason::of(&status),
+            Some(chess_runtime::Reason::CallerMismatch)
+        );
+    };
+
+    // Accounts are the gateway's: the lobby cannot sign anyone in.
+    let mut lobby = chess_proto::rating::v1::rating_service_client::RatingServiceClient::new(
+        chess_testkit::signed_as(channel.clone(), "matchmaking"),
+    );
+    denied(
+        lobby
+            .authenticate(chess_proto::rating::v1::AuthenticateRequest {
+                login: "ann".into(),
+                password: PASSWORD.into(),
+            })
+            .await
+            .unwrap_err(),
+    );
+    // Results are the game service's, each for its own game.
+    denied(
+        client
+            .record_result(game("g1", &a, &b, GameResult::WhiteWins))
+            .await
+            .unwrap_err(),
+    );
+    denied(
+        client
+            .record_result(chess_testkit::acting_as(
+                "game",
+                game("g1", &a, &b, GameResult::WhiteWins),
+                "",
+                Some("g2"),
+            ))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(blitz(&mut client, &a).await.games_played, 0);
+    // Reads need only a valid assertion.
+    assert_eq!(blitz(&mut lobby, &b).await.games_played, 0);
+}
