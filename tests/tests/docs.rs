@@ -133,6 +133,9 @@ const PAGES: [(&str, &[&str]); 2] = [
 
 /// The addresses the pages use (chess-stack's defaults), and the service
 /// behind each.
+/// How the pages mint caller assertions for the internal services.
+const MINT: &str = "target/release/chess-stack mint-assertion --data-dir data";
+
 const DOCUMENTED: [(&str, &str); 5] = [
     ("127.0.0.1:50051", "gateway"),
     ("127.0.0.1:50052", "matchmaking"),
@@ -152,6 +155,14 @@ async fn run_page(page: &str, expected: &[&str]) {
 
     let stack = StackProcess::start(&[], &[]).await;
     let mut script = blocks.concat();
+    // Assertions are minted with this build's chess-stack, from the data
+    // directory of the stack under test.
+    let mint = format!(
+        "{} mint-assertion --data-dir {}",
+        chess_e2e::binary("chess-stack").display(),
+        stack.data.path().display()
+    );
+    script = script.replace(MINT, &mint);
     for (documented, service) in DOCUMENTED {
         let actual = match service {
             "gateway" => stack.gateway.as_str(),

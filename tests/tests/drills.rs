@@ -659,8 +659,15 @@ async fn a_service_quotes_oversized_input_only_briefly() {
     let white = sign_up(&channel, "swhite".to_owned()).await;
     let black = sign_up(&channel, "sblack".to_owned()).await;
     let game_id = start_game(&channel, &log, &white, &black).await;
-    // One connection to the game service, shared by every call below.
-    let internal = StackProcess::channel(stack.internal("game")).await;
+    // One connection to the game service, shared by every call below,
+    // signed as an operator's calls with the stack's internal key.
+    let key = chess_runtime::identity::InternalKey::read(&stack.data.path().join("internal.key"))
+        .expect("the stack's internal key");
+    let internal = chess_runtime::identity::Signer::new(key, "ops").channel(
+        chess_runtime::channel(stack.internal("game")).expect("address"),
+        None,
+        None,
+    );
     let mut calls = tokio::task::JoinSet::new();
     for i in 0..100 {
         let mut client = GameServiceClient::new(internal.clone());
@@ -756,7 +763,7 @@ async fn an_event_stream_resumes_across_a_gateway_kill() {
             return event;
         }
     };
-    let mut missed = vec![next_game_event().await, next_game_event().await];
+    let mut missed = [next_game_event().await, next_game_event().await];
     missed.sort_by_key(|e| e.game_id == second);
     assert_eq!(
         (missed[0].game_id.as_str(), missed[0].ply),

@@ -10,6 +10,10 @@ const OPTIONAL: [&str; 5] = [
     "--smtp-url",
 ];
 
+/// Flags that have no default on purpose: a service refuses to start
+/// without them.
+const REQUIRED: [&str; 1] = ["--internal-key-file"];
+
 /// `binary args… --help`, as text.
 fn help(binary: &str, args: &[&str]) -> String {
     let output = std::process::Command::new(chess_e2e::binary(binary))
@@ -45,13 +49,14 @@ fn flags(help: &str) -> Vec<(String, String)> {
 
 #[test]
 fn every_flag_shows_its_default_and_values() {
-    let binaries: [(&str, &[&str]); 13] = [
+    let binaries: [(&str, &[&str]); 14] = [
         ("chess-gateway", &[]),
         ("chess-matchmaking", &[]),
         ("chess-game", &[]),
         ("chess-rating", &[]),
         ("chess-engine", &[]),
         ("chess-stack", &[]),
+        ("chess-stack", &["mint-assertion"]),
         ("chess-load", &["baseline"]),
         ("chess-load", &["startup"]),
         ("chess-load", &["moves"]),
@@ -68,6 +73,7 @@ fn every_flag_shows_its_default_and_values() {
             let shown = text.contains("[default: ")
                 || text.to_lowercase().contains("default:")
                 || OPTIONAL.contains(&name.as_str())
+                || REQUIRED.contains(&name.as_str()) && !text.contains("[default: ")
                 || name == "--stack-arg"
                 || name == "--log-filter" && text.contains("Defaults to");
             assert!(shown, "{binary} {args:?}: {name} shows no default:\n{text}");

@@ -22,6 +22,7 @@ use tonic::transport::Channel;
 
 fn start(program: &str, args: &[&str]) -> Child {
     Command::new(binary(program))
+        .envs(chess_testkit::internal_key_env())
         .args(args)
         .args(["--log-filter", "error", "--stop-on-stdin-eof"])
         .stdin(Stdio::piped())
@@ -30,7 +31,9 @@ fn start(program: &str, args: &[&str]) -> Child {
         .unwrap_or_else(|e| panic!("start {program}: {e}"))
 }
 
-async fn connect(addr: &str) -> Channel {
+/// A channel to `addr` once it is SERVING, its calls signed as the
+/// gateway's.
+async fn connect(addr: &str) -> chess_testkit::Signed {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         if let Ok(channel) = Channel::from_shared(format!("http://{addr}"))
@@ -47,7 +50,7 @@ async fn connect(addr: &str) -> Channel {
                 .await
                 .is_ok_and(|r| r.get_ref().status == 1)
             {
-                return channel;
+                return chess_testkit::signed(channel);
             }
         }
         assert!(Instant::now() < deadline, "{addr} never became SERVING");
@@ -135,12 +138,16 @@ async fn a_result_waits_for_the_rating_service_and_is_applied_once() {
         .unwrap();
     // Fool's mate: bob wins.
     for (i, m) in ["f3", "e5", "g4", "Qh4#"].iter().enumerate() {
-        game.make_move(MakeMoveRequest {
-            game_id: created.game_id.clone(),
-            player_id: ids[i % 2].clone(),
-            r#move: (*m).to_owned(),
-            ply: None,
-        })
+        game.make_move(chess_testkit::acting(
+            MakeMoveRequest {
+                game_id: created.game_id.clone(),
+                player_id: ids[i % 2].clone(),
+                r#move: (*m).to_owned(),
+                ply: None,
+            },
+            &ids[i % 2],
+            Some(&created.game_id),
+        ))
         .await
         .unwrap();
     }
@@ -297,12 +304,16 @@ async fn an_untimed_game_changes_no_rating() {
         };
         assert_eq!(created.speed, expected as i32);
         for (i, m) in ["f3", "e5", "g4", "Qh4#"].iter().enumerate() {
-            game.make_move(MakeMoveRequest {
-                game_id: created.game_id.clone(),
-                player_id: ids[i % 2].clone(),
-                r#move: (*m).to_owned(),
-                ply: None,
-            })
+            game.make_move(chess_testkit::acting(
+                MakeMoveRequest {
+                    game_id: created.game_id.clone(),
+                    player_id: ids[i % 2].clone(),
+                    r#move: (*m).to_owned(),
+                    ply: None,
+                },
+                &ids[i % 2],
+                Some(&created.game_id),
+            ))
             .await
             .unwrap();
         }

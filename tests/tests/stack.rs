@@ -218,6 +218,7 @@ async fn bad_flags_are_one_clear_line() {
         "chess-gateway",
     ] {
         let output = tokio::process::Command::new(chess_e2e::binary(service))
+            .envs(chess_testkit::internal_key_env())
             .args(["--listen", "256.0.0.1:1", "--log-filter", "error"])
             .output()
             .await
@@ -227,6 +228,26 @@ async fn bad_flags_are_one_clear_line() {
         assert_eq!(stderr.lines().count(), 1, "{service}: {stderr}");
         assert!(
             stderr.starts_with(&format!("{service}: cannot resolve listen address")),
+            "{service}: {stderr}"
+        );
+
+        // Without the internal key, no service starts.
+        let mut without_key = tokio::process::Command::new(chess_e2e::binary(service));
+        for (name, _) in chess_testkit::internal_key_env() {
+            without_key.env_remove(name);
+        }
+        let output = without_key
+            .args(["--listen", "127.0.0.1:0", "--log-filter", "error"])
+            .output()
+            .await
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{service}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{service}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!(
+                "{service}: no internal key: give --internal-key-file"
+            )),
             "{service}: {stderr}"
         );
     }
@@ -309,6 +330,7 @@ async fn two_game_services_never_share_a_database_file() {
     let game = || {
         let mut command = tokio::process::Command::new(chess_e2e::binary("chess-game"));
         command
+            .envs(chess_testkit::internal_key_env())
             .args(["--listen", "127.0.0.1:0", "--log-filter", "warn"])
             .args(["--database-url", &url])
             .kill_on_drop(true);
@@ -335,4 +357,51 @@ async fn two_game_services_never_share_a_database_file() {
     wait_lock_owner(&lock, second.id().unwrap()).await;
     assert!(second.try_wait().unwrap().is_none(), "the second one runs");
     second.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_internal_key_is_the_stacks_own_and_operators_mint_with_it() {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use chess_proto::{
+        common::v1::SpeedCategory,
+        rating::v1::{LeaderboardRequest, rating_service_client::RatingServiceClient},
+    };
+
+    let stack = StackProcess::start(&[], &[]).await;
+    let key = stack.data.path().join("internal.key");
+    let mode = std::fs::metadata(&key).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{}", key.display());
+
+    let leaderboard = || LeaderboardRequest {
+        category: SpeedCategory::Blitz as i32,
+        ..Default::default()
+    };
+    let channel = chess_testkit::connect(stack.internal("rating")).await;
+    let mut raw = RatingServiceClient::new(channel.clone());
+    let refused = raw.leaderboard(leaderboard()).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::Unauthenticated, "{refused:?}");
+    // Signed with another key (the tests'): refused alike.
+    let refused = RatingServiceClient::new(chess_testkit::signed(channel))
+        .leaderboard(leaderboard())
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::Unauthenticated, "{refused:?}");
+
+    // What `chess-stack mint-assertion` prints is taken.
+    let minted = tokio::process::Command::new(chess_e2e::binary("chess-stack"))
+        .args(["mint-assertion", "--data-dir"])
+        .arg(stack.data.path())
+        .output()
+        .await
+        .unwrap();
+    assert!(minted.status.success(), "{minted:?}");
+    let assertion = String::from_utf8(minted.stdout).unwrap();
+    let mut request = tonic::Request::new(leaderboard());
+    request.metadata_mut().insert(
+        chess_runtime::identity::HEADER,
+        assertion.trim().parse().unwrap(),
+    );
+    raw.leaderboard(request).await.unwrap();
+    stack.stop().await;
 }

@@ -7,7 +7,7 @@ use chess_proto::engine::v1::{
     self as pb, BestMoveRequest, ListMovesRequest, best_move_request::Strength,
     engine_service_client::EngineServiceClient,
 };
-use chess_runtime::Channel;
+use chess_runtime::{Channel, Signer, identity::Signed};
 use tonic::Code;
 
 use crate::{timed, within};
@@ -47,19 +47,24 @@ impl From<tonic::Status> for EngineError {
 /// The engine service.
 #[derive(Clone, Debug)]
 pub struct EngineClient {
-    inner: EngineServiceClient<Channel>,
+    channel: Channel,
+    signer: Signer,
 }
 
 impl EngineClient {
-    pub fn new(channel: Channel) -> Self {
-        Self {
-            inner: EngineServiceClient::new(channel),
-        }
+    /// Calls over `channel`, each signed by `signer`.
+    pub fn new(channel: Channel, signer: Signer) -> Self {
+        Self { channel, signer }
     }
 
     /// A client of the engine service at `addr`, connected on first use.
-    pub fn connect(addr: &str) -> Result<Self, chess_runtime::client::Error> {
-        Ok(Self::new(chess_runtime::channel(addr)?))
+    pub fn connect(addr: &str, signer: Signer) -> Result<Self, chess_runtime::client::Error> {
+        Ok(Self::new(chess_runtime::channel(addr)?, signer))
+    }
+
+    /// The generated client, each call's assertion naming `game_id` if any.
+    fn rpc(&self, game_id: Option<&str>) -> EngineServiceClient<Signed> {
+        EngineServiceClient::new(self.signer.channel(self.channel.clone(), None, game_id))
     }
 
     fn position(initial_fen: &str, moves: Vec<String>) -> pb::Position {
@@ -94,7 +99,7 @@ impl EngineClient {
         let response = within(
             "engine",
             SEARCH_DEADLINE,
-            self.inner.clone().best_move(request),
+            self.rpc(Some(game_id)).best_move(request),
         )
         .await?;
         response
@@ -119,7 +124,7 @@ impl EngineClient {
         Ok(within(
             "engine",
             SEARCH_DEADLINE,
-            self.inner.clone().list_moves(request),
+            self.rpc(None).list_moves(request),
         )
         .await?
         .moves)

@@ -5,7 +5,7 @@ use chess_proto::{
     common::v1 as common,
     game::v1::{self as pb, game_service_client::GameServiceClient},
 };
-use chess_runtime::Channel;
+use chess_runtime::{Channel, Signer, identity::Signed};
 use tonic::Status;
 
 use crate::{CALL_TIMEOUT, timed, within};
@@ -69,33 +69,50 @@ impl NewGame {
 /// The game service.
 #[derive(Clone, Debug)]
 pub struct GameClient {
-    inner: GameServiceClient<Channel>,
+    channel: Channel,
+    signer: Signer,
 }
 
 impl GameClient {
-    pub fn new(channel: Channel) -> Self {
-        Self {
-            inner: GameServiceClient::new(channel),
-        }
+    /// Calls over `channel`, each signed by `signer`.
+    pub fn new(channel: Channel, signer: Signer) -> Self {
+        Self { channel, signer }
     }
 
     /// A client of the game service at `addr`, connected on first use.
-    pub fn connect(addr: &str) -> Result<Self, chess_runtime::client::Error> {
-        Ok(Self::new(chess_runtime::channel(addr)?))
+    pub fn connect(addr: &str, signer: Signer) -> Result<Self, chess_runtime::client::Error> {
+        Ok(Self::new(chess_runtime::channel(addr)?, signer))
     }
 
-    /// The service that holds game `game_id`: every call about one game
-    /// goes there.
-    pub fn for_game(&self, game_id: &str) -> GameServiceClient<Channel> {
-        // One service holds every game today.
-        let _ = game_id;
-        self.inner.clone()
+    fn client(&self, player: Option<&str>, game: Option<&str>) -> GameServiceClient<Signed> {
+        // One service holds every game today; calls about one game will be
+        // routed here when games live on several replicas.
+        GameServiceClient::new(self.signer.channel(self.channel.clone(), player, game))
     }
 
-    /// The service for calls across games: a player's games and streams,
-    /// the daily-games feed.
-    pub fn across_games(&self) -> GameServiceClient<Channel> {
-        self.inner.clone()
+    /// The service that holds game `game_id`, for calls that read it: each
+    /// call's assertion names the game and no player.
+    pub fn for_game(&self, game_id: &str) -> GameServiceClient<Signed> {
+        self.client(None, Some(game_id))
+    }
+
+    /// The service that holds game `game_id`, for calls that act for
+    /// `player_id` in it (moves, resigning, draws, hints): each call's
+    /// assertion names both, and the service refuses any other pair.
+    pub fn acting(&self, player_id: &str, game_id: &str) -> GameServiceClient<Signed> {
+        self.client(Some(player_id), Some(game_id))
+    }
+
+    /// The service for calls across games that act for `player_id`: their
+    /// list of games and their event stream.
+    pub fn for_player(&self, player_id: &str) -> GameServiceClient<Signed> {
+        self.client(Some(player_id), None)
+    }
+
+    /// The service for calls across games for nobody in particular: the
+    /// daily-games feed.
+    pub fn across_games(&self) -> GameServiceClient<Signed> {
+        self.client(None, None)
     }
 
     /// Creates `game` and returns it as the game service sees it.
@@ -104,7 +121,7 @@ impl GameClient {
         within(
             "game",
             CALL_TIMEOUT,
-            self.inner.clone().create_game(request),
+            self.across_games().create_game(request),
         )
         .await?
         .game
@@ -120,7 +137,12 @@ impl GameClient {
             },
             CALL_TIMEOUT,
         );
-        within("game", CALL_TIMEOUT, self.for_game(game_id).resign(request)).await?;
+        within(
+            "game",
+            CALL_TIMEOUT,
+            self.acting(player_id, game_id).resign(request),
+        )
+        .await?;
         Ok(())
     }
 }

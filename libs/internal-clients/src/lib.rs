@@ -16,6 +16,13 @@
 //! ([`GameClient::across_games`]), which is where calls will be routed when
 //! games live on several replicas.
 //!
+//! Every call carries a caller assertion ([`chess_runtime::identity`]):
+//! each client is made with the [`chess_runtime::Signer`] of its caller, and
+//! the assertion of a call that acts for a player names the player (and the
+//! game), so the service refuses it for anyone else
+//! ([`GameClient::acting`], [`MatchmakingClient::acting`]); the typed
+//! methods bind what they know.
+//!
 //! Every client is cheap to clone: clones share one lazily connected channel
 //! ([`chess_runtime::channel`]). The services' default addresses are
 //! [`chess_runtime::addr`].

@@ -8,7 +8,7 @@ use chess_proto::{
         get_player_request::Key, rating_service_client::RatingServiceClient,
     },
 };
-use chess_runtime::Channel;
+use chess_runtime::{Channel, Signer, identity::Signed};
 use tonic::Status;
 
 use crate::{CALL_TIMEOUT, timed, within};
@@ -29,24 +29,28 @@ fn record_request(report: ResultReport) -> RecordResultRequest {
 /// The rating service.
 #[derive(Clone, Debug)]
 pub struct RatingClient {
-    inner: RatingServiceClient<Channel>,
+    channel: Channel,
+    signer: Signer,
 }
 
 impl RatingClient {
-    pub fn new(channel: Channel) -> Self {
-        Self {
-            inner: RatingServiceClient::new(channel),
-        }
+    /// Calls over `channel`, each signed by `signer`.
+    pub fn new(channel: Channel, signer: Signer) -> Self {
+        Self { channel, signer }
     }
 
     /// A client of the rating service at `addr`, connected on first use.
-    pub fn connect(addr: &str) -> Result<Self, chess_runtime::client::Error> {
-        Ok(Self::new(chess_runtime::channel(addr)?))
+    pub fn connect(addr: &str, signer: Signer) -> Result<Self, chess_runtime::client::Error> {
+        Ok(Self::new(chess_runtime::channel(addr)?, signer))
     }
 
     /// The generated client, for calls passed through as they are.
-    pub fn rpc(&self) -> RatingServiceClient<Channel> {
-        self.inner.clone()
+    pub fn rpc(&self) -> RatingServiceClient<Signed> {
+        self.bound(None)
+    }
+
+    fn bound(&self, game_id: Option<&str>) -> RatingServiceClient<Signed> {
+        RatingServiceClient::new(self.signer.channel(self.channel.clone(), None, game_id))
     }
 
     /// The ratings in `category` of those of `player_ids` the service knows,
@@ -63,12 +67,7 @@ impl RatingClient {
             },
             CALL_TIMEOUT,
         );
-        let response = within(
-            "rating",
-            CALL_TIMEOUT,
-            self.inner.clone().get_ratings(request),
-        )
-        .await?;
+        let response = within("rating", CALL_TIMEOUT, self.rpc().get_ratings(request)).await?;
         Ok(response
             .ratings
             .into_iter()
@@ -85,24 +84,15 @@ impl RatingClient {
             },
             CALL_TIMEOUT,
         );
-        within(
-            "rating",
-            CALL_TIMEOUT,
-            self.inner.clone().get_player(request),
-        )
-        .await
+        within("rating", CALL_TIMEOUT, self.rpc().get_player(request)).await
     }
 
     /// Records a finished game; recording the same game again changes
     /// nothing.
     pub async fn record_result(&self, report: ResultReport) -> Result<(), Status> {
+        let mut game = self.bound(Some(&report.game_id));
         let request = timed(record_request(report), CALL_TIMEOUT);
-        within(
-            "rating",
-            CALL_TIMEOUT,
-            self.inner.clone().record_result(request),
-        )
-        .await?;
+        within("rating", CALL_TIMEOUT, game.record_result(request)).await?;
         Ok(())
     }
 }

@@ -14,10 +14,13 @@
 //!   [`status_cap`]: every server's error statuses kept small.
 //! - [`throttle`]: exponential back-off after repeated failures (logins,
 //!   registrations), per key, in bounded memory.
+//! - [`identity`]: the signed caller assertions every call between the
+//!   services carries, minted by callers and checked by the servers.
 
 pub mod addr;
 pub mod cli;
 pub mod client;
+pub mod identity;
 pub mod lock;
 pub mod reason;
 pub mod server;
@@ -25,6 +28,7 @@ pub mod status_cap;
 pub mod throttle;
 
 pub use client::{Channel, channel};
+pub use identity::{Claims, InternalKey, Signer};
 pub use reason::Reason;
 pub use server::{Health, Server, ServerArgs, Shutdown};
 

@@ -41,11 +41,15 @@ pub enum Reason {
     /// A move was sent for a ply the game has moved past (or not reached):
     /// the sender should read the game again.
     StalePosition,
+    /// The caller's signed assertion acts for another player or game, or
+    /// comes from a service the call is not open to (internal services
+    /// only; see [`crate::identity`]).
+    CallerMismatch,
 }
 
 impl Reason {
     /// Every reason.
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 13] = [
         Self::NotAPlayer,
         Self::NotYourTurn,
         Self::GameOver,
@@ -58,6 +62,7 @@ impl Reason {
         Self::HintsNotAllowed,
         Self::TooManyAttempts,
         Self::StalePosition,
+        Self::CallerMismatch,
     ];
 
     /// The value sent on the wire.
@@ -75,6 +80,7 @@ impl Reason {
             Self::HintsNotAllowed => "hints-not-allowed",
             Self::TooManyAttempts => "too-many-attempts",
             Self::StalePosition => "stale-position",
+            Self::CallerMismatch => "caller-mismatch",
         }
     }
 

@@ -114,6 +114,7 @@ pub struct Server {
     shutdown: CancellationToken,
     grpc_web: bool,
     front: Option<Front>,
+    callers: Option<crate::identity::VerifyLayer>,
 }
 
 impl std::fmt::Debug for Server {
@@ -164,12 +165,21 @@ impl Server {
             shutdown: CancellationToken::new(),
             grpc_web: false,
             front: None,
+            callers: None,
         })
     }
 
     /// Also serves gRPC-Web (HTTP/1.1 and browser clients) on the same port.
     pub fn with_grpc_web(mut self, enabled: bool) -> Self {
         self.grpc_web = enabled;
+        self
+    }
+
+    /// Takes only calls from the other services: every call but health and
+    /// reflection must carry a valid caller assertion signed with `key`
+    /// ([`crate::identity`]), or is refused with UNAUTHENTICATED.
+    pub fn with_verified_callers(mut self, key: crate::InternalKey) -> Self {
+        self.callers = Some(crate::identity::VerifyLayer::new(key));
         self
     }
 
@@ -259,6 +269,7 @@ impl Server {
                 self.grpc_web.then(tonic_web::GrpcWebLayer::new),
             ))
             .layer(crate::status_cap::StatusCapLayer)
+            .layer(tower::util::option_layer(self.callers))
             .add_routes(routes)
             .serve_with_incoming_shutdown(incoming, stopping);
         tracing::info!(service = self.service, addr = %self.local_addr, "serving gRPC");

@@ -11,6 +11,9 @@
 //! - [`connect`], [`wait_serving`]: the same for any address.
 //! - [`process`]: processes seen through `/proc` (children, liveness, names,
 //!   CPU time) and signals.
+//! - [`internal_key_file`], [`signed`], [`acting`]: the fixed internal key
+//!   every service a test starts is given, and raw clients whose calls carry
+//!   caller assertions signed with it, as the services' own calls do.
 
 pub mod process;
 
@@ -21,8 +24,11 @@ use std::{
     time::{Duration, Instant},
 };
 
+use chess_runtime::{InternalKey, Signer, identity::HEADER};
 use tokio::process::{Child, Command};
-use tonic::transport::Channel;
+use tonic::{
+    metadata::MetadataValue, service::interceptor::InterceptedService, transport::Channel,
+};
 use tonic_health::pb::{
     HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
 };
@@ -74,6 +80,112 @@ pub fn repo_root(manifest_dir: &str) -> PathBuf {
             .expect("a directory with Cargo.lock above the crate");
     }
     dir.canonicalize().expect("the repository's root")
+}
+
+/// The internal key of every service a test starts (no secret: tests only).
+pub const INTERNAL_KEY: &str = "rookery-tests-internal-key-0123456789abcdef";
+
+/// The services whose binaries take `--internal-key-file`.
+const KEYED_SERVICES: [&str; 5] = ["engine", "rating", "game", "matchmaking", "gateway"];
+
+/// A file holding [`INTERNAL_KEY`], written once per machine.
+pub fn internal_key_file() -> PathBuf {
+    static FILE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    FILE.get_or_init(|| {
+        let path = std::env::temp_dir().join("rookery-tests-internal.key");
+        if std::fs::read(&path).ok().as_deref() != Some(INTERNAL_KEY.as_bytes()) {
+            // Written aside and renamed, so a concurrent test never reads
+            // half of it.
+            let aside = path.with_extension(format!("{}.tmp", std::process::id()));
+            std::fs::write(&aside, INTERNAL_KEY).expect("write the test key");
+            std::fs::rename(&aside, &path).expect("install the test key");
+        }
+        path
+    })
+    .clone()
+}
+
+/// The environment that gives every service binary the test key
+/// (`CHESS_<SERVICE>_INTERNAL_KEY_FILE`).
+pub fn internal_key_env() -> Vec<(String, PathBuf)> {
+    let file = internal_key_file();
+    KEYED_SERVICES
+        .iter()
+        .map(|service| {
+            (
+                chess_runtime::cli::env_name(service, "internal-key-file"),
+                file.clone(),
+            )
+        })
+        .collect()
+}
+
+/// Signs as `caller` with the test key.
+pub fn signer(caller: &str) -> Signer {
+    Signer::new(
+        InternalKey::from_bytes(INTERNAL_KEY.as_bytes()).expect("the test key is long enough"),
+        caller,
+    )
+}
+
+/// Puts an assertion acting for nobody on each call that carries none yet
+/// (one made with [`acting`] keeps its own).
+#[derive(Clone, Debug)]
+pub struct Caller(Signer);
+
+impl tonic::service::Interceptor for Caller {
+    fn call(
+        &mut self,
+        mut request: tonic::Request<()>,
+    ) -> Result<tonic::Request<()>, tonic::Status> {
+        if !request.metadata().contains_key(HEADER) {
+            let assertion = self.0.mint(None, None)?;
+            request.metadata_mut().insert(
+                HEADER,
+                MetadataValue::try_from(assertion).expect("assertions are ASCII"),
+            );
+        }
+        Ok(request)
+    }
+}
+
+/// A channel whose calls carry assertions signed with the test key.
+pub type Signed = InterceptedService<Channel, Caller>;
+
+/// `channel` with every call signed as the gateway (the caller every
+/// internal service takes).
+pub fn signed(channel: Channel) -> Signed {
+    signed_as(channel, "gateway")
+}
+
+/// `channel` with every call signed as `caller`.
+pub fn signed_as(channel: Channel, caller: &str) -> Signed {
+    InterceptedService::new(channel, Caller(signer(caller)))
+}
+
+/// `message` as a request whose assertion (the gateway's) acts for
+/// `player` in `game`, as the gateway's calls for a player do.
+pub fn acting<T>(message: T, player: &str, game: Option<&str>) -> tonic::Request<T> {
+    acting_as("gateway", message, player, game)
+}
+
+/// `message` as a request whose assertion, signed as `caller`, acts for
+/// `player` (empty: nobody) in `game`.
+pub fn acting_as<T>(
+    caller: &str,
+    message: T,
+    player: &str,
+    game: Option<&str>,
+) -> tonic::Request<T> {
+    let assertion = signer(caller)
+        .mint(Some(player), game)
+        .expect("test ids are short");
+    let mut request = tonic::Request::new(message);
+    request.metadata_mut().insert(
+        HEADER,
+        MetadataValue::try_from(assertion).expect("assertions are ASCII"),
+    );
+    request
 }
 
 /// A channel to `addr` (host:port), connected.
@@ -146,6 +258,7 @@ impl Service {
         let program = program.as_ref();
         let addr = free_addr();
         let child = Command::new(program)
+            .envs(internal_key_env())
             .args(["--listen", &addr])
             .args(["--log-filter", "warn", "--stop-on-stdin-eof"])
             .args(args)
@@ -159,6 +272,11 @@ impl Service {
     /// A channel to it, connected.
     pub async fn channel(&self) -> Channel {
         connect(&self.addr).await
+    }
+
+    /// A channel to it whose calls are signed as the gateway's.
+    pub async fn signed(&self) -> Signed {
+        signed(self.channel().await)
     }
 
     /// Its process id.

@@ -51,6 +51,8 @@ pub enum StartError {
     },
     #[error(transparent)]
     Server(#[from] chess_runtime::server::Error),
+    #[error(transparent)]
+    InternalKey(#[from] chess_runtime::identity::KeyError),
 }
 
 #[cfg(test)]

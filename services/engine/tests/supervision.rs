@@ -158,10 +158,22 @@ async fn health_follows_the_processes_not_serving_then_serving() {
     assert!(is_legal("", &[], &found.best_move));
 }
 
-/// Runs the binary to completion with `args`; returns status and output.
+/// Runs the binary to completion with `args` (and the test's internal key);
+/// returns status and output.
 fn run_to_exit(args: &[&str]) -> (Option<i32>, String, String) {
+    run_to_exit_with(args, &chess_testkit::internal_key_env())
+}
+
+/// Runs the binary to completion with `args` and `env`; returns status and
+/// output.
+fn run_to_exit_with(
+    args: &[&str],
+    env: &[(String, std::path::PathBuf)],
+) -> (Option<i32>, String, String) {
     let port = free_port().to_string();
     let output = std::process::Command::new(BINARY)
+        .env_remove("CHESS_ENGINE_INTERNAL_KEY_FILE")
+        .envs(env.iter().cloned())
         .args(["--listen", &format!("127.0.0.1:{port}")])
         .args(args)
         .env_remove("RUST_LOG")
@@ -172,6 +184,24 @@ fn run_to_exit(args: &[&str]) -> (Option<i32>, String, String) {
         String::from_utf8(output.stdout).unwrap(),
         String::from_utf8(output.stderr).unwrap(),
     )
+}
+
+#[test]
+fn without_the_internal_key_it_refuses_to_start_with_one_line() {
+    let (status, stdout, stderr) = run_to_exit_with(&[], &[]);
+    assert_eq!(status, Some(1));
+    assert_eq!(stdout, "");
+    assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
+    assert!(
+        stderr.starts_with("chess-engine: no internal key: give --internal-key-file"),
+        "{stderr:?}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let short = dir.path().join("short.key");
+    std::fs::write(&short, "too short").unwrap();
+    let (status, _, stderr) = run_to_exit(&["--internal-key-file", short.to_str().unwrap()]);
+    assert_eq!(status, Some(1));
+    assert!(stderr.contains("shorter than 32 bytes"), "{stderr:?}");
 }
 
 #[test]

@@ -8,7 +8,7 @@ use chess_proto::{
     common::v1 as common,
     game::v1::{self as pb, game_service_server::GameService},
 };
-use chess_runtime::Reason;
+use chess_runtime::{Claims, Reason};
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::{Stream, wrappers::ReceiverStream};
 use tonic::{Code, Request, Response, Status};
@@ -41,9 +41,18 @@ impl GameApi {
         self.registry.context().time.now()
     }
 
-    async fn act(&self, game_id: &str, player_id: &str, action: Action) -> Result<Acted, Status> {
+    /// Runs `action` for `player_id` in `game_id`, if the caller's
+    /// assertion acts for that player in that game.
+    async fn act(
+        &self,
+        claims: &Claims,
+        game_id: &str,
+        player_id: &str,
+        action: Action,
+    ) -> Result<Acted, Status> {
         require("game_id", game_id)?;
         require("player_id", player_id)?;
+        claims.check_player_in(player_id, game_id)?;
         Ok(self.registry.act(game_id, player_id, action).await?)
     }
 
@@ -153,6 +162,8 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
+        // Games are created for players by the lobby and the gateway only.
+        Claims::of(&request)?.check_caller(&["gateway", "matchmaking"])?;
         let game = self.create(request.into_inner()).await?;
         Ok(Response::new(pb::CreateGameResponse {
             game: Some(convert::game_state(&game, self.now(), true)),
@@ -177,6 +188,7 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::MakeMoveRequest>,
     ) -> Result<Response<pb::MakeMoveResponse>, Status> {
+        let claims = Claims::of(&request)?;
         let pb::MakeMoveRequest {
             game_id,
             player_id,
@@ -187,7 +199,7 @@ impl GameService for GameApi {
             return Err(Error::Invalid("move must be 1 to 16 characters".to_owned()).into());
         }
         let action = Action::Move { input: r#move, ply };
-        let acted = self.act(&game_id, &player_id, action).await?;
+        let acted = self.act(&claims, &game_id, &player_id, action).await?;
         let move_made = acted.events.iter().find_map(|e| match e {
             Event::MoveMade {
                 ply,
@@ -211,8 +223,11 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::ResignRequest>,
     ) -> Result<Response<pb::ResignResponse>, Status> {
+        let claims = Claims::of(&request)?;
         let r = request.into_inner();
-        let acted = self.act(&r.game_id, &r.player_id, Action::Resign).await?;
+        let acted = self
+            .act(&claims, &r.game_id, &r.player_id, Action::Resign)
+            .await?;
         Ok(Response::new(pb::ResignResponse {
             game_ended: ended(&acted.events),
         }))
@@ -223,9 +238,10 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::OfferDrawRequest>,
     ) -> Result<Response<pb::OfferDrawResponse>, Status> {
+        let claims = Claims::of(&request)?;
         let r = request.into_inner();
         let acted = self
-            .act(&r.game_id, &r.player_id, Action::OfferDraw)
+            .act(&claims, &r.game_id, &r.player_id, Action::OfferDraw)
             .await?;
         Ok(Response::new(pb::OfferDrawResponse {
             game_ended: ended(&acted.events),
@@ -237,9 +253,10 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::AcceptDrawRequest>,
     ) -> Result<Response<pb::AcceptDrawResponse>, Status> {
+        let claims = Claims::of(&request)?;
         let r = request.into_inner();
         let acted = self
-            .act(&r.game_id, &r.player_id, Action::AcceptDraw)
+            .act(&claims, &r.game_id, &r.player_id, Action::AcceptDraw)
             .await?;
         Ok(Response::new(pb::AcceptDrawResponse {
             game_ended: ended(&acted.events),
@@ -251,9 +268,10 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::DeclineDrawRequest>,
     ) -> Result<Response<pb::DeclineDrawResponse>, Status> {
+        let claims = Claims::of(&request)?;
         let r = request.into_inner();
         let acted = self
-            .act(&r.game_id, &r.player_id, Action::DeclineDraw)
+            .act(&claims, &r.game_id, &r.player_id, Action::DeclineDraw)
             .await?;
         Ok(Response::new(pb::DeclineDrawResponse {
             offered_by: chess_domain::color_to_pb(!acted.side) as i32,
@@ -265,9 +283,10 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::ClaimDrawRequest>,
     ) -> Result<Response<pb::ClaimDrawResponse>, Status> {
+        let claims = Claims::of(&request)?;
         let r = request.into_inner();
         let acted = self
-            .act(&r.game_id, &r.player_id, Action::ClaimDraw)
+            .act(&claims, &r.game_id, &r.player_id, Action::ClaimDraw)
             .await?;
         Ok(Response::new(pb::ClaimDrawResponse {
             game_ended: ended(&acted.events),
@@ -279,8 +298,11 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::AbortRequest>,
     ) -> Result<Response<pb::AbortResponse>, Status> {
+        let claims = Claims::of(&request)?;
         let r = request.into_inner();
-        let acted = self.act(&r.game_id, &r.player_id, Action::Abort).await?;
+        let acted = self
+            .act(&claims, &r.game_id, &r.player_id, Action::Abort)
+            .await?;
         Ok(Response::new(pb::AbortResponse {
             game_ended: ended(&acted.events),
         }))
@@ -291,8 +313,10 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::ListGamesRequest>,
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
+        let claims = Claims::of(&request)?;
         let r = request.into_inner();
         require("player_id", &r.player_id)?;
+        claims.check_player(&r.player_id)?;
         let filter = match pb::GameFilter::try_from(r.filter) {
             Ok(pb::GameFilter::Active) => ListFilter::Active,
             Ok(pb::GameFilter::Finished) => ListFilter::Finished,
@@ -363,9 +387,11 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::HintRequest>,
     ) -> Result<Response<pb::HintResponse>, Status> {
+        let claims = Claims::of(&request)?;
         let r = request.into_inner();
         require("game_id", &r.game_id)?;
         require("player_id", &r.player_id)?;
+        claims.check_player_in(&r.player_id, &r.game_id)?;
         let kind = pb::HintKind::try_from(r.kind).unwrap_or(pb::HintKind::Unspecified);
         if kind == pb::HintKind::Unspecified {
             return Err(Status::invalid_argument("hint kind must be best or all"));
@@ -446,8 +472,10 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::WatchPlayerRequest>,
     ) -> Result<Response<Self::WatchPlayerStream>, Status> {
+        let claims = Claims::of(&request)?;
         let r = request.into_inner();
         require("player_id", &r.player_id)?;
+        claims.check_player(&r.player_id)?;
         let ctx = self.registry.context();
         // Subscribed first, so nothing that happens from here on is missed.
         let events = ctx.hub.subscribe(&r.player_id);

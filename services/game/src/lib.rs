@@ -39,6 +39,8 @@ pub struct Config {
     pub server: chess_runtime::ServerArgs,
     #[command(flatten)]
     pub telemetry: chess_telemetry::TelemetryArgs,
+    #[command(flatten)]
+    pub internal_key: chess_runtime::identity::KeyArgs,
     /// Where games are stored: `sqlite://path?mode=rwc` or `postgres://…`.
     #[arg(long, default_value = "sqlite://data/game.sqlite?mode=rwc")]
     pub database_url: String,
@@ -67,13 +69,18 @@ pub enum StartError {
     Lock(#[from] chess_runtime::lock::Error),
     #[error("invalid service address: {0}")]
     Address(#[from] chess_runtime::client::Error),
+    #[error(transparent)]
+    InternalKey(#[from] chess_runtime::identity::KeyError),
 }
 
 /// Runs the service until shutdown.
 pub async fn run(config: Config) -> Result<(), StartError> {
+    let key = config.internal_key.load()?;
+    let signer = chess_runtime::Signer::new(key.clone(), "game");
     let server =
         chess_runtime::Server::bind("game", &config.server, DEFAULT_LISTEN, &[SERVICE_NAME])
-            .await?;
+            .await?
+            .with_verified_callers(key);
     // One process per SQLite file: a second writer would resume the same
     // games and race the first. Held until the service stops;
     // taken once the flags have proved good, so a bad one changes nothing.
@@ -83,13 +90,13 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     let shutdown = server.shutdown();
     let reporter = clients::Reporter::spawn(
         store.clone(),
-        clients::RatingClient::connect(&config.rating_addr)?,
+        clients::RatingClient::connect(&config.rating_addr, signer.clone())?,
         shutdown.clone(),
     );
     let ctx = Arc::new(registry::Context {
         store: store.clone(),
         hub: hub::PlayerHub::default(),
-        engine: clients::EngineClient::connect(&config.engine_addr)?,
+        engine: clients::EngineClient::connect(&config.engine_addr, signer)?,
         reporter,
         time: time::TimeSource::system(),
         shutdown,

@@ -27,10 +27,14 @@ async fn survives_a_crash(url: String) {
     let offered = create(&mut client, "w", "b", untimed()).await.game_id;
     play(&mut client, &offered, "w", "c4").await.unwrap();
     client
-        .offer_draw(pb::OfferDrawRequest {
-            game_id: offered.clone(),
-            player_id: "w".into(),
-        })
+        .offer_draw(acting(
+            pb::OfferDrawRequest {
+                game_id: offered.clone(),
+                player_id: "w".into(),
+            },
+            "w",
+            Some(offered.as_str()),
+        ))
         .await
         .unwrap();
 

@@ -130,14 +130,14 @@ async fn a_move_with_its_ply_is_played_once_however_often_it_is_sent() {
         ply: Some(ply),
     };
     let first = client
-        .make_move(send("w", "e4", 1))
+        .make_move(acting(send("w", "e4", 1), "w", Some(&game.game_id)))
         .await
         .unwrap()
         .into_inner();
     assert_eq!(first.ply, 1);
     for again in ["e4", "e2e4"] {
         let retried = client
-            .make_move(send("w", again, 1))
+            .make_move(acting(send("w", again, 1), "w", Some(&game.game_id)))
             .await
             .unwrap()
             .into_inner();
@@ -149,7 +149,10 @@ async fn a_move_with_its_ply_is_played_once_however_often_it_is_sent() {
     // Another move for a ply that is taken, the other side's move for it,
     // and a ply ahead: all stale, and nothing changes.
     for (player, mv, ply) in [("w", "d4", 1), ("b", "e4", 1), ("b", "e5", 3)] {
-        let refused = client.make_move(send(player, mv, ply)).await.unwrap_err();
+        let refused = client
+            .make_move(acting(send(player, mv, ply), player, Some(&game.game_id)))
+            .await
+            .unwrap_err();
         assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
         assert_eq!(reason(&refused), Some(Reason::StalePosition));
     }
@@ -161,14 +164,14 @@ async fn a_move_with_its_ply_is_played_once_however_often_it_is_sent() {
     let service = GameService::start(&url).await;
     let mut client = service.client().await;
     let retried = client
-        .make_move(send("w", "e4", 1))
+        .make_move(acting(send("w", "e4", 1), "w", Some(&game.game_id)))
         .await
         .unwrap()
         .into_inner();
     assert_eq!(retried.ply, 1);
     assert_eq!(retried.move_made, first.move_made);
     let reply = client
-        .make_move(send("b", "e5", 2))
+        .make_move(acting(send("b", "e5", 2), "b", Some(&game.game_id)))
         .await
         .unwrap()
         .into_inner();
@@ -261,11 +264,15 @@ async fn bad_input_is_refused_and_changes_nothing() {
     assert_eq!(game.speed, c::SpeedCategory::Untimed as i32);
     assert!(!game.hints_allowed);
     let e = client
-        .hint(pb::HintRequest {
-            game_id: id.into(),
-            player_id: "w".into(),
-            kind: pb::HintKind::Best as i32,
-        })
+        .hint(acting(
+            pb::HintRequest {
+                game_id: id.into(),
+                player_id: "w".into(),
+                kind: pb::HintKind::Best as i32,
+            },
+            "w",
+            Some(id),
+        ))
         .await
         .unwrap_err();
     assert_eq!(
@@ -287,10 +294,14 @@ async fn bad_input_is_refused_and_changes_nothing() {
     assert_eq!(state.status, c::GameStatus::Active as i32);
 
     client
-        .resign(pb::ResignRequest {
-            game_id: id.into(),
-            player_id: "b".into(),
-        })
+        .resign(acting(
+            pb::ResignRequest {
+                game_id: id.into(),
+                player_id: "b".into(),
+            },
+            "b",
+            Some(id),
+        ))
         .await
         .unwrap();
     let e = play(&mut client, id, "w", "e2e4").await.unwrap_err();
@@ -309,10 +320,14 @@ async fn draws_claims_and_aborts() {
     // Agreement.
     let g = create(&mut client, "w", "b", untimed()).await.game_id;
     let r = client
-        .offer_draw(pb::OfferDrawRequest {
-            game_id: g.clone(),
-            player_id: "w".into(),
-        })
+        .offer_draw(acting(
+            pb::OfferDrawRequest {
+                game_id: g.clone(),
+                player_id: "w".into(),
+            },
+            "w",
+            Some(g.as_str()),
+        ))
         .await
         .unwrap();
     assert!(r.into_inner().game_ended.is_none());
@@ -321,33 +336,49 @@ async fn draws_claims_and_aborts() {
         c::Color::White as i32
     );
     let e = client
-        .accept_draw(pb::AcceptDrawRequest {
-            game_id: g.clone(),
-            player_id: "w".into(),
-        })
+        .accept_draw(acting(
+            pb::AcceptDrawRequest {
+                game_id: g.clone(),
+                player_id: "w".into(),
+            },
+            "w",
+            Some(g.as_str()),
+        ))
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::FailedPrecondition);
     let r = client
-        .decline_draw(pb::DeclineDrawRequest {
-            game_id: g.clone(),
-            player_id: "b".into(),
-        })
+        .decline_draw(acting(
+            pb::DeclineDrawRequest {
+                game_id: g.clone(),
+                player_id: "b".into(),
+            },
+            "b",
+            Some(g.as_str()),
+        ))
         .await
         .unwrap();
     assert_eq!(r.into_inner().offered_by, c::Color::White as i32);
     client
-        .offer_draw(pb::OfferDrawRequest {
-            game_id: g.clone(),
-            player_id: "b".into(),
-        })
+        .offer_draw(acting(
+            pb::OfferDrawRequest {
+                game_id: g.clone(),
+                player_id: "b".into(),
+            },
+            "b",
+            Some(g.as_str()),
+        ))
         .await
         .unwrap();
     let r = client
-        .accept_draw(pb::AcceptDrawRequest {
-            game_id: g.clone(),
-            player_id: "w".into(),
-        })
+        .accept_draw(acting(
+            pb::AcceptDrawRequest {
+                game_id: g.clone(),
+                player_id: "w".into(),
+            },
+            "w",
+            Some(g.as_str()),
+        ))
         .await
         .unwrap();
     assert_eq!(
@@ -358,10 +389,14 @@ async fn draws_claims_and_aborts() {
     // Threefold repetition, claimed.
     let g = create(&mut client, "w", "b", untimed()).await.game_id;
     let e = client
-        .claim_draw(pb::ClaimDrawRequest {
-            game_id: g.clone(),
-            player_id: "w".into(),
-        })
+        .claim_draw(acting(
+            pb::ClaimDrawRequest {
+                game_id: g.clone(),
+                player_id: "w".into(),
+            },
+            "w",
+            Some(g.as_str()),
+        ))
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::FailedPrecondition);
@@ -378,10 +413,14 @@ async fn draws_claims_and_aborts() {
         play(&mut client, &g, player, mv).await.unwrap();
     }
     let r = client
-        .claim_draw(pb::ClaimDrawRequest {
-            game_id: g.clone(),
-            player_id: "w".into(),
-        })
+        .claim_draw(acting(
+            pb::ClaimDrawRequest {
+                game_id: g.clone(),
+                player_id: "w".into(),
+            },
+            "w",
+            Some(g.as_str()),
+        ))
         .await
         .unwrap();
     assert_eq!(
@@ -393,10 +432,14 @@ async fn draws_claims_and_aborts() {
     let g = create(&mut client, "w", "b", untimed()).await.game_id;
     play(&mut client, &g, "w", "e4").await.unwrap();
     let r = client
-        .abort(pb::AbortRequest {
-            game_id: g.clone(),
-            player_id: "b".into(),
-        })
+        .abort(acting(
+            pb::AbortRequest {
+                game_id: g.clone(),
+                player_id: "b".into(),
+            },
+            "b",
+            Some(g.as_str()),
+        ))
         .await
         .unwrap();
     let ended = r.into_inner().game_ended.unwrap();
@@ -406,10 +449,14 @@ async fn draws_claims_and_aborts() {
     play(&mut client, &g, "w", "e4").await.unwrap();
     play(&mut client, &g, "b", "e5").await.unwrap();
     let e = client
-        .abort(pb::AbortRequest {
-            game_id: g.clone(),
-            player_id: "w".into(),
-        })
+        .abort(acting(
+            pb::AbortRequest {
+                game_id: g.clone(),
+                player_id: "w".into(),
+            },
+            "w",
+            Some(g.as_str()),
+        ))
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::FailedPrecondition);
@@ -473,10 +520,14 @@ async fn watching_resumes_from_a_ply() {
     // Resuming a game that ended meanwhile: the missed move, then the end.
     play(&mut client, &g, "b", "a6").await.unwrap();
     client
-        .resign(pb::ResignRequest {
-            game_id: g.clone(),
-            player_id: "w".into(),
-        })
+        .resign(acting(
+            pb::ResignRequest {
+                game_id: g.clone(),
+                player_id: "w".into(),
+            },
+            "w",
+            Some(g.as_str()),
+        ))
         .await
         .unwrap();
     let mut watch = client
@@ -519,10 +570,14 @@ async fn player_streams_see_new_games_and_their_moves() {
     let service = GameService::start(&url).await;
     let mut client = service.client().await;
     let mut events = client
-        .watch_player(pb::WatchPlayerRequest {
-            player_id: "p1".into(),
-            ..Default::default()
-        })
+        .watch_player(acting(
+            pb::WatchPlayerRequest {
+                player_id: "p1".into(),
+                ..Default::default()
+            },
+            "p1",
+            None,
+        ))
         .await
         .unwrap()
         .into_inner();
@@ -560,20 +615,24 @@ async fn a_resumed_player_stream_begins_with_what_was_missed() {
     // Not p1's: named, but left out.
     let other = create(&mut client, "p3", "p4", untimed()).await.game_id;
     let mut events = client
-        .watch_player(pb::WatchPlayerRequest {
-            player_id: "p1".into(),
-            resume: true,
-            games: vec![
-                c::GameCursor {
-                    game_id: g.clone(),
-                    ply: 1,
-                },
-                c::GameCursor {
-                    game_id: other,
-                    ply: 0,
-                },
-            ],
-        })
+        .watch_player(acting(
+            pb::WatchPlayerRequest {
+                player_id: "p1".into(),
+                resume: true,
+                games: vec![
+                    c::GameCursor {
+                        game_id: g.clone(),
+                        ply: 1,
+                    },
+                    c::GameCursor {
+                        game_id: other,
+                        ply: 0,
+                    },
+                ],
+            },
+            "p1",
+            None,
+        ))
         .await
         .unwrap()
         .into_inner();
@@ -615,22 +674,30 @@ async fn listing_pages_and_idempotent_creation() {
         );
     }
     client
-        .resign(pb::ResignRequest {
-            game_id: ids[0].clone(),
-            player_id: "me".into(),
-        })
+        .resign(acting(
+            pb::ResignRequest {
+                game_id: ids[0].clone(),
+                player_id: "me".into(),
+            },
+            "me",
+            Some(ids[0].as_str()),
+        ))
         .await
         .unwrap();
     let mut seen = Vec::new();
     let mut token = String::new();
     loop {
         let page = client
-            .list_games(pb::ListGamesRequest {
-                player_id: "me".into(),
-                filter: 0,
-                page_size: 2,
-                page_token: token,
-            })
+            .list_games(acting(
+                pb::ListGamesRequest {
+                    player_id: "me".into(),
+                    filter: 0,
+                    page_size: 2,
+                    page_token: token,
+                },
+                "me",
+                None,
+            ))
             .await
             .unwrap()
             .into_inner();
@@ -645,12 +712,16 @@ async fn listing_pages_and_idempotent_creation() {
     ids.reverse();
     assert_eq!(seen, ids, "newest first");
     let finished = client
-        .list_games(pb::ListGamesRequest {
-            player_id: "me".into(),
-            filter: pb::GameFilter::Finished as i32,
-            page_size: 10,
-            page_token: String::new(),
-        })
+        .list_games(acting(
+            pb::ListGamesRequest {
+                player_id: "me".into(),
+                filter: pb::GameFilter::Finished as i32,
+                page_size: 10,
+                page_token: String::new(),
+            },
+            "me",
+            None,
+        ))
         .await
         .unwrap()
         .into_inner();

@@ -13,16 +13,18 @@ pub struct Backends {
 }
 
 impl Backends {
-    /// Lazily connected clients of the services at these addresses.
+    /// Lazily connected clients of the services at these addresses, every
+    /// call signed by `signer`.
     pub fn connect(
+        signer: &chess_runtime::Signer,
         game: &str,
         matchmaking: &str,
         rating: &str,
     ) -> Result<Self, chess_runtime::client::Error> {
         Ok(Self {
-            game: GameClient::connect(game)?,
-            matchmaking: MatchmakingClient::connect(matchmaking)?,
-            rating: RatingClient::connect(rating)?,
+            game: GameClient::connect(game, signer.clone())?,
+            matchmaking: MatchmakingClient::connect(matchmaking, signer.clone())?,
+            rating: RatingClient::connect(rating, signer.clone())?,
         })
     }
 }

@@ -39,6 +39,8 @@ pub struct Config {
     pub server: chess_runtime::ServerArgs,
     #[command(flatten)]
     pub telemetry: chess_telemetry::TelemetryArgs,
+    #[command(flatten)]
+    pub internal_key: chess_runtime::identity::KeyArgs,
     /// Address for the uqchess line protocol, `host:port`; empty to turn it
     /// off.
     #[arg(long, default_value = chess_runtime::addr::UQCHESS)]
@@ -116,12 +118,16 @@ pub enum StartError {
     Address(#[from] chess_runtime::client::Error),
     #[error(transparent)]
     TokenKey(#[from] auth::KeyError),
+    #[error(transparent)]
+    InternalKey(#[from] chess_runtime::identity::KeyError),
     #[error("mail: {0}")]
     Mail(#[from] mail::MailError),
 }
 
 /// Runs the gateway until shutdown.
 pub async fn run(config: Config) -> Result<(), StartError> {
+    // Every call to the internal services is signed as the gateway's.
+    let signer = chess_runtime::Signer::new(config.internal_key.load()?, "gateway");
     let tokens = auth::Tokens::from_config(
         config.token_key.as_deref(),
         // An empty value (as an environment variable can only give) means
@@ -145,6 +151,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     )
     .await?;
     let backends = clients::Backends::connect(
+        &signer,
         &config.game_addr,
         &config.matchmaking_addr,
         &config.rating_addr,

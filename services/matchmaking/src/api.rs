@@ -8,6 +8,7 @@ use std::pin::Pin;
 
 use chess_domain::ColorChoice;
 use chess_proto::matchmaking::v1::{self as pb, matchmaking_service_server::MatchmakingService};
+use chess_runtime::Claims;
 use tokio::sync::mpsc;
 use tokio_stream::{Stream, StreamExt as _, wrappers::ReceiverStream};
 use tonic::{Request, Response, Status};
@@ -42,6 +43,7 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::JoinPairingQueueRequest>,
     ) -> Result<Response<Self::JoinPairingQueueStream>, Status> {
+        acting_for(&request, &request.get_ref().guest_id)?;
         let r = request.into_inner();
         if r.guest_id.is_empty() {
             return Err(Status::invalid_argument("guest_id must be given"));
@@ -70,6 +72,7 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::CreateSeekRequest>,
     ) -> Result<Response<pb::CreateSeekResponse>, Status> {
+        acting_for(&request, &request.get_ref().player_id)?;
         let seek = self
             .lobby
             .create_seek(NewSeek::try_from(request.into_inner())?)
@@ -84,6 +87,7 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::CancelSeekRequest>,
     ) -> Result<Response<pb::CancelSeekResponse>, Status> {
+        acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
         require("seek_id", &r.seek_id)?;
         require("player_id", &r.player_id)?;
@@ -99,6 +103,7 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::ListSeeksRequest>,
     ) -> Result<Response<pb::ListSeeksResponse>, Status> {
+        acting_for(&request, &request.get_ref().viewer_id)?;
         let r = request.into_inner();
         let speed = speed_filter(r.speed)?;
         let after = if r.page_token.is_empty() {
@@ -123,6 +128,7 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::RequestSeekRequest>,
     ) -> Result<Response<pb::RequestSeekResponse>, Status> {
+        acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
         require("seek_id", &r.seek_id)?;
         let requester = member(r.player_id, r.username)?;
@@ -139,6 +145,7 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::AcceptSeekRequestRequest>,
     ) -> Result<Response<pb::AcceptSeekRequestResponse>, Status> {
+        acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
         require("request_id", &r.request_id)?;
         require("player_id", &r.player_id)?;
@@ -159,6 +166,7 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::RejectSeekRequestRequest>,
     ) -> Result<Response<pb::RejectSeekRequestResponse>, Status> {
+        acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
         require("request_id", &r.request_id)?;
         require("player_id", &r.player_id)?;
@@ -176,6 +184,7 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::WithdrawSeekRequestRequest>,
     ) -> Result<Response<pb::WithdrawSeekRequestResponse>, Status> {
+        acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
         require("request_id", &r.request_id)?;
         require("player_id", &r.player_id)?;
@@ -193,6 +202,7 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::ListSeekRequestsRequest>,
     ) -> Result<Response<pb::ListSeekRequestsResponse>, Status> {
+        acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
         require("player_id", &r.player_id)?;
         let player_id = r.player_id;
@@ -209,6 +219,7 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::CreateChallengeRequest>,
     ) -> Result<Response<pb::CreateChallengeResponse>, Status> {
+        acting_for(&request, &request.get_ref().player_id)?;
         let challenge = self
             .lobby
             .create_challenge(NewChallenge::try_from(request.into_inner())?)
@@ -223,6 +234,7 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::AcceptChallengeRequest>,
     ) -> Result<Response<pb::AcceptChallengeResponse>, Status> {
+        acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
         require("challenge_id", &r.challenge_id)?;
         require("player_id", &r.player_id)?;
@@ -243,6 +255,7 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::DeclineChallengeRequest>,
     ) -> Result<Response<pb::DeclineChallengeResponse>, Status> {
+        acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
         require("challenge_id", &r.challenge_id)?;
         require("player_id", &r.player_id)?;
@@ -260,6 +273,7 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::CancelChallengeRequest>,
     ) -> Result<Response<pb::CancelChallengeResponse>, Status> {
+        acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
         require("challenge_id", &r.challenge_id)?;
         require("player_id", &r.player_id)?;
@@ -277,6 +291,7 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::ListChallengesRequest>,
     ) -> Result<Response<pb::ListChallengesResponse>, Status> {
+        acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
         require("player_id", &r.player_id)?;
         let (incoming, outgoing) = self.lobby.list_challenges(r.player_id).await?;
@@ -295,6 +310,7 @@ impl MatchmakingService for MatchmakingApi {
         &self,
         request: Request<pb::WatchPlayerRequest>,
     ) -> Result<Response<Self::WatchPlayerStream>, Status> {
+        acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
         require("player_id", &r.player_id)?;
         let events = self.lobby.watch_player(r.player_id).await?;
@@ -302,4 +318,15 @@ impl MatchmakingService for MatchmakingApi {
             ReceiverStream::new(events).map(|event| Ok(pb::WatchPlayerResponse::from(event))),
         )))
     }
+}
+
+/// Refuses a request acting for `player_id` unless the caller's assertion
+/// acts for that player. A request for nobody (an empty id: a guest's view
+/// of the lobby, or a request refused as invalid further on) needs only a
+/// valid assertion.
+fn acting_for<T>(request: &Request<T>, player_id: &str) -> Result<(), Status> {
+    if player_id.is_empty() {
+        return Ok(());
+    }
+    Claims::of(request)?.check_player(player_id)
 }

@@ -30,9 +30,12 @@ pub struct GameClient {
 }
 
 impl GameClient {
-    pub fn connect(addr: &str) -> Result<Self, chess_runtime::client::Error> {
+    pub fn connect(
+        addr: &str,
+        signer: chess_runtime::Signer,
+    ) -> Result<Self, chess_runtime::client::Error> {
         Ok(Self {
-            inner: internal::GameClient::connect(addr)?,
+            inner: internal::GameClient::connect(addr, signer)?,
         })
     }
 
@@ -84,9 +87,12 @@ pub struct RatingClient {
 }
 
 impl RatingClient {
-    pub fn connect(addr: &str) -> Result<Self, chess_runtime::client::Error> {
+    pub fn connect(
+        addr: &str,
+        signer: chess_runtime::Signer,
+    ) -> Result<Self, chess_runtime::client::Error> {
         Ok(Self {
-            inner: internal::RatingClient::connect(addr)?,
+            inner: internal::RatingClient::connect(addr, signer)?,
         })
     }
 

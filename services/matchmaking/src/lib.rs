@@ -33,6 +33,8 @@ pub struct Config {
     pub server: chess_runtime::ServerArgs,
     #[command(flatten)]
     pub telemetry: chess_telemetry::TelemetryArgs,
+    #[command(flatten)]
+    pub internal_key: chess_runtime::identity::KeyArgs,
     /// Where seeks and challenges are stored: `sqlite://path?mode=rwc` or
     /// `postgres://…`.
     #[arg(long, default_value = "sqlite://data/matchmaking.sqlite?mode=rwc")]
@@ -63,24 +65,29 @@ pub enum StartError {
     Lock(#[from] chess_runtime::lock::Error),
     #[error("invalid service address: {0}")]
     Address(#[from] chess_runtime::client::Error),
+    #[error(transparent)]
+    InternalKey(#[from] chess_runtime::identity::KeyError),
 }
 
 /// Runs the service until shutdown.
 pub async fn run(config: Config) -> Result<(), StartError> {
+    let key = config.internal_key.load()?;
+    let signer = chess_runtime::Signer::new(key.clone(), "matchmaking");
     let server = chess_runtime::Server::bind(
         "matchmaking",
         &config.server,
         DEFAULT_LISTEN,
         &[SERVICE_NAME],
     )
-    .await?;
+    .await?
+    .with_verified_callers(key);
     // One process per SQLite file: a second writer would resume the same
     // games and race the first. Held until the service stops;
     // taken once the flags have proved good, so a bad one changes nothing.
     let _database_lock =
         chess_runtime::lock::database(chess_storage::sqlite_path(&config.database_url))?;
-    let game = clients::GameClient::connect(&config.game_addr)?;
-    let rating = clients::RatingClient::connect(&config.rating_addr)?;
+    let game = clients::GameClient::connect(&config.game_addr, signer.clone())?;
+    let rating = clients::RatingClient::connect(&config.rating_addr, signer)?;
     let pairing = pairing::Pairing::spawn(game.clone());
     let lobby = lobby::LobbyHandle::open(
         &config.database_url,

@@ -13,17 +13,17 @@ use chess_proto::{
     game::v1::GetGameRequest,
     matchmaking::v1 as pb,
 };
-use common::{Lobby, Player, blitz, daily, next_event, seek, watch};
+use common::{Lobby, Player, blitz, daily, for_player, next_event, seek, watch};
 use tonic::Code;
 
 async fn list(lobby: &Lobby, viewer: &Player) -> Vec<wire::Seek> {
     lobby
         .client()
         .await
-        .list_seeks(pb::ListSeeksRequest {
+        .list_seeks(for_player(pb::ListSeeksRequest {
             viewer_id: viewer.id.clone(),
             ..Default::default()
-        })
+        }))
         .await
         .expect("list seeks")
         .into_inner()
@@ -38,11 +38,11 @@ async fn request(
     lobby
         .client()
         .await
-        .request_seek(pb::RequestSeekRequest {
+        .request_seek(for_player(pb::RequestSeekRequest {
             seek_id: seek_id.to_owned(),
             player_id: player.id.clone(),
             username: player.name.clone(),
-        })
+        }))
         .await
         .map(|r| r.into_inner().request.expect("request"))
 }
@@ -81,7 +81,7 @@ async fn a_manual_seek_is_requested_accepted_and_started() {
     let mut carol_events = watch(&mut client, &carol).await;
 
     let posted = client
-        .create_seek(seek(&alice, blitz(), wire::AcceptMode::Manual))
+        .create_seek(for_player(seek(&alice, blitz(), wire::AcceptMode::Manual)))
         .await
         .expect("create seek")
         .into_inner()
@@ -115,19 +115,19 @@ async fn a_manual_seek_is_requested_accepted_and_started() {
     assert_eq!(own.code(), Code::FailedPrecondition);
     // Only the poster accepts.
     let stolen = client
-        .accept_seek_request(pb::AcceptSeekRequestRequest {
+        .accept_seek_request(for_player(pb::AcceptSeekRequestRequest {
             request_id: by_bob.request_id.clone(),
             player_id: carol.id.clone(),
-        })
+        }))
         .await
         .unwrap_err();
     assert_eq!(stolen.code(), Code::PermissionDenied);
 
     let accepted = client
-        .accept_seek_request(pb::AcceptSeekRequestRequest {
+        .accept_seek_request(for_player(pb::AcceptSeekRequestRequest {
             request_id: by_bob.request_id.clone(),
             player_id: alice.id.clone(),
-        })
+        }))
         .await
         .expect("accept")
         .into_inner()
@@ -150,19 +150,19 @@ async fn a_manual_seek_is_requested_accepted_and_started() {
         other => panic!("unexpected {other:?}"),
     }
     let listed = client
-        .list_seek_requests(pb::ListSeekRequestsRequest {
+        .list_seek_requests(for_player(pb::ListSeekRequestsRequest {
             player_id: alice.id.clone(),
-        })
+        }))
         .await
         .unwrap()
         .into_inner();
     assert!(listed.received.is_empty() && listed.seeks.is_empty());
     // Accepting twice finds nothing.
     let twice = client
-        .accept_seek_request(pb::AcceptSeekRequestRequest {
+        .accept_seek_request(for_player(pb::AcceptSeekRequestRequest {
             request_id: by_bob.request_id,
             player_id: alice.id.clone(),
-        })
+        }))
         .await
         .unwrap_err();
     assert_eq!(twice.code(), Code::NotFound);
@@ -177,7 +177,7 @@ async fn requests_are_rejected_and_withdrawn() {
     let mut alice_events = watch(&mut client, &alice).await;
     let mut bob_events = watch(&mut client, &bob).await;
     let posted = client
-        .create_seek(seek(&alice, blitz(), wire::AcceptMode::Manual))
+        .create_seek(for_player(seek(&alice, blitz(), wire::AcceptMode::Manual)))
         .await
         .unwrap()
         .into_inner()
@@ -187,10 +187,10 @@ async fn requests_are_rejected_and_withdrawn() {
     let first = request(&lobby, &posted.seek_id, &bob).await.unwrap();
     let _ = next_event(&mut alice_events).await;
     let rejected = client
-        .reject_seek_request(pb::RejectSeekRequestRequest {
+        .reject_seek_request(for_player(pb::RejectSeekRequestRequest {
             request_id: first.request_id.clone(),
             player_id: alice.id.clone(),
-        })
+        }))
         .await
         .unwrap()
         .into_inner()
@@ -205,27 +205,27 @@ async fn requests_are_rejected_and_withdrawn() {
     let second = request(&lobby, &posted.seek_id, &bob).await.unwrap();
     let _ = next_event(&mut alice_events).await;
     let sent = client
-        .list_seek_requests(pb::ListSeekRequestsRequest {
+        .list_seek_requests(for_player(pb::ListSeekRequestsRequest {
             player_id: bob.id.clone(),
-        })
+        }))
         .await
         .unwrap()
         .into_inner()
         .sent;
     assert_eq!(sent.len(), 1);
     let not_his = client
-        .withdraw_seek_request(pb::WithdrawSeekRequestRequest {
+        .withdraw_seek_request(for_player(pb::WithdrawSeekRequestRequest {
             request_id: second.request_id.clone(),
             player_id: alice.id.clone(),
-        })
+        }))
         .await
         .unwrap_err();
     assert_eq!(not_his.code(), Code::PermissionDenied);
     client
-        .withdraw_seek_request(pb::WithdrawSeekRequestRequest {
+        .withdraw_seek_request(for_player(pb::WithdrawSeekRequestRequest {
             request_id: second.request_id.clone(),
             player_id: bob.id.clone(),
-        })
+        }))
         .await
         .unwrap();
     match next_event(&mut alice_events).await {
@@ -234,18 +234,18 @@ async fn requests_are_rejected_and_withdrawn() {
     }
     // The poster cancels; only they may.
     let denied = client
-        .cancel_seek(pb::CancelSeekRequest {
+        .cancel_seek(for_player(pb::CancelSeekRequest {
             seek_id: posted.seek_id.clone(),
             player_id: bob.id.clone(),
-        })
+        }))
         .await
         .unwrap_err();
     assert_eq!(denied.code(), Code::PermissionDenied);
     client
-        .cancel_seek(pb::CancelSeekRequest {
+        .cancel_seek(for_player(pb::CancelSeekRequest {
             seek_id: posted.seek_id.clone(),
             player_id: alice.id.clone(),
-        })
+        }))
         .await
         .unwrap();
     assert!(list(&lobby, &bob).await.is_empty());
@@ -264,7 +264,7 @@ async fn automatic_seeks_start_on_the_first_fitting_request() {
     picky.min_rating = 1300;
     picky.show_name = true;
     let picky = client
-        .create_seek(picky)
+        .create_seek(for_player(picky))
         .await
         .unwrap()
         .into_inner()
@@ -279,7 +279,7 @@ async fn automatic_seeks_start_on_the_first_fitting_request() {
     open.color = wire::ColorChoice::Black as i32;
     open.max_rating = 1500;
     let open = client
-        .create_seek(open)
+        .create_seek(for_player(open))
         .await
         .unwrap()
         .into_inner()
@@ -321,11 +321,15 @@ async fn real_time_seeks_vanish_with_the_last_stream_but_tables_stay() {
     let first = watch(&mut client, &alice).await;
     let second = watch(&mut client, &alice).await;
     client
-        .create_seek(seek(&alice, blitz(), wire::AcceptMode::Manual))
+        .create_seek(for_player(seek(&alice, blitz(), wire::AcceptMode::Manual)))
         .await
         .unwrap();
     client
-        .create_seek(seek(&alice, daily(24), wire::AcceptMode::Manual))
+        .create_seek(for_player(seek(
+            &alice,
+            daily(24),
+            wire::AcceptMode::Manual,
+        )))
         .await
         .unwrap();
     assert_eq!(list(&lobby, &bob).await.len(), 2);
@@ -353,7 +357,7 @@ async fn real_time_seeks_vanish_with_the_last_stream_but_tables_stay() {
     // A real-time seek posted with no stream open lapses after the grace
     // period (two seconds in these tests).
     client
-        .create_seek(seek(&alice, blitz(), wire::AcceptMode::Manual))
+        .create_seek(for_player(seek(&alice, blitz(), wire::AcceptMode::Manual)))
         .await
         .unwrap();
     assert_eq!(list(&lobby, &bob).await.len(), 2);
@@ -374,19 +378,19 @@ async fn tables_survive_a_restart(mut lobby: Lobby) {
     table.rated = false;
     table.allow_hints = true;
     let table = client
-        .create_seek(table)
+        .create_seek(for_player(table))
         .await
         .unwrap()
         .into_inner()
         .seek
         .unwrap();
     client
-        .create_seek(seek(&alice, blitz(), wire::AcceptMode::Manual))
+        .create_seek(for_player(seek(&alice, blitz(), wire::AcceptMode::Manual)))
         .await
         .unwrap();
     let pending = request(&lobby, &table.seek_id, &bob).await.unwrap();
     let challenge = client
-        .create_challenge(pb::CreateChallengeRequest {
+        .create_challenge(for_player(pb::CreateChallengeRequest {
             player_id: bob.id.clone(),
             username: bob.name.clone(),
             opponent_username: "ALICE".into(),
@@ -395,7 +399,7 @@ async fn tables_survive_a_restart(mut lobby: Lobby) {
             rated: false,
             expires_in_seconds: 0,
             allow_hints: true,
-        })
+        }))
         .await
         .unwrap()
         .into_inner()
@@ -419,9 +423,9 @@ async fn tables_survive_a_restart(mut lobby: Lobby) {
     assert_eq!(seen[0].color, wire::ColorChoice::Black as i32);
     assert!(seen[0].allow_hints && !seen[0].rated);
     let received = client
-        .list_seek_requests(pb::ListSeekRequestsRequest {
+        .list_seek_requests(for_player(pb::ListSeekRequestsRequest {
             player_id: alice.id.clone(),
-        })
+        }))
         .await
         .unwrap()
         .into_inner()
@@ -429,10 +433,10 @@ async fn tables_survive_a_restart(mut lobby: Lobby) {
     assert_eq!(received.len(), 1);
     assert_eq!(received[0].request_id, pending.request_id);
     let accepted = client
-        .accept_seek_request(pb::AcceptSeekRequestRequest {
+        .accept_seek_request(for_player(pb::AcceptSeekRequestRequest {
             request_id: pending.request_id.clone(),
             player_id: alice.id.clone(),
-        })
+        }))
         .await
         .unwrap()
         .into_inner()
@@ -445,9 +449,9 @@ async fn tables_survive_a_restart(mut lobby: Lobby) {
     // The table's consent to hints reached its game.
     assert!(game_state(&lobby, &accepted.game_id).await.hints_allowed);
     let incoming = client
-        .list_challenges(pb::ListChallengesRequest {
+        .list_challenges(for_player(pb::ListChallengesRequest {
             player_id: alice.id.clone(),
-        })
+        }))
         .await
         .unwrap()
         .into_inner()
@@ -562,24 +566,24 @@ async fn challenges_are_accepted_declined_and_cancelled() {
     };
 
     let unknown = client
-        .create_challenge(pb::CreateChallengeRequest {
+        .create_challenge(for_player(pb::CreateChallengeRequest {
             opponent_username: "nobody".into(),
             ..challenge(wire::ColorChoice::White)
-        })
+        }))
         .await
         .unwrap_err();
     assert_eq!(unknown.code(), Code::NotFound);
     let herself = client
-        .create_challenge(pb::CreateChallengeRequest {
+        .create_challenge(for_player(pb::CreateChallengeRequest {
             opponent_username: "alice".into(),
             ..challenge(wire::ColorChoice::White)
-        })
+        }))
         .await
         .unwrap_err();
     assert_eq!(herself.code(), Code::InvalidArgument);
 
     let first = client
-        .create_challenge(challenge(wire::ColorChoice::Black))
+        .create_challenge(for_player(challenge(wire::ColorChoice::Black)))
         .await
         .unwrap()
         .into_inner()
@@ -593,18 +597,18 @@ async fn challenges_are_accepted_declined_and_cancelled() {
     }
     // Only the challenged player accepts.
     let wrong = client
-        .accept_challenge(pb::AcceptChallengeRequest {
+        .accept_challenge(for_player(pb::AcceptChallengeRequest {
             challenge_id: first.challenge_id.clone(),
             player_id: alice.id.clone(),
-        })
+        }))
         .await
         .unwrap_err();
     assert_eq!(wrong.code(), Code::PermissionDenied);
     let accepted = client
-        .accept_challenge(pb::AcceptChallengeRequest {
+        .accept_challenge(for_player(pb::AcceptChallengeRequest {
             challenge_id: first.challenge_id.clone(),
             player_id: bob.id.clone(),
-        })
+        }))
         .await
         .unwrap()
         .into_inner()
@@ -625,7 +629,7 @@ async fn challenges_are_accepted_declined_and_cancelled() {
     let _ = next_event(&mut bob_events).await;
 
     let second = client
-        .create_challenge(challenge(wire::ColorChoice::Either))
+        .create_challenge(for_player(challenge(wire::ColorChoice::Either)))
         .await
         .unwrap()
         .into_inner()
@@ -633,11 +637,11 @@ async fn challenges_are_accepted_declined_and_cancelled() {
         .unwrap();
     let _ = next_event(&mut bob_events).await;
     let declined = client
-        .decline_challenge(pb::DeclineChallengeRequest {
+        .decline_challenge(for_player(pb::DeclineChallengeRequest {
             challenge_id: second.challenge_id.clone(),
             player_id: bob.id.clone(),
             reason: "  not today  ".into(),
-        })
+        }))
         .await
         .unwrap()
         .into_inner()
@@ -650,7 +654,7 @@ async fn challenges_are_accepted_declined_and_cancelled() {
     }
 
     let third = client
-        .create_challenge(challenge(wire::ColorChoice::White))
+        .create_challenge(for_player(challenge(wire::ColorChoice::White)))
         .await
         .unwrap()
         .into_inner()
@@ -658,27 +662,27 @@ async fn challenges_are_accepted_declined_and_cancelled() {
         .unwrap();
     let _ = next_event(&mut bob_events).await;
     let listed = client
-        .list_challenges(pb::ListChallengesRequest {
+        .list_challenges(for_player(pb::ListChallengesRequest {
             player_id: alice.id.clone(),
-        })
+        }))
         .await
         .unwrap()
         .into_inner();
     assert_eq!(listed.outgoing.len(), 1);
     assert!(listed.incoming.is_empty());
     let not_hers = client
-        .cancel_challenge(pb::CancelChallengeRequest {
+        .cancel_challenge(for_player(pb::CancelChallengeRequest {
             challenge_id: third.challenge_id.clone(),
             player_id: bob.id.clone(),
-        })
+        }))
         .await
         .unwrap_err();
     assert_eq!(not_hers.code(), Code::PermissionDenied);
     client
-        .cancel_challenge(pb::CancelChallengeRequest {
+        .cancel_challenge(for_player(pb::CancelChallengeRequest {
             challenge_id: third.challenge_id.clone(),
             player_id: alice.id.clone(),
-        })
+        }))
         .await
         .unwrap();
     match next_event(&mut bob_events).await {
@@ -686,10 +690,10 @@ async fn challenges_are_accepted_declined_and_cancelled() {
         other => panic!("unexpected {other:?}"),
     }
     let gone = client
-        .accept_challenge(pb::AcceptChallengeRequest {
+        .accept_challenge(for_player(pb::AcceptChallengeRequest {
             challenge_id: third.challenge_id,
             player_id: bob.id.clone(),
-        })
+        }))
         .await
         .unwrap_err();
     assert_eq!(gone.code(), Code::NotFound);
@@ -739,9 +743,9 @@ async fn challenges_expire_on_their_timer() {
     let mut alice_events = watch(&mut client, &alice).await;
     let mut bob_events = watch(&mut client, &bob).await;
     let incoming = client
-        .list_challenges(pb::ListChallengesRequest {
+        .list_challenges(for_player(pb::ListChallengesRequest {
             player_id: bob.id.clone(),
-        })
+        }))
         .await
         .unwrap()
         .into_inner()
@@ -757,10 +761,10 @@ async fn challenges_expire_on_their_timer() {
         }
     }
     let accepted = client
-        .accept_challenge(pb::AcceptChallengeRequest {
+        .accept_challenge(for_player(pb::AcceptChallengeRequest {
             challenge_id: "soon".into(),
             player_id: bob.id.clone(),
-        })
+        }))
         .await
         .unwrap_err();
     assert_eq!(accepted.code(), Code::NotFound);
@@ -772,22 +776,25 @@ async fn bad_input_is_refused() {
     let alice = lobby.register("alice").await;
     let mut client = lobby.client().await;
     let mut bad = seek(&alice, daily(12), wire::AcceptMode::Manual);
-    let status = client.create_seek(bad.clone()).await.unwrap_err();
+    let status = client
+        .create_seek(for_player(bad.clone()))
+        .await
+        .unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
     bad.time_control = Some(blitz());
     bad.min_rating = 1600;
     bad.max_rating = 1400;
-    let status = client.create_seek(bad).await.unwrap_err();
+    let status = client.create_seek(for_player(bad)).await.unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument);
     let status = client
-        .create_seek(seek(
+        .create_seek(for_player(seek(
             &Player {
                 id: String::new(),
                 name: "x".into(),
             },
             blitz(),
             wire::AcceptMode::Manual,
-        ))
+        )))
         .await
         .unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument);
@@ -809,7 +816,7 @@ async fn bad_input_is_refused() {
         (rated_hints, "hints"),
         (ranged_untimed, "untimed"),
     ] {
-        let status = client.create_seek(bad).await.unwrap_err();
+        let status = client.create_seek(for_player(bad)).await.unwrap_err();
         assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
         assert!(status.message().contains(word), "{}", status.message());
     }
@@ -828,14 +835,14 @@ async fn bad_input_is_refused() {
         (challenge(untimed, false), "untimed"),
         (challenge(blitz(), true), "hints"),
     ] {
-        let status = client.create_challenge(bad).await.unwrap_err();
+        let status = client.create_challenge(for_player(bad)).await.unwrap_err();
         assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
         assert!(status.message().contains(word), "{}", status.message());
     }
     let listed = client
-        .list_challenges(pb::ListChallengesRequest {
+        .list_challenges(for_player(pb::ListChallengesRequest {
             player_id: alice.id.clone(),
-        })
+        }))
         .await
         .unwrap()
         .into_inner();
@@ -857,7 +864,7 @@ async fn untimed_seeks_have_their_own_category() {
     let mut casual = seek(&alice, untimed, wire::AcceptMode::Automatic);
     casual.rated = false;
     let posted = client
-        .create_seek(casual)
+        .create_seek(for_player(casual))
         .await
         .unwrap()
         .into_inner()
@@ -871,12 +878,12 @@ async fn untimed_seeks_have_their_own_category() {
         let viewer = bob.id.clone();
         async move {
             client
-                .list_seeks(pb::ListSeeksRequest {
+                .list_seeks(for_player(pb::ListSeeksRequest {
                     viewer_id: viewer,
                     speed: speed as i32,
                     page_size: 0,
                     page_token: String::new(),
-                })
+                }))
                 .await
                 .unwrap()
                 .into_inner()
@@ -889,4 +896,40 @@ async fn untimed_seeks_have_their_own_category() {
     let game = game_state(&lobby, &started.game_id).await;
     assert_eq!(game.speed, wire::SpeedCategory::Untimed as i32);
     assert!(!game.rated && !game.hints_allowed);
+}
+
+#[tokio::test]
+async fn a_players_assertion_cannot_act_for_another() {
+    let lobby = Lobby::start().await;
+    let alice = lobby.register("alice").await;
+    let bob = lobby.register("bob").await;
+    let mut client = lobby.client().await;
+    // A seek for bob, carrying alice's assertion.
+    let status = client
+        .create_seek(chess_testkit::acting(
+            seek(&bob, daily(24), wire::AcceptMode::Automatic),
+            &alice.id,
+            None,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::PermissionDenied, "{status:?}");
+    assert_eq!(
+        chess_runtime::Reason::of(&status),
+        Some(chess_runtime::Reason::CallerMismatch)
+    );
+    // Without any assertion, nothing is answered at all.
+    let mut raw =
+        chess_proto::matchmaking::v1::matchmaking_service_client::MatchmakingServiceClient::new(
+            lobby.matchmaking.as_ref().unwrap().channel().await,
+        );
+    let status = raw
+        .create_seek(seek(&bob, daily(24), wire::AcceptMode::Automatic))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
+    assert!(
+        list(&lobby, &alice).await.is_empty(),
+        "a refused seek was posted"
+    );
 }

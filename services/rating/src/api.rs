@@ -3,7 +3,10 @@
 
 use chess_domain::{SpeedCategory, now_ms};
 use chess_proto::rating::v1::{self as pb, get_player_request::Key, rating_service_server};
-use chess_runtime::throttle::{Policy, Throttle};
+use chess_runtime::{
+    Claims,
+    throttle::{Policy, Throttle},
+};
 use opentelemetry::{
     KeyValue,
     metrics::{Counter, Histogram},
@@ -457,6 +460,8 @@ impl rating_service_server::RatingService for RatingApi {
         &self,
         request: Request<pb::RegisterRequest>,
     ) -> Result<Response<pb::RegisterResponse>, Status> {
+        // Accounts are the gateway's alone: it signs players in.
+        Claims::of(&request)?.check_caller(&["gateway"])?;
         self.register(request.into_inner())
             .await
             .map(Response::new)
@@ -468,6 +473,8 @@ impl rating_service_server::RatingService for RatingApi {
         &self,
         request: Request<pb::AuthenticateRequest>,
     ) -> Result<Response<pb::AuthenticateResponse>, Status> {
+        // Accounts are the gateway's alone: it signs players in.
+        Claims::of(&request)?.check_caller(&["gateway"])?;
         self.authenticate(request.into_inner())
             .await
             .map(Response::new)
@@ -549,6 +556,14 @@ impl rating_service_server::RatingService for RatingApi {
         &self,
         request: Request<pb::RecordResultRequest>,
     ) -> Result<Response<pb::RecordResultResponse>, Status> {
+        // Only the game service reports results, each bound to its game
+        // (a report without a game is refused as invalid further on).
+        let claims = Claims::of(&request)?;
+        claims.check_caller(&["game"])?;
+        let game_id = &request.get_ref().game_id;
+        if !game_id.is_empty() {
+            claims.check_game(game_id)?;
+        }
         self.record_result(request.into_inner())
             .await
             .map(Response::new)

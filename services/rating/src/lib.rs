@@ -36,6 +36,8 @@ pub struct Config {
     pub server: chess_runtime::ServerArgs,
     #[command(flatten)]
     pub telemetry: chess_telemetry::TelemetryArgs,
+    #[command(flatten)]
+    pub internal_key: chess_runtime::identity::KeyArgs,
     /// Where accounts and ratings are stored: `sqlite://path?mode=rwc` or
     /// `postgres://…`.
     #[arg(long, default_value = "sqlite://data/rating.sqlite?mode=rwc")]
@@ -130,15 +132,19 @@ pub enum StartError {
     Lock(#[from] chess_runtime::lock::Error),
     #[error(transparent)]
     Hash(#[from] accounts::HashError),
+    #[error(transparent)]
+    InternalKey(#[from] chess_runtime::identity::KeyError),
 }
 
 /// Runs the service until shutdown. Health turns SERVING once the migrations
 /// have run.
 pub async fn run(config: Config) -> Result<(), StartError> {
     let system = config.system()?;
+    let key = config.internal_key.load()?;
     let server =
         chess_runtime::Server::bind("rating", &config.server, DEFAULT_LISTEN, &[SERVICE_NAME])
-            .await?;
+            .await?
+            .with_verified_callers(key);
     // One process per SQLite file: a second writer would resume the same
     // games and race the first. Held until the service stops;
     // taken once the flags have proved good, so a bad one changes nothing.

@@ -9,7 +9,9 @@ use chess_proto::{
     common::v1::{self as cpb, GameResult, RatingSystem, SpeedCategory},
     rating::v1::{self as pb, get_player_request::Key},
 };
-use common::{PASSWORD, RatingService, blitz, full_history, full_leaderboard, game, register};
+use common::{
+    PASSWORD, RatingService, blitz, from_game, full_history, full_leaderboard, game, register,
+};
 use futures::future::join_all;
 use tonic::Code;
 
@@ -525,7 +527,7 @@ async fn parallel_results_for_one_player_lose_nothing(url: &str) {
             (opponent.as_str(), hub.as_str())
         };
         let request = game(&format!("game-{i}"), white, black, result_for(i));
-        async move { client.record_result(request).await }
+        async move { client.record_result(from_game(request)).await }
     });
     for outcome in join_all(calls).await {
         let response = outcome.expect("record result").into_inner();
@@ -562,7 +564,7 @@ async fn replayed_results_change_nothing(url: &str) {
     let b = register(&mut client, "beta").await;
 
     let first = client
-        .record_result(game("g1", &a, &b, GameResult::WhiteWins))
+        .record_result(from_game(game("g1", &a, &b, GameResult::WhiteWins)))
         .await
         .expect("record")
         .into_inner();
@@ -590,7 +592,7 @@ async fn replayed_results_change_nothing(url: &str) {
     // The same game again, even with another result, is a repeat.
     for result in [GameResult::WhiteWins, GameResult::BlackWins] {
         let again = client
-            .record_result(game("g1", &a, &b, result))
+            .record_result(from_game(game("g1", &a, &b, result)))
             .await
             .expect("repeat")
             .into_inner();
@@ -606,7 +608,7 @@ async fn replayed_results_change_nothing(url: &str) {
     let deliveries = (0..10).map(|_| {
         let mut client = client.clone();
         let request = game("g2", &a, &b, GameResult::BlackWins);
-        async move { client.record_result(request).await }
+        async move { client.record_result(from_game(request)).await }
     });
     let responses: Vec<_> = join_all(deliveries)
         .await
@@ -635,7 +637,7 @@ async fn replayed_results_change_nothing(url: &str) {
     for request in [unrated, unknown, itself] {
         for first_time in [true, false] {
             let response = client
-                .record_result(request.clone())
+                .record_result(from_game(request.clone()))
                 .await
                 .expect("record")
                 .into_inner();
@@ -653,7 +655,7 @@ async fn replayed_results_change_nothing(url: &str) {
     let no_id = game("", &a, &b, GameResult::Draw);
     for request in [no_result, no_category, no_id] {
         let status = client
-            .record_result(request)
+            .record_result(from_game(request))
             .await
             .expect_err("bad report accepted");
         assert_eq!(status.code(), Code::InvalidArgument);
@@ -672,19 +674,22 @@ async fn leaderboard_order_and_paging(url: &str) {
     // An unrated game does not put its players on the board.
     let mut casual = game("l0", &ids["Eve"], &ids["frank"], GameResult::WhiteWins);
     casual.rated = false;
-    client.record_result(casual).await.expect("record unrated");
+    client
+        .record_result(from_game(casual))
+        .await
+        .expect("record unrated");
     for (game_id, white, black) in [
         ("l1", "alice", "Bob"),
         ("l2", "carol", "dave"),
         ("l3", "alice", "carol"),
     ] {
         client
-            .record_result(game(
+            .record_result(from_game(game(
                 game_id,
                 &ids[white],
                 &ids[black],
                 GameResult::WhiteWins,
-            ))
+            )))
             .await
             .expect("record");
     }
@@ -770,7 +775,7 @@ async fn untimed_games_are_never_rated(url: &str) {
     let mut rated = game("u1", &a, &b, GameResult::WhiteWins);
     rated.category = SpeedCategory::Untimed as i32;
     let status = client
-        .record_result(rated.clone())
+        .record_result(from_game(rated.clone()))
         .await
         .expect_err("rated untimed game accepted");
     assert_eq!(status.code(), Code::InvalidArgument);
@@ -780,7 +785,7 @@ async fn untimed_games_are_never_rated(url: &str) {
     let mut unrated = rated;
     unrated.rated = false;
     let recorded = client
-        .record_result(unrated.clone())
+        .record_result(from_game(unrated.clone()))
         .await
         .expect("unrated untimed game")
         .into_inner();
@@ -788,7 +793,7 @@ async fn untimed_games_are_never_rated(url: &str) {
     assert_eq!((recorded.white, recorded.black), (None, None));
     assert!(
         !client
-            .record_result(unrated)
+            .record_result(from_game(unrated))
             .await
             .expect("repeat")
             .into_inner()
@@ -849,7 +854,7 @@ async fn restart_keeps_accounts_and_ratings(url: &str) {
     let a = register(&mut client, "keeper").await;
     let b = register(&mut client, "sweeper").await;
     client
-        .record_result(game("r1", &a, &b, GameResult::WhiteWins))
+        .record_result(from_game(game("r1", &a, &b, GameResult::WhiteWins)))
         .await
         .expect("record");
     let before = blitz(&mut client, &a).await;
@@ -869,7 +874,7 @@ async fn restart_keeps_accounts_and_ratings(url: &str) {
     assert_eq!(blitz(&mut client, &a).await, before);
     assert_eq!(before.rating, 1210.0);
     let repeat = client
-        .record_result(game("r1", &a, &b, GameResult::WhiteWins))
+        .record_result(from_game(game("r1", &a, &b, GameResult::WhiteWins)))
         .await
         .expect("repeat")
         .into_inner();
@@ -899,7 +904,7 @@ async fn glicko2_ratings(url: &str) {
     assert!(fresh.provisional);
 
     let response = client
-        .record_result(game("x1", &a, &b, GameResult::WhiteWins))
+        .record_result(from_game(game("x1", &a, &b, GameResult::WhiteWins)))
         .await
         .expect("record")
         .into_inner();
@@ -935,14 +940,14 @@ async fn logistic_elo_ratings(url: &str) {
     let b = register(&mut client, "zeta").await;
     assert_eq!(blitz(&mut client, &a).await.rating, 1000.0);
     let response = client
-        .record_result(game("e1", &a, &b, GameResult::WhiteWins))
+        .record_result(from_game(game("e1", &a, &b, GameResult::WhiteWins)))
         .await
         .expect("record")
         .into_inner();
     assert_eq!(response.white.map(|c| c.rating_after), Some(1015.0));
     assert_eq!(response.black.map(|c| c.rating_after), Some(985.0));
     let draw = client
-        .record_result(game("e2", &a, &b, GameResult::Draw))
+        .record_result(from_game(game("e2", &a, &b, GameResult::Draw)))
         .await
         .expect("record")
         .into_inner();
@@ -981,4 +986,56 @@ fn bad_flags_exit_with_one_line() {
         assert_eq!(lines.len(), 1, "{stderr}");
         assert!(lines[0].contains(needle), "{stderr}");
     }
+}
+
+#[tokio::test]
+async fn accounts_and_results_are_taken_only_from_their_callers() {
+    let db = common::Database::sqlite();
+    let service = RatingService::start(&db.url).await;
+    let mut client = service.client().await;
+    let a = register(&mut client, "ann").await;
+    let b = register(&mut client, "ben").await;
+    let channel = chess_testkit::connect(&service.addr).await;
+    let denied = |status: tonic::Status| {
+        assert_eq!(status.code(), Code::PermissionDenied, "{status:?}");
+        assert_eq!(
+            chess_runtime::Reason::of(&status),
+            Some(chess_runtime::Reason::CallerMismatch)
+        );
+    };
+
+    // Accounts are the gateway's: the lobby cannot sign anyone in.
+    let mut lobby = chess_proto::rating::v1::rating_service_client::RatingServiceClient::new(
+        chess_testkit::signed_as(channel.clone(), "matchmaking"),
+    );
+    denied(
+        lobby
+            .authenticate(chess_proto::rating::v1::AuthenticateRequest {
+                login: "ann".into(),
+                password: PASSWORD.into(),
+            })
+            .await
+            .unwrap_err(),
+    );
+    // Results are the game service's, each for its own game.
+    denied(
+        client
+            .record_result(game("g1", &a, &b, GameResult::WhiteWins))
+            .await
+            .unwrap_err(),
+    );
+    denied(
+        client
+            .record_result(chess_testkit::acting_as(
+                "game",
+                game("g1", &a, &b, GameResult::WhiteWins),
+                "",
+                Some("g2"),
+            ))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(blitz(&mut client, &a).await.games_played, 0);
+    // Reads need only a valid assertion.
+    assert_eq!(blitz(&mut lobby, &b).await.games_played, 0);
 }

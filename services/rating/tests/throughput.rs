@@ -7,7 +7,7 @@ mod common;
 use std::time::Instant;
 
 use chess_proto::common::v1::GameResult;
-use common::{Database, RatingService, game, register};
+use common::{Database, RatingService, from_game, game, register};
 use futures::{StreamExt as _, stream};
 
 const PLAYERS: usize = 20;
@@ -46,7 +46,7 @@ async fn measure(label: &str, url: &str) {
                     GameResult::Draw,
                 ][i % 3],
             );
-            async move { client.record_result(request).await }
+            async move { client.record_result(from_game(request)).await }
         })
         .buffer_unordered(CONCURRENCY)
         .filter(|r| std::future::ready(r.is_ok()))
@@ -65,7 +65,7 @@ async fn measure(label: &str, url: &str) {
         );
         assert!(
             !client
-                .record_result(repeat)
+                .record_result(from_game(repeat))
                 .await
                 .unwrap()
                 .into_inner()

@@ -48,7 +48,7 @@ const STOCKFISH_NICE: i32 = 10;
 pub struct StackOptions {
     /// Where the service binaries are.
     pub bin_dir: PathBuf,
-    /// Databases, mail and the token key.
+    /// Databases, mail, the token key and the internal key.
     pub data_dir: PathBuf,
     /// The public gRPC (and gRPC-Web) address.
     pub grpc_listen: String,
@@ -274,14 +274,14 @@ fn reach(listener: &TcpListener) -> String {
     }
 }
 
-/// The token key in `data_dir`, created with a fresh random secret if
-/// missing, readable by the owner only.
-fn token_key_file(data_dir: &Path) -> std::io::Result<PathBuf> {
+/// The key file `name` in `data_dir` (the gateway's `token.key`, the
+/// services' `internal.key`), created with a fresh random secret if missing,
+/// readable by the owner only.
+fn secret_file(data_dir: &Path, name: &str) -> std::io::Result<PathBuf> {
     use std::{io::Write as _, os::unix::fs::OpenOptionsExt as _};
-    let path = data_dir.join("token.key");
+    let path = data_dir.join(name);
     if !path.exists() {
-        let secret: [u8; 32] = rand::random();
-        let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+        let hex = chess_runtime::InternalKey::generate_hex();
         let mut file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -349,13 +349,24 @@ impl Listeners {
     }
 }
 
+/// The secrets of one system, as files in its data directory.
+struct Keys {
+    /// Signs session tokens (the gateway's).
+    token: PathBuf,
+    /// Signs and checks the calls between the services (all five).
+    internal: PathBuf,
+}
+
+/// The name of the internal key's file in a data directory.
+pub const INTERNAL_KEY_FILE: &str = "internal.key";
+
 /// The five services as supervised children, each after the services it
 /// calls (they stop in the reverse order), with the flags that wire them
 /// together on `addresses` and keep their files in `data_dir`.
 fn children(
     options: &StackOptions,
     data_dir: &Path,
-    token_key: PathBuf,
+    keys: Keys,
     addresses: &Addresses,
     listeners: Listeners,
 ) -> Result<Vec<ChildSpec>, StartError> {
@@ -373,6 +384,7 @@ fn children(
     let args = |pairs: &[(&str, OsString)]| -> Vec<OsString> {
         let mut out: Vec<OsString> = options.common_args.clone();
         out.extend(["--listen-fd".into(), "0".into()]);
+        out.extend(["--internal-key-file".into(), keys.internal.clone().into()]);
         for (flag, value) in pairs {
             out.push(flag.into());
             out.push(value.clone());
@@ -409,7 +421,7 @@ fn children(
         ("--game-addr", addresses.game.clone().into()),
         ("--matchmaking-addr", addresses.matchmaking.clone().into()),
         ("--rating-addr", addresses.rating.clone().into()),
-        ("--token-key-file", token_key.into()),
+        ("--token-key-file", keys.token.clone().into()),
         ("--mail-dir", data_dir.join("mail").into()),
         ("--public-url", addresses.public_url.clone().into()),
     ]);
@@ -512,11 +524,14 @@ impl Stack {
         // Before anything is bound or started: a second stack on the same
         // files must change nothing.
         let lock = lock_data_dir(&data_dir, &shown).await?;
-        let token_key = token_key_file(&data_dir).map_err(data_error)?;
+        let keys = Keys {
+            token: secret_file(&data_dir, "token.key").map_err(data_error)?,
+            internal: secret_file(&data_dir, INTERNAL_KEY_FILE).map_err(data_error)?,
+        };
 
         let listeners = Listeners::bind(&options)?;
         let addresses = listeners.addresses(options.public_url.as_deref());
-        let children = children(&options, &data_dir, token_key, &addresses, listeners)?;
+        let children = children(&options, &data_dir, keys, &addresses, listeners)?;
         let (supervisor, mut exits) =
             Supervisor::start(children, options.output, options.announce_restarts);
         // Dropping the probes on failure aborts them.

@@ -63,11 +63,70 @@ struct Config {
     bin_dir: Option<PathBuf>,
     #[command(flatten)]
     telemetry: chess_telemetry::TelemetryArgs,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+/// What else `chess-stack` does besides running the system.
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// Prints a caller assertion for calling an internal service by hand
+    /// (`-H "x-chess-caller: <it>"`), valid for 60 seconds.
+    MintAssertion(MintArgs),
+}
+
+/// Flags of `chess-stack mint-assertion`.
+#[derive(Debug, clap::Args)]
+struct MintArgs {
+    /// The stack's data directory, whose internal.key signs the assertion.
+    #[arg(long, default_value = "data")]
+    data_dir: PathBuf,
+    /// The internal key to sign with (e.g. a copy of a Kubernetes
+    /// Secret's). Default: internal.key in --data-dir.
+    #[arg(long)]
+    internal_key_file: Option<PathBuf>,
+    /// Who the assertion says is calling.
+    #[arg(long, default_value = "ops")]
+    caller: String,
+    /// The player the call acts for, if it acts for one.
+    #[arg(long, default_value = "")]
+    player: String,
+    /// The game the call acts in, if it acts in one.
+    #[arg(long, default_value = "")]
+    game: String,
+}
+
+/// Prints the assertion `args` asks for.
+fn mint_assertion(args: &MintArgs) -> ExitCode {
+    let path = args
+        .internal_key_file
+        .clone()
+        .unwrap_or_else(|| args.data_dir.join(chess_stack::INTERNAL_KEY_FILE));
+    let minted = chess_runtime::InternalKey::read(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|key| {
+            chess_runtime::Signer::new(key, &args.caller)
+                .mint(Some(&args.player), Some(&args.game))
+                .map_err(|status| status.message().to_owned())
+        });
+    match minted {
+        Ok(assertion) => {
+            println!("{assertion}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("chess-stack: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let config: Config = chess_runtime::cli::parse("stack");
+    if let Some(Command::MintAssertion(args)) = &config.command {
+        return mint_assertion(args);
+    }
     let Some(bin_dir) = config.bin_dir.clone().or_else(chess_stack::own_dir) else {
         eprintln!("chess-stack: cannot tell where the service binaries are; pass --bin-dir");
         return ExitCode::FAILURE;

@@ -25,7 +25,8 @@ pub const BINARY: &str = env!("CARGO_BIN_EXE_chess-engine");
 pub struct Service {
     pub child: tokio::process::Child,
     pub addr: SocketAddr,
-    pub client: EngineServiceClient<Channel>,
+    /// Signed as the game service's calls are.
+    pub client: EngineServiceClient<chess_testkit::Signed>,
     health: HealthClient<Channel>,
 }
 
@@ -49,6 +50,7 @@ impl Service {
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let mut command = tokio::process::Command::new(BINARY);
         command
+            .envs(chess_testkit::internal_key_env())
             .args(["--listen", &addr.to_string(), "--stop-on-stdin-eof"])
             .args(["--log-filter", "warn"]);
         if !args.contains(&"--stockfish-path") {
@@ -68,7 +70,7 @@ impl Service {
         Self {
             child,
             addr,
-            client: EngineServiceClient::new(channel.clone()),
+            client: EngineServiceClient::new(chess_testkit::signed_as(channel.clone(), "game")),
             health: HealthClient::new(channel),
         }
     }
@@ -109,7 +111,7 @@ impl Service {
         children(self.pid())
     }
 
-    pub fn client(&self) -> EngineServiceClient<Channel> {
+    pub fn client(&self) -> EngineServiceClient<chess_testkit::Signed> {
         self.client.clone()
     }
 }

@@ -6,12 +6,13 @@ use chess_proto::{
     common::v1 as common,
     game::v1::{self as pb, game_service_client::GameServiceClient},
 };
-use chess_testkit::Service;
+pub use chess_testkit::acting;
 pub use chess_testkit::free_port;
+use chess_testkit::{Service, Signed};
 use tokio::process::Child;
-use tonic::transport::Channel;
 
-pub type Client = GameServiceClient<Channel>;
+/// A client signed as the gateway's calls are.
+pub type Client = GameServiceClient<Signed>;
 
 /// A running `chess-game`.
 pub struct GameService {
@@ -48,9 +49,9 @@ impl GameService {
     }
 
     pub async fn client(&self) -> Client {
-        GameServiceClient::connect(format!("http://{}", self.addr))
-            .await
-            .expect("connect")
+        GameServiceClient::new(chess_testkit::signed(
+            chess_testkit::connect(&self.addr).await,
+        ))
     }
 
     /// Kills the process with SIGKILL, as a crash would.
@@ -119,12 +120,16 @@ pub async fn play(
     mv: &str,
 ) -> Result<pb::MakeMoveResponse, tonic::Status> {
     client
-        .make_move(pb::MakeMoveRequest {
-            game_id: game_id.to_owned(),
-            player_id: player.to_owned(),
-            r#move: mv.to_owned(),
-            ply: None,
-        })
+        .make_move(acting(
+            pb::MakeMoveRequest {
+                game_id: game_id.to_owned(),
+                player_id: player.to_owned(),
+                r#move: mv.to_owned(),
+                ply: None,
+            },
+            player,
+            Some(game_id),
+        ))
         .await
         .map(tonic::Response::into_inner)
 }

@@ -28,12 +28,14 @@ impl Lobby {
         Self { shared }
     }
 
-    fn matchmaking(
+    /// The matchmaking service, acting for `player_id`.
+    fn acting(
         &self,
+        player_id: &str,
     ) -> chess_proto::matchmaking::v1::matchmaking_service_client::MatchmakingServiceClient<
-        chess_runtime::Channel,
+        chess_runtime::identity::Signed,
     > {
-        self.shared.backends.matchmaking.rpc()
+        self.shared.backends.matchmaking.acting(player_id)
     }
 }
 
@@ -48,7 +50,7 @@ impl LobbyService for Lobby {
         let session = self.shared.sessions.authenticate(&request).await?;
         let r = request.into_inner();
         let seek = self
-            .matchmaking()
+            .acting(&session.player_id)
             .create_seek(mm::CreateSeekRequest {
                 player_id: session.player_id,
                 username: session.username,
@@ -76,7 +78,7 @@ impl LobbyService for Lobby {
         bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let seek = self
-            .matchmaking()
+            .acting(&session.player_id)
             .cancel_seek(mm::CancelSeekRequest {
                 seek_id: request.into_inner().seek_id,
                 player_id: session.player_id,
@@ -103,8 +105,9 @@ impl LobbyService for Lobby {
             .map(|s| s.player_id)
             .unwrap_or_default();
         let r = request.into_inner();
+        // A signed-in reader's call acts for them.
         let page = self
-            .matchmaking()
+            .acting(&viewer_id)
             .list_seeks(mm::ListSeeksRequest {
                 viewer_id,
                 speed: r.speed,
@@ -128,7 +131,7 @@ impl LobbyService for Lobby {
         bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let request = self
-            .matchmaking()
+            .acting(&session.player_id)
             .request_seek(mm::RequestSeekRequest {
                 seek_id: request.into_inner().seek_id,
                 player_id: session.player_id,
@@ -149,7 +152,7 @@ impl LobbyService for Lobby {
         bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let request = self
-            .matchmaking()
+            .acting(&session.player_id)
             .accept_seek_request(mm::AcceptSeekRequestRequest {
                 request_id: request.into_inner().request_id,
                 player_id: session.player_id,
@@ -169,7 +172,7 @@ impl LobbyService for Lobby {
         bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let request = self
-            .matchmaking()
+            .acting(&session.player_id)
             .reject_seek_request(mm::RejectSeekRequestRequest {
                 request_id: request.into_inner().request_id,
                 player_id: session.player_id,
@@ -189,7 +192,7 @@ impl LobbyService for Lobby {
         bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let request = self
-            .matchmaking()
+            .acting(&session.player_id)
             .withdraw_seek_request(mm::WithdrawSeekRequestRequest {
                 request_id: request.into_inner().request_id,
                 player_id: session.player_id,
@@ -209,7 +212,7 @@ impl LobbyService for Lobby {
         bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let listed = self
-            .matchmaking()
+            .acting(&session.player_id)
             .list_seek_requests(mm::ListSeekRequestsRequest {
                 player_id: session.player_id,
             })
@@ -232,7 +235,7 @@ impl LobbyService for Lobby {
         let session = self.shared.sessions.authenticate(&request).await?;
         let r = request.into_inner();
         let challenge = self
-            .matchmaking()
+            .acting(&session.player_id)
             .create_challenge(mm::CreateChallengeRequest {
                 player_id: session.player_id,
                 username: session.username,
@@ -258,7 +261,7 @@ impl LobbyService for Lobby {
         bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let challenge = self
-            .matchmaking()
+            .acting(&session.player_id)
             .accept_challenge(mm::AcceptChallengeRequest {
                 challenge_id: request.into_inner().challenge_id,
                 player_id: session.player_id,
@@ -279,7 +282,7 @@ impl LobbyService for Lobby {
         let session = self.shared.sessions.authenticate(&request).await?;
         let r = request.into_inner();
         let challenge = self
-            .matchmaking()
+            .acting(&session.player_id)
             .decline_challenge(mm::DeclineChallengeRequest {
                 challenge_id: r.challenge_id,
                 player_id: session.player_id,
@@ -300,7 +303,7 @@ impl LobbyService for Lobby {
         bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let challenge = self
-            .matchmaking()
+            .acting(&session.player_id)
             .cancel_challenge(mm::CancelChallengeRequest {
                 challenge_id: request.into_inner().challenge_id,
                 player_id: session.player_id,
@@ -320,7 +323,7 @@ impl LobbyService for Lobby {
         bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
         let listed = self
-            .matchmaking()
+            .acting(&session.player_id)
             .list_challenges(mm::ListChallengesRequest {
                 player_id: session.player_id,
             })

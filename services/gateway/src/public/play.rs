@@ -13,7 +13,7 @@ use chess_proto::{
     gateway::v1::{self as pb, play_service_server::PlayService, stream_events_response::Event},
     matchmaking::v1 as mm,
 };
-use chess_runtime::Channel;
+use chess_runtime::identity::Signed;
 use tokio::sync::mpsc;
 use tokio_stream::{Stream, wrappers::ReceiverStream};
 use tonic::{Request, Response, Status, Streaming};
@@ -38,14 +38,14 @@ impl Play {
         Self { shared }
     }
 
-    /// The game service holding `game_id`.
-    fn game(&self, game_id: &str) -> GameServiceClient<Channel> {
+    /// The game service holding `game_id`, for reading it.
+    fn game(&self, game_id: &str) -> GameServiceClient<Signed> {
         self.shared.backends.game.for_game(game_id)
     }
 
-    /// The game service, for calls across games.
-    fn games(&self) -> GameServiceClient<Channel> {
-        self.shared.backends.game.across_games()
+    /// The game service holding `game_id`, acting for `player_id` in it.
+    fn acting(&self, player_id: &str, game_id: &str) -> GameServiceClient<Signed> {
+        self.shared.backends.game.acting(player_id, game_id)
     }
 }
 
@@ -73,7 +73,7 @@ impl PlayService for Play {
             r#move: r.r#move,
             ply: r.ply,
         };
-        let client = self.game(&request.game_id);
+        let client = self.acting(&request.player_id, &request.game_id);
         let send = || {
             let mut client = client.clone();
             let request = request.clone();
@@ -104,7 +104,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
-            .game(&game_id)
+            .acting(&session.player_id, &game_id)
             .resign(game::ResignRequest {
                 game_id,
                 player_id: session.player_id,
@@ -127,7 +127,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
-            .game(&game_id)
+            .acting(&session.player_id, &game_id)
             .offer_draw(game::OfferDrawRequest {
                 game_id,
                 player_id: session.player_id,
@@ -150,7 +150,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
-            .game(&game_id)
+            .acting(&session.player_id, &game_id)
             .accept_draw(game::AcceptDrawRequest {
                 game_id,
                 player_id: session.player_id,
@@ -173,7 +173,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
-            .game(&game_id)
+            .acting(&session.player_id, &game_id)
             .decline_draw(game::DeclineDrawRequest {
                 game_id,
                 player_id: session.player_id,
@@ -196,7 +196,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
-            .game(&game_id)
+            .acting(&session.player_id, &game_id)
             .claim_draw(game::ClaimDrawRequest {
                 game_id,
                 player_id: session.player_id,
@@ -219,7 +219,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
-            .game(&game_id)
+            .acting(&session.player_id, &game_id)
             .abort(game::AbortRequest {
                 game_id,
                 player_id: session.player_id,
@@ -242,7 +242,7 @@ impl PlayService for Play {
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let best_move = self
-            .game(&game_id)
+            .acting(&session.player_id, &game_id)
             .hint(game::HintRequest {
                 game_id,
                 player_id: session.player_id,
@@ -346,7 +346,7 @@ impl PlayService for Play {
             page_size: r.page_size,
             page_token: r.page_token,
         };
-        let client = self.games();
+        let client = self.shared.backends.game.for_player(&request.player_id);
         let page = with_retries(|| {
             let mut client = client.clone();
             let request = request.clone();
@@ -396,7 +396,7 @@ impl PlayService for Play {
             .shared
             .backends
             .matchmaking
-            .rpc()
+            .acting(&session.player_id)
             .watch_player(mm::WatchPlayerRequest {
                 player_id: session.player_id.clone(),
             })
@@ -404,7 +404,10 @@ impl PlayService for Play {
             .map_err(relay)?
             .into_inner();
         let games = self
-            .games()
+            .shared
+            .backends
+            .game
+            .for_player(&session.player_id)
             .watch_player(game::WatchPlayerRequest {
                 player_id: session.player_id.clone(),
                 resume: r.resume,

@@ -302,7 +302,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
         match self
             .backends
             .matchmaking
-            .rpc()
+            .acting(&request.guest_id)
             .join_pairing_queue(request)
             .await
         {
@@ -438,7 +438,10 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
             player_id: self.guest_id.clone(),
             kind: if all { HintKind::All } else { HintKind::Best } as i32,
         };
-        let mut game = self.backends.game.for_game(&request.game_id);
+        let mut game = self
+            .backends
+            .game
+            .acting(&request.player_id, &request.game_id);
         // A client that leaves while the engine searches for it takes the
         // search with it: dropping the call cancels it all the way to the
         // engine pool, which stops the search.
@@ -488,7 +491,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
         let response = match self
             .backends
             .game
-            .for_game(&request.game_id)
+            .acting(&request.player_id, &request.game_id)
             .make_move(request)
             .await
         {
@@ -526,7 +529,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
         match self
             .backends
             .game
-            .for_game(&request.game_id)
+            .acting(&request.player_id, &request.game_id)
             .resign(request)
             .await
         {
@@ -552,7 +555,10 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
                 game_id: play.game_id.clone(),
                 player_id: self.guest_id.clone(),
             };
-            let mut game = self.backends.game.for_game(&request.game_id);
+            let mut game = self
+                .backends
+                .game
+                .acting(&request.player_id, &request.game_id);
             // The resignation must happen even though nobody waits for it.
             tokio::spawn(async move {
                 for attempt in 0..5u32 {

@@ -12,9 +12,47 @@ use chess_proto::{
     matchmaking::v1::{self as pb, matchmaking_service_client::MatchmakingServiceClient},
     rating::v1::{RegisterRequest, rating_service_client::RatingServiceClient},
 };
-use tonic::transport::Channel;
+pub use chess_testkit::{Service, Signed, free_port, workspace_binary};
 
-pub use chess_testkit::{Service, free_port, workspace_binary};
+/// A request to matchmaking that acts for a player (or a guest).
+pub trait ActsFor {
+    /// The id of the player it acts for; empty for nobody.
+    fn player(&self) -> &str;
+}
+
+macro_rules! acts_for {
+    ($($request:ident . $field:ident),* $(,)?) => {
+        $(impl ActsFor for pb::$request {
+            fn player(&self) -> &str {
+                &self.$field
+            }
+        })*
+    };
+}
+
+acts_for!(
+    JoinPairingQueueRequest.guest_id,
+    CreateSeekRequest.player_id,
+    CancelSeekRequest.player_id,
+    ListSeeksRequest.viewer_id,
+    RequestSeekRequest.player_id,
+    AcceptSeekRequestRequest.player_id,
+    RejectSeekRequestRequest.player_id,
+    WithdrawSeekRequestRequest.player_id,
+    ListSeekRequestsRequest.player_id,
+    CreateChallengeRequest.player_id,
+    AcceptChallengeRequest.player_id,
+    DeclineChallengeRequest.player_id,
+    CancelChallengeRequest.player_id,
+    ListChallengesRequest.player_id,
+    WatchPlayerRequest.player_id,
+);
+
+/// `request` with the assertion the gateway gives it: acting for its player.
+pub fn for_player<T: ActsFor>(request: T) -> tonic::Request<T> {
+    let player = request.player().to_owned();
+    chess_testkit::acting(request, &player, None)
+}
 
 /// The rating and game services with matchmaking in front, each on its own
 /// SQLite file in one temporary directory.
@@ -89,17 +127,17 @@ impl Lobby {
         }
     }
 
-    pub async fn client(&self) -> MatchmakingServiceClient<Channel> {
+    pub async fn client(&self) -> MatchmakingServiceClient<Signed> {
         let service = self.matchmaking.as_ref().expect("matchmaking is running");
-        MatchmakingServiceClient::new(service.channel().await)
+        MatchmakingServiceClient::new(service.signed().await)
     }
 
-    pub async fn games(&self) -> GameServiceClient<Channel> {
-        GameServiceClient::new(self.game.channel().await)
+    pub async fn games(&self) -> GameServiceClient<Signed> {
+        GameServiceClient::new(self.game.signed().await)
     }
 
-    pub async fn ratings(&self) -> RatingServiceClient<Channel> {
-        RatingServiceClient::new(self.rating.channel().await)
+    pub async fn ratings(&self) -> RatingServiceClient<Signed> {
+        RatingServiceClient::new(self.rating.signed().await)
     }
 
     /// Registers `name` and returns the new player.
@@ -186,13 +224,13 @@ pub async fn next_event(
 
 /// Opens `player`'s lobby event stream.
 pub async fn watch(
-    client: &mut MatchmakingServiceClient<Channel>,
+    client: &mut MatchmakingServiceClient<Signed>,
     player: &Player,
 ) -> tonic::Streaming<pb::WatchPlayerResponse> {
     client
-        .watch_player(pb::WatchPlayerRequest {
+        .watch_player(for_player(pb::WatchPlayerRequest {
             player_id: player.id.clone(),
-        })
+        }))
         .await
         .expect("watch")
         .into_inner()

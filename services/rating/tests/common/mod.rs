@@ -7,11 +7,18 @@ use chess_proto::{
     common::v1 as common,
     rating::v1::{self as pb, rating_service_client::RatingServiceClient},
 };
-use chess_testkit::Service;
+use chess_testkit::{Service, Signed};
 use tokio::process::Child;
-use tonic::transport::Channel;
 
-pub type Client = RatingServiceClient<Channel>;
+/// A client signed as the gateway's calls are.
+pub type Client = RatingServiceClient<Signed>;
+
+/// `request` as the game service sends it: the one caller whose results
+/// are taken, bound to the game.
+pub fn from_game(request: pb::RecordResultRequest) -> tonic::Request<pb::RecordResultRequest> {
+    let game_id = request.game_id.clone();
+    chess_testkit::acting_as("game", request, "", Some(&game_id))
+}
 
 /// A password every test account uses.
 pub const PASSWORD: &str = "correct horse battery";
@@ -66,9 +73,9 @@ impl RatingService {
     }
 
     pub async fn client(&self) -> Client {
-        RatingServiceClient::connect(format!("http://{}", self.addr))
-            .await
-            .expect("connect")
+        RatingServiceClient::new(chess_testkit::signed(
+            chess_testkit::connect(&self.addr).await,
+        ))
     }
 
     /// Stops the service the way a supervisor does (end of its standard
