@@ -8,7 +8,9 @@
 //! it shares with every other call (the gateway's connection to a service
 //! carries all users' calls). The layer caps both fields of every response,
 //! in the headers of a trailers-only answer and in the trailers of a
-//! streamed one, whatever code made the status.
+//! streamed one, whatever code made the status. It also reports a request
+//! body that is not the RPC's message as INVALID_ARGUMENT: tonic calls it
+//! INTERNAL, but the fault is the caller's.
 
 use std::{
     borrow::Cow,
@@ -26,6 +28,7 @@ pub const MAX_MESSAGE_BYTES: usize = 1024;
 /// dropped.
 pub const MAX_DETAILS_BYTES: usize = 4096;
 
+const STATUS: &str = "grpc-status";
 const MESSAGE: &str = "grpc-message";
 const DETAILS: &str = "grpc-status-details-bin";
 /// What marks a cut message.
@@ -54,8 +57,22 @@ fn shorten(message: &str) -> String {
     format!("{}{ELLIPSIS}", &message[..end])
 }
 
-/// Caps the status fields of `headers` (response headers or trailers).
+/// The start of the message tonic gives a request body it cannot decode.
+const UNDECODABLE: &str = "failed to decode Protobuf message";
+
+/// Caps the status fields of `headers` (response headers or trailers), and
+/// reports a request that is not the RPC's message as the caller's error
+/// (INVALID_ARGUMENT) rather than the server's (INTERNAL, as tonic does).
 fn cap(headers: &mut HeaderMap) {
+    if headers.get(STATUS).is_some_and(|s| s.as_bytes() == b"13")
+        && headers.get(MESSAGE).is_some_and(|m| {
+            percent_decode(m.as_bytes())
+                .decode_utf8_lossy()
+                .starts_with(UNDECODABLE)
+        })
+    {
+        headers.insert(STATUS, HeaderValue::from_static("3"));
+    }
     if let Some(value) = headers.get(MESSAGE)
         && value.len() > MAX_MESSAGE_BYTES
     {
@@ -142,6 +159,26 @@ mod tests {
             .decode_utf8()
             .unwrap()
             .into_owned()
+    }
+
+    #[test]
+    fn an_undecodable_request_is_the_callers_error() {
+        let mut headers = HeaderMap::new();
+        headers.insert(STATUS, HeaderValue::from_static("13"));
+        headers.insert(
+            MESSAGE,
+            HeaderValue::from_static(
+                "failed%20to%20decode%20Protobuf%20message:%20invalid%20wire%20type",
+            ),
+        );
+        cap(&mut headers);
+        assert_eq!(headers.get(STATUS).unwrap(), "3");
+        // Other internal errors stay what they are.
+        let mut headers = HeaderMap::new();
+        headers.insert(STATUS, HeaderValue::from_static("13"));
+        headers.insert(MESSAGE, HeaderValue::from_static("database%20error"));
+        cap(&mut headers);
+        assert_eq!(headers.get(STATUS).unwrap(), "13");
     }
 
     #[test]

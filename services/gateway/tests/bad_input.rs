@@ -1,0 +1,185 @@
+//! Bad input on every public RPC: every string field oversized, and bodies
+//! that are not the RPC's message at all. Each is refused with a client
+//! error (never INTERNAL or UNKNOWN), while other callers' reads, made at
+//! the same time, are all answered.
+
+mod common;
+
+use chess_proto::{common::v1 as wire, gateway::v1 as pb};
+use common::System;
+use tonic::{Code, Status, transport::Channel};
+
+/// Far past every field's limit.
+fn huge() -> String {
+    "x".repeat(100_000)
+}
+
+/// The code of an answer: OK, or the refusal's.
+fn code<T>(answer: Result<tonic::Response<T>, Status>) -> (Code, String) {
+    match answer {
+        Ok(_) => (Code::Ok, String::new()),
+        Err(status) => (status.code(), status.message().to_owned()),
+    }
+}
+
+/// Calls every public RPC that takes a string, with every string oversized,
+/// and returns (RPC, code, message) for each.
+async fn oversized_everywhere(channel: Channel) -> Vec<(&'static str, Code, String)> {
+    let mut accounts = pb::account_service_client::AccountServiceClient::new(channel.clone());
+    let mut lobby = pb::lobby_service_client::LobbyServiceClient::new(channel.clone());
+    let mut play = pb::play_service_client::PlayServiceClient::new(channel);
+    let id = huge;
+    let mut seen = Vec::new();
+    macro_rules! call {
+        ($client:ident . $rpc:ident ( $request:expr )) => {{
+            let (code, message) = code($client.$rpc($request).await);
+            seen.push((stringify!($rpc), code, message));
+        }};
+    }
+    call!(accounts.register(pb::RegisterRequest {
+        username: huge(),
+        email: huge(),
+        password: huge(),
+    }));
+    call!(accounts.login(pb::LoginRequest {
+        login: huge(),
+        password: huge(),
+    }));
+    call!(accounts.change_password(pb::ChangePasswordRequest {
+        old_password: huge(),
+        new_password: huge(),
+    }));
+    call!(accounts.get_profile(pb::GetProfileRequest { username: huge() }));
+    call!(accounts.get_rating_history(pb::GetRatingHistoryRequest {
+        username: huge(),
+        page_token: huge(),
+        ..Default::default()
+    }));
+    call!(accounts.leaderboard(pb::LeaderboardRequest {
+        page_token: huge(),
+        ..Default::default()
+    }));
+    call!(lobby.cancel_seek(pb::CancelSeekRequest { seek_id: id() }));
+    call!(lobby.list_seeks(pb::ListSeeksRequest {
+        page_token: huge(),
+        ..Default::default()
+    }));
+    call!(lobby.request_seek(pb::RequestSeekRequest { seek_id: id() }));
+    call!(lobby.accept_seek_request(pb::AcceptSeekRequestRequest { request_id: id() }));
+    call!(lobby.reject_seek_request(pb::RejectSeekRequestRequest { request_id: id() }));
+    call!(lobby.withdraw_seek_request(pb::WithdrawSeekRequestRequest { request_id: id() }));
+    call!(lobby.create_challenge(pb::CreateChallengeRequest {
+        opponent_username: huge(),
+        ..Default::default()
+    }));
+    call!(lobby.accept_challenge(pb::AcceptChallengeRequest { challenge_id: id() }));
+    call!(lobby.decline_challenge(pb::DeclineChallengeRequest {
+        challenge_id: id(),
+        reason: huge(),
+    }));
+    call!(lobby.cancel_challenge(pb::CancelChallengeRequest { challenge_id: id() }));
+    call!(play.make_move(pb::MakeMoveRequest {
+        game_id: id(),
+        r#move: huge(),
+        ply: Some(1),
+    }));
+    call!(play.resign(pb::ResignRequest { game_id: id() }));
+    call!(play.offer_draw(pb::OfferDrawRequest { game_id: id() }));
+    call!(play.accept_draw(pb::AcceptDrawRequest { game_id: id() }));
+    call!(play.decline_draw(pb::DeclineDrawRequest { game_id: id() }));
+    call!(play.claim_draw(pb::ClaimDrawRequest { game_id: id() }));
+    call!(play.abort(pb::AbortRequest { game_id: id() }));
+    call!(play.hint(pb::HintRequest { game_id: id() }));
+    call!(play.legal_moves(pb::LegalMovesRequest { game_id: id() }));
+    call!(play.board(pb::BoardRequest { game_id: id() }));
+    call!(play.get_game(pb::GetGameRequest { game_id: id() }));
+    call!(play.list_my_games(pb::ListMyGamesRequest {
+        page_token: huge(),
+        ..Default::default()
+    }));
+    call!(play.export_pgn(pb::ExportPgnRequest { game_id: id() }));
+    call!(play.watch_game(pb::WatchGameRequest {
+        game_id: id(),
+        ..Default::default()
+    }));
+    call!(play.stream_events(pb::StreamEventsRequest {
+        resume: true,
+        games: vec![wire::GameCursor {
+            game_id: id(),
+            ply: 0,
+        }],
+    }));
+    seen
+}
+
+/// A message whose field 1 is a fixed64: sent where field 1 is a string,
+/// its bytes are not a valid request.
+#[derive(Clone, PartialEq, prost::Message)]
+struct NotTheRequest {
+    #[prost(fixed64, tag = "1")]
+    field: u64,
+}
+
+/// Sends `NotTheRequest` to `method` (a unary RPC path).
+async fn wrong_body(channel: Channel, method: &'static str) -> Status {
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready().await.expect("ready");
+    let codec = tonic_prost::ProstCodec::<NotTheRequest, pb::GetGameResponse>::default();
+    grpc.unary(
+        tonic::Request::new(NotTheRequest { field: 7 }),
+        http::uri::PathAndQuery::from_static(method),
+        codec,
+    )
+    .await
+    .expect_err("a body that is not the request is refused")
+}
+
+#[tokio::test]
+async fn bad_input_on_every_rpc_is_refused_and_hurts_no_one_else() {
+    let system = System::start(&[]).await;
+    let alice = system.sign_up("alice").await;
+    let mut lobby = system.lobby().await;
+    let game = lobby
+        .play_engine(alice.call(pb::PlayEngineRequest {
+            level: 1,
+            color: wire::ColorChoice::White as i32,
+            time_control: None,
+            full_strength: false,
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+
+    // Others read the game all along, on their own connection.
+    let readers = system.gateway.channel().await;
+    let mut reads = tokio::task::JoinSet::new();
+    for _ in 0..100 {
+        let mut play = pb::play_service_client::PlayServiceClient::new(readers.clone());
+        let game_id = game.game_id.clone();
+        reads.spawn(async move { play.get_game(pb::GetGameRequest { game_id }).await });
+    }
+    let hostile = system.gateway.channel().await;
+    let seen = oversized_everywhere(hostile.clone()).await;
+    assert_eq!(seen.len(), 31, "every RPC with a string field is tried");
+    for (rpc, code, message) in &seen {
+        assert_eq!(*code, Code::InvalidArgument, "{rpc}: {message}");
+        assert!(
+            message.contains("is too long") || message.starts_with("games:"),
+            "{rpc}: {message}"
+        );
+    }
+    for method in [
+        "/chess.gateway.v1.PlayService/GetGame",
+        "/chess.gateway.v1.AccountService/GetProfile",
+        "/chess.gateway.v1.LobbyService/CancelSeek",
+    ] {
+        let status = wrong_body(hostile.clone(), method).await;
+        assert_eq!(status.code(), Code::InvalidArgument, "{method}: {status:?}");
+    }
+    while let Some(read) = reads.join_next().await {
+        read.expect("a reader task")
+            .expect("another caller's read is answered");
+    }
+}
