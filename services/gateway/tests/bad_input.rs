@@ -183,3 +183,56 @@ async fn bad_input_on_every_rpc_is_refused_and_hurts_no_one_else() {
             .expect("another caller's read is answered");
     }
 }
+
+/// Tokens that are not this gateway's, altered, or past their expiry are
+/// refused (UNAUTHENTICATED), and say why where it helps: an expired one
+/// asks the player to sign in again.
+#[tokio::test]
+async fn forged_tampered_and_expired_tokens_are_refused() {
+    use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
+    use chess_gateway::auth::Tokens;
+
+    let system = System::start(&[]).await;
+    let alice = system.sign_up("alice").await;
+    let mut accounts = system.accounts().await;
+    let me = |token: String| {
+        let mut request = tonic::Request::new(pb::MeRequest {});
+        request
+            .metadata_mut()
+            .insert("authorization", format!("Bearer {token}").parse().unwrap());
+        request
+    };
+    // Her own token works.
+    accounts
+        .me(alice.call(pb::MeRequest {}))
+        .await
+        .expect("her token");
+    let player_id = alice.id.clone();
+    let hour = std::time::Duration::from_secs(3600);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+
+    // Signed with the gateway's key, but expired an hour ago.
+    let ours = Tokens::new(b"a test key that is long enough", hour).unwrap();
+    let (expired, _) = ours.issue_at(&player_id, "alice", 0, now - 2 * 3600);
+    let status = accounts.me(me(expired)).await.unwrap_err();
+    assert_eq!(status.code(), Code::Unauthenticated);
+    assert!(status.message().contains("expired"), "{status:?}");
+
+    // Well formed and unexpired, but signed with another key.
+    let theirs = Tokens::new(b"somebody else's key, long enough", hour).unwrap();
+    let (forged, _) = theirs.issue(&player_id, "alice", 0);
+    let status = accounts.me(me(forged)).await.unwrap_err();
+    assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
+
+    // Her real token with its payload altered to name someone else.
+    let (payload, signature) = alice.token.split_once('.').expect("payload.signature");
+    let text = String::from_utf8(URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap();
+    let altered = text.replacen("|alice|", "|mallory|", 1);
+    assert_ne!(altered, text);
+    let tampered = format!("{}.{signature}", URL_SAFE_NO_PAD.encode(altered));
+    let status = accounts.me(me(tampered)).await.unwrap_err();
+    assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
+}
