@@ -3,7 +3,7 @@
 //! with SIGKILL and restarted by the stack.
 //!
 //! What must hold: every move a client was told was made is in its game's
-//! record at its ply, and nothing is played twice (clients send each move
+//! record at its ply, and in its PGN, and nothing is played twice (clients send each move
 //! with its ply and send it again, unchanged, while the service is
 //! unavailable; every answer must be for the ply it was sent for); during
 //! an outage clients see only
@@ -264,6 +264,31 @@ async fn read_game(
     .into_inner()
     .game
     .expect("a game")
+}
+
+/// The moves of a PGN's movetext, in SAN: without comments, move numbers
+/// or the result.
+fn pgn_moves(pgn: &str) -> Vec<String> {
+    let movetext: String = pgn
+        .lines()
+        .filter(|line| !line.starts_with('['))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut plain = String::new();
+    let mut in_comment = false;
+    for c in movetext.chars() {
+        match c {
+            '{' => in_comment = true,
+            '}' => in_comment = false,
+            c if !in_comment => plain.push(c),
+            _ => {}
+        }
+    }
+    plain
+        .split_whitespace()
+        .filter(|token| !token.ends_with('.') && !matches!(*token, "1-0" | "0-1" | "1/2-1/2" | "*"))
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The position after the game's moves.
@@ -536,6 +561,23 @@ async fn every_service_killed_under_load_loses_nothing() {
             );
             moves += 1;
         }
+        // And the PGN players download says the same, move for move.
+        let pgn = persist(&log, || {
+            let mut play = play.clone();
+            let request = pb::ExportPgnRequest {
+                game_id: game_id.clone(),
+            };
+            async move { play.export_pgn(request).await }
+        })
+        .await
+        .into_inner()
+        .pgn;
+        let sans: Vec<String> = state.moves.iter().map(|m| m.san.clone()).collect();
+        assert_eq!(
+            pgn_moves(&pgn),
+            sans,
+            "game {game_id}'s PGN differs from its record"
+        );
     }
     println!(
         "drill: {moves} acknowledged moves in {} games checked",
