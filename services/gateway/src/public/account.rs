@@ -15,7 +15,7 @@ use chess_proto::{
 use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
-use super::{Shared, bounds::bounded, relay, timestamp};
+use super::{Shared, bounds::bounded, relay, timestamp, with_retries};
 use crate::limits::AddressLimits;
 
 /// Implements `chess.gateway.v1.AccountService`.
@@ -29,15 +29,17 @@ impl Accounts {
         Self { shared }
     }
 
+    /// A read of one account (retried while the rating service restarts).
     async fn player(&self, key: Key) -> Result<rating::GetPlayerResponse, Status> {
-        self.shared
-            .backends
-            .rating
-            .rpc()
-            .get_player(rating::GetPlayerRequest { key: Some(key) })
-            .await
-            .map(Response::into_inner)
-            .map_err(relay)
+        let rating = self.shared.backends.rating.clone();
+        with_retries(|| {
+            let mut client = rating.rpc();
+            let request = rating::GetPlayerRequest {
+                key: Some(key.clone()),
+            };
+            async move { client.get_player(request).await }
+        })
+        .await
     }
 }
 
@@ -252,20 +254,19 @@ impl AccountService for Accounts {
             .profile
             .map(|p| p.player_id)
             .ok_or_else(|| Status::unavailable("the rating service sent no profile"))?;
-        let history = self
-            .shared
-            .backends
-            .rating
-            .rpc()
-            .get_rating_history(rating::GetRatingHistoryRequest {
-                player_id,
-                category: r.category,
-                page_size: r.page_size,
-                page_token: r.page_token,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner();
+        let request = rating::GetRatingHistoryRequest {
+            player_id,
+            category: r.category,
+            page_size: r.page_size,
+            page_token: r.page_token,
+        };
+        let rating = self.shared.backends.rating.clone();
+        let history = with_retries(|| {
+            let mut client = rating.rpc();
+            let request = request.clone();
+            async move { client.get_rating_history(request).await }
+        })
+        .await?;
         Ok(Response::new(pb::GetRatingHistoryResponse {
             entries: history.entries,
             next_page_token: history.next_page_token,
@@ -279,19 +280,18 @@ impl AccountService for Accounts {
     ) -> Result<Response<pb::LeaderboardResponse>, Status> {
         bounded(&request)?;
         let r = request.into_inner();
-        let board = self
-            .shared
-            .backends
-            .rating
-            .rpc()
-            .leaderboard(rating::LeaderboardRequest {
-                category: r.category,
-                page_size: r.page_size,
-                page_token: r.page_token,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner();
+        let request = rating::LeaderboardRequest {
+            category: r.category,
+            page_size: r.page_size,
+            page_token: r.page_token,
+        };
+        let rating = self.shared.backends.rating.clone();
+        let board = with_retries(|| {
+            let mut client = rating.rpc();
+            let request = request.clone();
+            async move { client.leaderboard(request).await }
+        })
+        .await?;
         Ok(Response::new(pb::LeaderboardResponse {
             rating_system: board.rating_system,
             entries: board.entries,

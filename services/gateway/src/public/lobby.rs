@@ -15,7 +15,7 @@ use chess_runtime::Reason;
 use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
-use super::{Shared, bounds::bounded, relay};
+use super::{Shared, bounds::bounded, relay, with_retries};
 
 /// Implements `chess.gateway.v1.LobbyService`.
 #[derive(Debug)]
@@ -106,17 +106,19 @@ impl LobbyService for Lobby {
             .unwrap_or_default();
         let r = request.into_inner();
         // A signed-in reader's call acts for them.
-        let page = self
-            .acting(&viewer_id)
-            .list_seeks(mm::ListSeeksRequest {
-                viewer_id,
-                speed: r.speed,
-                page_size: r.page_size,
-                page_token: r.page_token,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner();
+        let client = self.acting(&viewer_id);
+        let request = mm::ListSeeksRequest {
+            viewer_id,
+            speed: r.speed,
+            page_size: r.page_size,
+            page_token: r.page_token,
+        };
+        let page = with_retries(|| {
+            let mut client = client.clone();
+            let request = request.clone();
+            async move { client.list_seeks(request).await }
+        })
+        .await?;
         Ok(Response::new(pb::ListSeeksResponse {
             seeks: page.seeks,
             next_page_token: page.next_page_token,
@@ -211,14 +213,16 @@ impl LobbyService for Lobby {
     ) -> Result<Response<pb::ListSeekRequestsResponse>, Status> {
         bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
-        let listed = self
-            .acting(&session.player_id)
-            .list_seek_requests(mm::ListSeekRequestsRequest {
-                player_id: session.player_id,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner();
+        let client = self.acting(&session.player_id);
+        let request = mm::ListSeekRequestsRequest {
+            player_id: session.player_id,
+        };
+        let listed = with_retries(|| {
+            let mut client = client.clone();
+            let request = request.clone();
+            async move { client.list_seek_requests(request).await }
+        })
+        .await?;
         Ok(Response::new(pb::ListSeekRequestsResponse {
             received: listed.received,
             sent: listed.sent,
@@ -322,14 +326,16 @@ impl LobbyService for Lobby {
     ) -> Result<Response<pb::ListChallengesResponse>, Status> {
         bounded(&request)?;
         let session = self.shared.sessions.authenticate(&request).await?;
-        let listed = self
-            .acting(&session.player_id)
-            .list_challenges(mm::ListChallengesRequest {
-                player_id: session.player_id,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner();
+        let client = self.acting(&session.player_id);
+        let request = mm::ListChallengesRequest {
+            player_id: session.player_id,
+        };
+        let listed = with_retries(|| {
+            let mut client = client.clone();
+            let request = request.clone();
+            async move { client.list_challenges(request).await }
+        })
+        .await?;
         Ok(Response::new(pb::ListChallengesResponse {
             incoming: listed.incoming,
             outgoing: listed.outgoing,
