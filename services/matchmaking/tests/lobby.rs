@@ -475,7 +475,7 @@ async fn real_time_seeks_survive_a_restart(mut lobby: Lobby) {
     let mut client = lobby.client().await;
     let _before = watch(&mut client, &alice).await;
     let open = client
-        .create_seek(seek(&alice, blitz(), wire::AcceptMode::Manual))
+        .create_seek(for_player(seek(&alice, blitz(), wire::AcceptMode::Manual)))
         .await
         .unwrap()
         .into_inner()
@@ -494,10 +494,10 @@ async fn real_time_seeks_survive_a_restart(mut lobby: Lobby) {
     assert_eq!(seen[0].seek_id, open.seek_id);
     assert_eq!(seen[0].time_control, Some(blitz()));
     let accepted = client
-        .accept_seek_request(pb::AcceptSeekRequestRequest {
+        .accept_seek_request(for_player(pb::AcceptSeekRequestRequest {
             request_id: pending.request_id.clone(),
             player_id: alice.id.clone(),
-        })
+        }))
         .await
         .unwrap()
         .into_inner()
