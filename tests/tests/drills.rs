@@ -19,7 +19,14 @@ use std::{
     time::{Duration, Instant},
 };
 
-use chess_e2e::{StackProcess, children_of, load::uqchess::choose_move, process_name};
+use chess_e2e::{
+    StackProcess, children_of,
+    load::{
+        grpc::{self, Player},
+        uqchess::choose_move,
+    },
+    process_name,
+};
 use chess_proto::{
     common::v1 as common,
     gateway::v1::{
@@ -30,7 +37,7 @@ use chess_proto::{
 use chess_testkit::process::kill9;
 use rand::{SeedableRng as _, rngs::StdRng};
 use shakmaty::{CastlingMode, Chess, Position as _, uci::UciMove};
-use tonic::{Code, Request, Status, metadata::MetadataValue, transport::Channel};
+use tonic::{Code, Status, transport::Channel};
 
 /// Every client of these drills registers from 127.0.0.1: the gateway's
 /// per-address limits are for the open internet, not for this.
@@ -48,23 +55,6 @@ const PLIES_PER_GAME: usize = 30;
 const RECOVERED_AFTER: usize = 30;
 /// How long an outage may last before the drill gives up on it.
 const OUTAGE_LIMIT: Duration = Duration::from_secs(60);
-
-/// A signed-in player.
-#[derive(Clone)]
-struct Player {
-    username: String,
-    bearer: MetadataValue<tonic::metadata::Ascii>,
-}
-
-impl Player {
-    fn request<T>(&self, message: T) -> Request<T> {
-        let mut request = Request::new(message);
-        request
-            .metadata_mut()
-            .insert("authorization", self.bearer.clone());
-        request
-    }
-}
 
 /// A failed call.
 #[derive(Clone, Debug)]
@@ -150,29 +140,7 @@ where
 }
 
 async fn sign_up(channel: &Channel, username: String) -> Player {
-    let mut accounts = AccountServiceClient::new(channel.clone());
-    let password = "a long enough password".to_owned();
-    accounts
-        .register(pb::RegisterRequest {
-            username: username.clone(),
-            email: format!("{username}@drill.test"),
-            password: password.clone(),
-        })
-        .await
-        .expect("register");
-    let token = accounts
-        .login(pb::LoginRequest {
-            login: username.clone(),
-            password,
-        })
-        .await
-        .expect("login")
-        .into_inner()
-        .token;
-    Player {
-        username,
-        bearer: format!("Bearer {token}").parse().expect("ascii token"),
-    }
+    grpc::sign_up(channel, username).await.expect("sign up")
 }
 
 /// Black's game in progress, if any (each pair plays one at a time).

@@ -26,13 +26,23 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 
 /// A signed-in player.
 #[derive(Clone)]
-struct Player {
-    username: String,
+pub struct Player {
+    pub username: String,
     bearer: MetadataValue<tonic::metadata::Ascii>,
 }
 
+impl std::fmt::Debug for Player {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the token.
+        f.debug_struct("Player")
+            .field("username", &self.username)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Player {
-    fn request<T>(&self, message: T) -> Request<T> {
+    /// `message` as a call signed in as this player.
+    pub fn request<T>(&self, message: T) -> Request<T> {
         let mut request = Request::new(message);
         request
             .metadata_mut()
@@ -41,7 +51,8 @@ impl Player {
     }
 }
 
-async fn sign_up(channel: &Channel, username: String) -> Result<Player, Error> {
+/// Registers `username` through the public API and signs in.
+pub async fn sign_up(channel: &Channel, username: String) -> Result<Player, Error> {
     let mut accounts = AccountServiceClient::new(channel.clone());
     let password = "a long enough password".to_owned();
     accounts
