@@ -930,3 +930,31 @@ async fn without_smtp_mail_goes_to_the_directory_and_one_replica_sends() {
     assert!(html.contains("Black to move."), "{html}");
     assert!(html.contains("White: <b>bob</b>"), "{html}");
 }
+
+/// An event stream that is open when its session ends (here by Logout) is
+/// closed with UNAUTHENTICATED, not left running on a revoked token.
+#[tokio::test]
+async fn an_open_event_stream_ends_with_its_session() {
+    let system = System::start(&[]).await;
+    let alice = system.sign_up("alice").await;
+    let mut stream = events(&system, &alice).await;
+    system
+        .accounts()
+        .await
+        .logout(alice.call(pb::LogoutRequest {}))
+        .await
+        .expect("logout");
+    let ended = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match stream.message().await {
+                Ok(Some(_)) => {}
+                Ok(None) => return None,
+                Err(status) => return Some(status),
+            }
+        }
+    })
+    .await
+    .expect("the stream is closed within 30 s of the logout")
+    .expect("with a status");
+    assert_eq!(ended.code(), Code::Unauthenticated, "{ended:?}");
+}

@@ -6,7 +6,7 @@
 //! matchmaking with the events of all their games from the game service into
 //! one stream per session.
 
-use std::{pin::Pin, sync::Arc};
+use std::{pin::Pin, sync::Arc, time::Duration};
 
 use chess_proto::{
     game::v1::{self as game, game_service_client::GameServiceClient},
@@ -16,10 +16,11 @@ use chess_proto::{
 use chess_runtime::identity::Signed;
 use tokio::sync::mpsc;
 use tokio_stream::{Stream, wrappers::ReceiverStream};
-use tonic::{Request, Response, Status, Streaming};
+use tonic::{Code, Request, Response, Status, Streaming};
 use tracing::instrument;
 
 use super::{Shared, bounds::bounded, relay, with_retries};
+use crate::auth::Session;
 
 type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
@@ -417,7 +418,13 @@ impl PlayService for Play {
             .map_err(relay)?
             .into_inner();
         let (tx, rx) = mpsc::channel(STREAM_BUFFER);
-        tokio::spawn(merge(lobby, games, tx, self.shared.shutdown.clone()));
+        tokio::spawn(merge(
+            lobby,
+            games,
+            tx,
+            Arc::clone(&self.shared),
+            session.clone(),
+        ));
         tracing::debug!(player_id = session.player_id, "event stream opened");
         Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
     }
@@ -465,17 +472,34 @@ impl PlayService for Play {
     }
 }
 
+/// How often an open event stream checks that its session has not ended
+/// (the session cache keeps states about as long).
+const SESSION_RECHECK: Duration = Duration::from_secs(5);
+
 /// Forwards both internal streams into one, until the client leaves, the
-/// gateway shuts down, or either internal stream ends (then the client is
-/// told to reconnect, as it would miss that half of its events).
+/// gateway shuts down, either internal stream ends (then the client is
+/// told to reconnect, as it would miss that half of its events), or the
+/// session ends (Logout, LogoutEverywhere, a password change: the stream
+/// closes with UNAUTHENTICATED).
 async fn merge(
     mut lobby: Streaming<mm::WatchPlayerResponse>,
     mut games: Streaming<game::WatchPlayerResponse>,
     tx: mpsc::Sender<Result<pb::StreamEventsResponse, Status>>,
-    shutdown: chess_runtime::Shutdown,
+    shared: Arc<Shared>,
+    session: Session,
 ) {
+    let shutdown = shared.shutdown.clone();
+    let mut recheck = tokio::time::interval(SESSION_RECHECK);
+    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // The first tick is at once; the session was just checked.
+    recheck.tick().await;
     loop {
         let item = tokio::select! {
+            _ = recheck.tick() => match shared.sessions.check(session.clone()).await {
+                Err(status) if status.code() == Code::Unauthenticated => Some(Err(status)),
+                // Ended or not, it cannot be told now: the next check will.
+                _ => None,
+            },
             next = lobby.message() => match next {
                 Ok(Some(m)) => m.event.map(|e| Ok(Event::Lobby(e))),
                 Ok(None) => Some(Err(Status::unavailable("the lobby stream ended; open the event stream again"))),
