@@ -31,14 +31,11 @@ impl Accounts {
 
     /// A read of one account (retried while the rating service restarts).
     async fn player(&self, key: Key) -> Result<rating::GetPlayerResponse, Status> {
-        let rating = self.shared.backends.rating.clone();
-        with_retries(|| {
-            let mut client = rating.rpc();
-            let request = rating::GetPlayerRequest {
-                key: Some(key.clone()),
-            };
-            async move { client.get_player(request).await }
-        })
+        with_retries(
+            self.shared.backends.rating.rpc(),
+            rating::GetPlayerRequest { key: Some(key) },
+            |mut client, request| async move { client.get_player(request).await },
+        )
         .await
     }
 }
@@ -260,11 +257,9 @@ impl AccountService for Accounts {
             page_size: r.page_size,
             page_token: r.page_token,
         };
-        let rating = self.shared.backends.rating.clone();
-        let history = with_retries(|| {
-            let mut client = rating.rpc();
-            let request = request.clone();
-            async move { client.get_rating_history(request).await }
+        let rating = self.shared.backends.rating.rpc();
+        let history = with_retries(rating, request, |mut client, request| async move {
+            client.get_rating_history(request).await
         })
         .await?;
         Ok(Response::new(pb::GetRatingHistoryResponse {
@@ -285,11 +280,9 @@ impl AccountService for Accounts {
             page_size: r.page_size,
             page_token: r.page_token,
         };
-        let rating = self.shared.backends.rating.clone();
-        let board = with_retries(|| {
-            let mut client = rating.rpc();
-            let request = request.clone();
-            async move { client.leaderboard(request).await }
+        let rating = self.shared.backends.rating.rpc();
+        let board = with_retries(rating, request, |mut client, request| async move {
+            client.leaderboard(request).await
         })
         .await?;
         Ok(Response::new(pb::LeaderboardResponse {

@@ -113,10 +113,8 @@ impl LobbyService for Lobby {
             page_size: r.page_size,
             page_token: r.page_token,
         };
-        let page = with_retries(|| {
-            let mut client = client.clone();
-            let request = request.clone();
-            async move { client.list_seeks(request).await }
+        let page = with_retries(client, request, |mut client, request| async move {
+            client.list_seeks(request).await
         })
         .await?;
         Ok(Response::new(pb::ListSeeksResponse {
@@ -217,10 +215,8 @@ impl LobbyService for Lobby {
         let request = mm::ListSeekRequestsRequest {
             player_id: session.player_id,
         };
-        let listed = with_retries(|| {
-            let mut client = client.clone();
-            let request = request.clone();
-            async move { client.list_seek_requests(request).await }
+        let listed = with_retries(client, request, |mut client, request| async move {
+            client.list_seek_requests(request).await
         })
         .await?;
         Ok(Response::new(pb::ListSeekRequestsResponse {
@@ -330,10 +326,8 @@ impl LobbyService for Lobby {
         let request = mm::ListChallengesRequest {
             player_id: session.player_id,
         };
-        let listed = with_retries(|| {
-            let mut client = client.clone();
-            let request = request.clone();
-            async move { client.list_challenges(request).await }
+        let listed = with_retries(client, request, |mut client, request| async move {
+            client.list_challenges(request).await
         })
         .await?;
         Ok(Response::new(pb::ListChallengesResponse {

@@ -81,19 +81,24 @@ pub fn relay(status: Status) -> Status {
 /// is unavailable (restarting under it), with pauses of 50, 100, 200 … ms.
 const ATTEMPTS: u32 = 4;
 
-/// Calls `call` (a read, or a move sent with its ply: calls that are safe to
-/// repeat) until it is answered, trying again while the service is
-/// unavailable; the answer or the last failure, as the public API reports
-/// it.
-pub async fn with_retries<T, F, Fut>(mut call: F) -> Result<T, Status>
+/// Sends `request` with `client` (a read, or a move sent with its ply:
+/// calls that are safe to repeat) until it is answered, trying again, with
+/// fresh copies of both, while the service is unavailable; the answer or
+/// the last failure, as the public API reports it.
+pub async fn with_retries<C, R, T, Fut>(
+    client: C,
+    request: R,
+    call: impl Fn(C, R) -> Fut,
+) -> Result<T, Status>
 where
-    F: FnMut() -> Fut,
+    C: Clone,
+    R: Clone,
     Fut: Future<Output = Result<tonic::Response<T>, Status>>,
 {
     let mut pause = std::time::Duration::from_millis(50);
     let mut attempt = 1;
     loop {
-        match call().await {
+        match call(client.clone(), request.clone()).await {
             Ok(response) => return Ok(response.into_inner()),
             Err(status) => {
                 let public = relay(status);

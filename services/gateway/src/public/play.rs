@@ -74,18 +74,16 @@ impl PlayService for Play {
             r#move: r.r#move,
             ply: r.ply,
         };
-        let client = self.acting(&request.player_id, &request.game_id);
-        let send = || {
-            let mut client = client.clone();
-            let request = request.clone();
-            async move { client.make_move(request).await }
-        };
+        let mut client = self.acting(&request.player_id, &request.game_id);
         // A move with its ply is safe to send again: at worst it is
         // answered as already made.
         let made = if request.ply.is_some() {
-            with_retries(send).await?
+            with_retries(client, request, |mut client, request| async move {
+                client.make_move(request).await
+            })
+            .await?
         } else {
-            send().await.map_err(relay)?.into_inner()
+            client.make_move(request).await.map_err(relay)?.into_inner()
         };
         Ok(Response::new(pb::MakeMoveResponse {
             move_made: made.move_made,
@@ -267,14 +265,11 @@ impl PlayService for Play {
         bounded(&request)?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
-        let client = self.game(&game_id);
-        let moves = with_retries(|| {
-            let mut client = client.clone();
-            let request = game::LegalMovesRequest {
-                game_id: game_id.clone(),
-            };
-            async move { client.legal_moves(request).await }
-        })
+        let moves = with_retries(
+            self.game(&game_id),
+            game::LegalMovesRequest { game_id },
+            |mut client, request| async move { client.legal_moves(request).await },
+        )
         .await?
         .moves
         .into_iter()
@@ -294,14 +289,11 @@ impl PlayService for Play {
         bounded(&request)?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
-        let client = self.game(&game_id);
-        let board = with_retries(|| {
-            let mut client = client.clone();
-            let request = game::BoardRequest {
-                game_id: game_id.clone(),
-            };
-            async move { client.board(request).await }
-        })
+        let board = with_retries(
+            self.game(&game_id),
+            game::BoardRequest { game_id },
+            |mut client, request| async move { client.board(request).await },
+        )
         .await?
         .board;
         Ok(Response::new(pb::BoardResponse { board }))
@@ -315,14 +307,11 @@ impl PlayService for Play {
         bounded(&request)?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
-        let client = self.game(&game_id);
-        let game = with_retries(|| {
-            let mut client = client.clone();
-            let request = game::GetGameRequest {
-                game_id: game_id.clone(),
-            };
-            async move { client.get_game(request).await }
-        })
+        let game = with_retries(
+            self.game(&game_id),
+            game::GetGameRequest { game_id },
+            |mut client, request| async move { client.get_game(request).await },
+        )
         .await?
         .game;
         Ok(Response::new(pb::GetGameResponse { game }))
@@ -348,10 +337,8 @@ impl PlayService for Play {
             page_token: r.page_token,
         };
         let client = self.shared.backends.game.for_player(&request.player_id);
-        let page = with_retries(|| {
-            let mut client = client.clone();
-            let request = request.clone();
-            async move { client.list_games(request).await }
+        let page = with_retries(client, request, |mut client, request| async move {
+            client.list_games(request).await
         })
         .await?;
         Ok(Response::new(pb::ListMyGamesResponse {
@@ -368,14 +355,11 @@ impl PlayService for Play {
         bounded(&request)?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
-        let client = self.game(&game_id);
-        let pgn = with_retries(|| {
-            let mut client = client.clone();
-            let request = game::ExportPgnRequest {
-                game_id: game_id.clone(),
-            };
-            async move { client.export_pgn(request).await }
-        })
+        let pgn = with_retries(
+            self.game(&game_id),
+            game::ExportPgnRequest { game_id },
+            |mut client, request| async move { client.export_pgn(request).await },
+        )
         .await?
         .pgn;
         Ok(Response::new(pb::ExportPgnResponse { pgn }))
