@@ -4,12 +4,12 @@ use chess_domain::{ResultReport, SpeedCategory};
 use chess_proto::{
     common::v1 as common,
     rating::v1::{
-        self as pb, GetPlayerRequest, GetRatingsRequest, RecordResultRequest,
-        get_player_request::Key, rating_service_client::RatingServiceClient,
+        self as pb, GetPlayerRequest, GetRatingsRequest, LinkNostrKeyRequest, RecordResultRequest,
+        UnlinkNostrKeyRequest, get_player_request::Key, rating_service_client::RatingServiceClient,
     },
 };
 use chess_runtime::{Channel, Signer, identity::Signed};
-use tonic::Status;
+use tonic::{Code, Status};
 
 use crate::{CALL_TIMEOUT, timed, within};
 
@@ -53,6 +53,16 @@ impl RatingClient {
         RatingServiceClient::new(self.signer.channel(self.channel.clone(), None, game_id))
     }
 
+    /// The generated client for calls acting for `player_id` (linking a
+    /// Nostr key): each call's assertion names the player, and the service
+    /// refuses a request for another.
+    pub fn acting(&self, player_id: &str) -> RatingServiceClient<Signed> {
+        RatingServiceClient::new(
+            self.signer
+                .channel(self.channel.clone(), Some(player_id), None),
+        )
+    }
+
     /// The ratings in `category` of those of `player_ids` the service knows,
     /// as (player id, rating).
     pub async fn ratings(
@@ -85,6 +95,71 @@ impl RatingClient {
             CALL_TIMEOUT,
         );
         within("rating", CALL_TIMEOUT, self.rpc().get_player(request)).await
+    }
+
+    /// The registered player whose linked Nostr public key is `key` (64
+    /// lowercase hexadecimal digits), or None if no account holds it. A key
+    /// not so written is INVALID_ARGUMENT.
+    pub async fn player_by_nostr_key(
+        &self,
+        key: &str,
+    ) -> Result<Option<pb::GetPlayerResponse>, Status> {
+        let request = timed(
+            GetPlayerRequest {
+                key: Some(Key::NostrPublicKey(key.to_owned())),
+            },
+            CALL_TIMEOUT,
+        );
+        match within("rating", CALL_TIMEOUT, self.rpc().get_player(request)).await {
+            Ok(player) => Ok(Some(player)),
+            Err(status) if status.code() == Code::NotFound => Ok(None),
+            Err(status) => Err(status),
+        }
+    }
+
+    /// Links the Nostr public key `key` (64 lowercase hexadecimal digits) to
+    /// `player_id`, replacing their earlier one, once the caller has checked
+    /// that the player owns it: ALREADY_EXISTS if another player holds it,
+    /// NOT_FOUND if there is no such player. Linking it again changes
+    /// nothing.
+    pub async fn link_nostr_key(
+        &self,
+        player_id: &str,
+        key: &str,
+    ) -> Result<pb::LinkNostrKeyResponse, Status> {
+        let request = timed(
+            LinkNostrKeyRequest {
+                player_id: player_id.to_owned(),
+                public_key: key.to_owned(),
+            },
+            CALL_TIMEOUT,
+        );
+        within(
+            "rating",
+            CALL_TIMEOUT,
+            self.acting(player_id).link_nostr_key(request),
+        )
+        .await
+    }
+
+    /// Removes `player_id`'s linked Nostr public key, if any: NOT_FOUND if
+    /// there is no such player.
+    pub async fn unlink_nostr_key(
+        &self,
+        player_id: &str,
+    ) -> Result<pb::UnlinkNostrKeyResponse, Status> {
+        let request = timed(
+            UnlinkNostrKeyRequest {
+                player_id: player_id.to_owned(),
+            },
+            CALL_TIMEOUT,
+        );
+        within(
+            "rating",
+            CALL_TIMEOUT,
+            self.acting(player_id).unlink_nostr_key(request),
+        )
+        .await
     }
 
     /// Records a finished game; recording the same game again changes

@@ -1,5 +1,5 @@
-//! Account rules: what makes a username, an email and a password acceptable,
-//! and the Argon2id hashing of passwords.
+//! Account rules: what makes a username, an email, a password and a linked
+//! Nostr key acceptable, and the Argon2id hashing of passwords.
 //!
 //! Hashing is deliberately expensive, so it runs on a few threads of its own
 //! instead of stalling the request threads. A login for a name nobody owns is
@@ -35,6 +35,33 @@ pub enum RuleError {
     PasswordTooShort,
     #[error("a password must be at most {PASSWORD_MAX} characters")]
     PasswordTooLong,
+    #[error("a Nostr public key must be {NOSTR_KEY_LEN} lowercase hexadecimal digits")]
+    NostrKey,
+}
+
+/// Hexadecimal digits in a Nostr public key (the 32-byte x coordinate of a
+/// BIP-340 key).
+pub const NOSTR_KEY_LEN: usize = 64;
+
+/// A Nostr public key as linked and looked up: exactly 64 lowercase
+/// hexadecimal digits, the form Nostr events carry, so that one key has one
+/// spelling.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NostrKey(String);
+
+impl NostrKey {
+    pub fn parse(key: &str) -> Result<Self, RuleError> {
+        let digit = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+        if key.len() == NOSTR_KEY_LEN && key.bytes().all(digit) {
+            Ok(Self(key.to_owned()))
+        } else {
+            Err(RuleError::NostrKey)
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
 }
 
 /// A username that follows the rules: 3 to 20 ASCII letters, digits, `_` and
@@ -346,6 +373,23 @@ mod tests {
             assert_eq!(Username::parse(bad), Err(RuleError::Username), "{bad}");
         }
         assert_eq!(Username::parse("MiXeD").unwrap().key(), "mixed");
+    }
+
+    #[test]
+    fn nostr_keys() {
+        let good = "0123456789abcdef".repeat(4);
+        assert_eq!(NostrKey::parse(&good).unwrap().as_str(), good);
+        for bad in [
+            String::new(),
+            good[1..].to_owned(),
+            format!("{good}0"),
+            good.to_uppercase(),
+            format!("{}g", &good[1..]),
+            format!("npub1{}", &good[5..]),
+            format!("{} ", &good[1..]),
+        ] {
+            assert_eq!(NostrKey::parse(&bad), Err(RuleError::NostrKey), "{bad}");
+        }
     }
 
     #[test]

@@ -15,7 +15,7 @@ use tonic::{Request, Response, Status};
 use tracing::instrument;
 
 use crate::{
-    accounts::{Email, Hasher, Password, Username},
+    accounts::{Email, Hasher, NostrKey, Password, Username},
     convert,
     error::Error,
     model::{GameReport, LeaderboardCursor, Player, SessionState},
@@ -296,24 +296,70 @@ impl RatingApi {
                 .player_named(&name)
                 .await?
                 .ok_or(Error::NotFound(name))?,
+            Some(Key::NostrPublicKey(key)) => self
+                .store
+                .player_with_nostr_key(&NostrKey::parse(&key)?)
+                .await?
+                .ok_or_else(|| Error::NotFound(format!("with Nostr public key {key}")))?,
             None => {
                 return Err(Error::Invalid(
-                    "a player id or username must be given".into(),
+                    "a player id, username or Nostr public key must be given".into(),
                 ));
             }
         };
         self.player_response(player).await
     }
 
-    async fn player_response(&self, player: Player) -> Result<pb::GetPlayerResponse, Error> {
+    async fn link_nostr_key(
+        &self,
+        request: pb::LinkNostrKeyRequest,
+    ) -> Result<pb::LinkNostrKeyResponse, Error> {
+        let key = NostrKey::parse(&request.public_key)?;
+        let player_id = required_player(&request.player_id)?;
+        let player = self
+            .store
+            .link_nostr_key(player_id, &key)
+            .await?
+            .ok_or_else(|| Error::NotFound(request.player_id.clone()))?;
+        tracing::info!(player_id = %player.id, "Nostr public key linked");
+        Ok(pb::LinkNostrKeyResponse {
+            profile: Some(self.profile(&player).await?),
+        })
+    }
+
+    async fn unlink_nostr_key(
+        &self,
+        request: pb::UnlinkNostrKeyRequest,
+    ) -> Result<pb::UnlinkNostrKeyResponse, Error> {
+        let player_id = required_player(&request.player_id)?;
+        let player = self
+            .store
+            .unlink_nostr_key(player_id)
+            .await?
+            .ok_or_else(|| Error::NotFound(request.player_id.clone()))?;
+        tracing::info!(player_id = %player.id, "Nostr public key unlinked");
+        Ok(pb::UnlinkNostrKeyResponse {
+            profile: Some(self.profile(&player).await?),
+        })
+    }
+
+    /// `player`'s public profile with their current ratings.
+    async fn profile(
+        &self,
+        player: &Player,
+    ) -> Result<chess_proto::common::v1::PlayerProfile, Error> {
         let ratings = self.store.ratings_of(&player.id).await?;
+        Ok(convert::profile_pb(
+            self.store.system(),
+            player,
+            &ratings,
+            now_ms(),
+        ))
+    }
+
+    async fn player_response(&self, player: Player) -> Result<pb::GetPlayerResponse, Error> {
         Ok(pb::GetPlayerResponse {
-            profile: Some(convert::profile_pb(
-                self.store.system(),
-                &player,
-                &ratings,
-                now_ms(),
-            )),
+            profile: Some(self.profile(&player).await?),
             email: player.email,
         })
     }
@@ -442,6 +488,28 @@ impl RatingApi {
     }
 }
 
+/// `player_id`, unless empty.
+fn required_player(player_id: &str) -> Result<&str, Error> {
+    if player_id.is_empty() {
+        Err(Error::Invalid("player_id must be given".into()))
+    } else {
+        Ok(player_id)
+    }
+}
+
+/// Refuses a request acting for `player_id` unless it comes from the gateway
+/// (accounts are its alone: it checked the proof of the key's ownership) and
+/// its assertion acts for that player. A request for nobody (an empty id) is
+/// refused as invalid further on.
+fn gateway_acting_for<T>(request: &Request<T>, player_id: &str) -> Result<(), Status> {
+    let claims = Claims::of(request)?;
+    claims.check_caller(&["gateway"])?;
+    if player_id.is_empty() {
+        return Ok(());
+    }
+    claims.check_player(player_id)
+}
+
 /// Logs faults (bad input is the caller's business) and converts to a status.
 fn status(error: Error) -> Status {
     if matches!(error, Error::Store(_) | Error::Hash(_)) {
@@ -531,6 +599,30 @@ impl rating_service_server::RatingService for RatingApi {
         request: Request<pb::GetPlayerRequest>,
     ) -> Result<Response<pb::GetPlayerResponse>, Status> {
         self.get_player(request.into_inner())
+            .await
+            .map(Response::new)
+            .map_err(status)
+    }
+
+    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
+    async fn link_nostr_key(
+        &self,
+        request: Request<pb::LinkNostrKeyRequest>,
+    ) -> Result<Response<pb::LinkNostrKeyResponse>, Status> {
+        gateway_acting_for(&request, &request.get_ref().player_id)?;
+        self.link_nostr_key(request.into_inner())
+            .await
+            .map(Response::new)
+            .map_err(status)
+    }
+
+    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
+    async fn unlink_nostr_key(
+        &self,
+        request: Request<pb::UnlinkNostrKeyRequest>,
+    ) -> Result<Response<pb::UnlinkNostrKeyResponse>, Status> {
+        gateway_acting_for(&request, &request.get_ref().player_id)?;
+        self.unlink_nostr_key(request.into_inner())
             .await
             .map(Response::new)
             .map_err(status)

@@ -82,6 +82,7 @@ pub fn profile_pb(
             .iter()
             .map(|r| rating_pb(system, r, now_ms))
             .collect(),
+        nostr_public_key: player.nostr_public_key.clone().unwrap_or_default(),
     }
 }
 

@@ -35,6 +35,7 @@ fn taken_message(field: Field) -> &'static str {
     match field {
         Field::Username => "username is already taken",
         Field::Email => "email is already registered",
+        Field::NostrKey => "the Nostr public key is linked to another player",
     }
 }
 

@@ -11,6 +11,9 @@ pub struct Player {
     pub username: String,
     pub email: String,
     pub registered_at_ms: i64,
+    /// The linked Nostr public key (64 lowercase hexadecimal digits), if
+    /// any.
+    pub nostr_public_key: Option<String>,
 }
 
 /// What tells a player's live sessions from ended ones.

@@ -16,6 +16,7 @@ impl From<players::Model> for Player {
             username: row.username,
             email: row.email,
             registered_at_ms: row.registered_at,
+            nostr_public_key: row.nostr_public_key,
         }
     }
 }
@@ -36,6 +37,7 @@ impl Store {
             username: username.as_str().to_owned(),
             email: email.as_str().to_owned(),
             registered_at_ms: now_ms,
+            nostr_public_key: None,
         };
         let row = players::ActiveModel {
             id: Set(player.id.clone()),
@@ -46,6 +48,7 @@ impl Store {
             password_hash: Set(password_hash.to_owned()),
             registered_at: Set(now_ms),
             session_generation: Set(0),
+            nostr_public_key: Set(None),
         };
         let (row, player_id) = (&row, player.id.as_str());
         self.write(|| async move {
@@ -122,6 +125,9 @@ pub(super) fn taken_field(error: &DbErr) -> Option<Field> {
         }
         SqlErr::UniqueConstraintViolation(message) if message.contains("email_key") => {
             Some(Field::Email)
+        }
+        SqlErr::UniqueConstraintViolation(message) if message.contains("nostr_public_key") => {
+            Some(Field::NostrKey)
         }
         _ => None,
     }

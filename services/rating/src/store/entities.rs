@@ -26,6 +26,10 @@ pub mod players {
         /// Advanced to end every session at once; tokens carry the
         /// generation they were issued in.
         pub session_generation: i64,
+        /// The linked Nostr public key (64 lowercase hexadecimal digits),
+        /// unique; none when no key is linked.
+        #[sea_orm(unique)]
+        pub nostr_public_key: Option<String>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

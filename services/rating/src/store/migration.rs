@@ -8,6 +8,9 @@
 //! Sessions: a player's `session_generation` is advanced to end all their
 //! sessions at once; `revoked_sessions` lists sessions ended one by one,
 //! each until its token would have expired anyway.
+//!
+//! Nostr: a player may link one Nostr public key (`nostr_public_key`, null
+//! when none); a unique index lets no two players hold the same key.
 
 use sea_orm_migration::{prelude::*, schema::*};
 
@@ -17,7 +20,11 @@ pub struct Migrator;
 
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(CreateRatingTables), Box::new(AddSessions)]
+        vec![
+            Box::new(CreateRatingTables),
+            Box::new(AddSessions),
+            Box::new(AddNostrKeys),
+        ]
     }
 }
 
@@ -107,6 +114,66 @@ impl MigrationTrait for AddSessions {
                 Table::alter()
                     .table("players")
                     .drop_column("session_generation")
+                    .to_owned(),
+            )
+            .await
+    }
+}
+
+struct AddNostrKeys;
+
+impl MigrationName for AddNostrKeys {
+    fn name(&self) -> &str {
+        "m0003_add_nostr_keys"
+    }
+}
+
+/// The unique index on linked Nostr keys; its name is how a violation is
+/// told from the others.
+const NOSTR_KEY_INDEX: &str = "players_nostr_public_key_unique";
+
+#[async_trait::async_trait]
+impl MigrationTrait for AddNostrKeys {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        // SQLite cannot add a UNIQUE column: the column, then its index.
+        manager
+            .alter_table(
+                Table::alter()
+                    .table("players")
+                    .add_column(string_null("nostr_public_key"))
+                    .to_owned(),
+            )
+            .await?;
+        // Nulls are distinct in a unique index on both databases, so any
+        // number of players may have no key.
+        manager
+            .create_index(
+                Index::create()
+                    .if_not_exists()
+                    .name(NOSTR_KEY_INDEX)
+                    .table("players")
+                    .col("nostr_public_key")
+                    .unique()
+                    .to_owned(),
+            )
+            .await
+    }
+
+    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager
+            .drop_index(
+                Index::drop()
+                    .if_exists()
+                    .name(NOSTR_KEY_INDEX)
+                    .table("players")
+                    .to_owned(),
+            )
+            .await?;
+        manager
+            .alter_table(
+                Table::alter()
+                    .table("players")
+                    .drop_column("nostr_public_key")
                     .to_owned(),
             )
             .await
@@ -279,4 +346,83 @@ async fn create_rating_history(manager: &SchemaManager<'_>) -> Result<(), DbErr>
         )
         .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use sea_orm::{ConnectionTrait as _, DatabaseConnection, Statement};
+
+    use super::*;
+    use crate::store::{Field, accounts::taken_field};
+
+    async fn keys(db: &DatabaseConnection) -> Vec<(String, Option<String>)> {
+        let sql = "SELECT id, nostr_public_key FROM players ORDER BY id";
+        db.query_all_raw(Statement::from_string(db.get_database_backend(), sql))
+            .await
+            .expect("read keys")
+            .iter()
+            .map(|row| {
+                (
+                    row.try_get("", "id").expect("id"),
+                    row.try_get("", "nostr_public_key").expect("key"),
+                )
+            })
+            .collect()
+    }
+
+    /// Players registered before keys existed have none, and keep their
+    /// rows; no two can then hold the same key, and the step back works.
+    async fn keys_come_to_existing_players(url: &str) {
+        let db = chess_storage::connect(url, 2).await.expect("connect");
+        Migrator::up(&db, Some(2))
+            .await
+            .expect("the first two steps");
+        for id in ["p1", "p2"] {
+            db.execute_unprepared(&format!(
+                "INSERT INTO players (id, username, username_key, email, email_key, \
+                 password_hash, registered_at, session_generation) \
+                 VALUES ('{id}', '{id}', '{id}', '{id}@example.org', '{id}@example.org', \
+                 'hash', 0, 0)"
+            ))
+            .await
+            .expect("an old player");
+        }
+        Migrator::up(&db, None).await.expect("the Nostr step");
+        assert_eq!(
+            keys(&db).await,
+            [("p1".to_owned(), None), ("p2".to_owned(), None)]
+        );
+        let key = "ab".repeat(32);
+        let set =
+            |id: &str| format!("UPDATE players SET nostr_public_key = '{key}' WHERE id = '{id}'");
+        db.execute_unprepared(&set("p1"))
+            .await
+            .expect("a first key");
+        let error = db
+            .execute_unprepared(&set("p2"))
+            .await
+            .expect_err("one key held twice");
+        assert_eq!(taken_field(&error), Some(Field::NostrKey), "{error}");
+        Migrator::down(&db, Some(1)).await.expect("the step back");
+        assert!(
+            db.execute_unprepared("SELECT nostr_public_key FROM players")
+                .await
+                .is_err()
+        );
+        Migrator::up(&db, None).await.expect("the Nostr step again");
+        assert_eq!(keys(&db).await[0].1, None);
+    }
+
+    #[tokio::test]
+    async fn keys_come_to_existing_players_on_sqlite() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let url = chess_storage::sqlite_url(&dir.path().join("rating.sqlite"));
+        keys_come_to_existing_players(&url).await;
+    }
+
+    #[tokio::test]
+    async fn keys_come_to_existing_players_on_postgres() {
+        let url = chess_storage::testing::fresh_postgres_database().await;
+        keys_come_to_existing_players(&url).await;
+    }
 }

@@ -23,6 +23,8 @@
 //! - `accounts`: registering players and finding them.
 //! - `sessions`: session generations, revoked sessions and password
 //!   changes.
+//! - `nostr`: linking a Nostr public key to a player, and finding the
+//!   player by it.
 //! - `record`: applying a finished game once.
 //! - `reads`: ratings, history and leaderboards, rows into
 //!   [`crate::model`] values.
@@ -30,6 +32,7 @@
 mod accounts;
 mod entities;
 pub mod migration;
+mod nostr;
 mod open;
 mod reads;
 mod record;
@@ -62,6 +65,8 @@ pub enum StoreError {
 pub enum Field {
     Username,
     Email,
+    /// A linked Nostr public key.
+    NostrKey,
 }
 
 impl std::fmt::Display for Field {
@@ -69,6 +74,7 @@ impl std::fmt::Display for Field {
         f.write_str(match self {
             Self::Username => "username",
             Self::Email => "email",
+            Self::NostrKey => "Nostr public key",
         })
     }
 }

@@ -136,7 +136,7 @@ async fn state_in(
 }
 
 /// Commits `txn` if `result` is a success, else rolls it back.
-async fn finish<T>(
+pub(super) async fn finish<T>(
     txn: DatabaseTransaction,
     result: Result<T, StoreError>,
 ) -> Result<T, StoreError> {

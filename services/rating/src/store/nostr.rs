@@ -1,0 +1,83 @@
+//! Nostr public keys linked to players: at most one per player, and no key
+//! held by two players.
+//!
+//! The key is a nullable column of `players` with a unique index: the index,
+//! not an earlier read, decides who gets a key two players link at once.
+
+use sea_orm::{
+    ColumnTrait as _, DatabaseTransaction, EntityTrait as _, QueryFilter as _,
+    sea_query::{Expr, SimpleExpr},
+};
+
+use super::{Store, StoreError, accounts::taken_field, players, sessions::finish};
+use crate::{accounts::NostrKey, model::Player};
+
+impl Store {
+    /// The player whose linked Nostr key is `key`.
+    pub async fn player_with_nostr_key(
+        &self,
+        key: &NostrKey,
+    ) -> Result<Option<Player>, StoreError> {
+        Ok(players::Entity::find()
+            .filter(players::Column::NostrPublicKey.eq(key.as_str()))
+            .one(&self.db)
+            .await?
+            .map(Player::from))
+    }
+
+    /// Links `key` to player `id`, replacing their earlier key, and returns
+    /// the player as now stored. None if there is no such player;
+    /// [`StoreError::Taken`] if another player holds the key. Linking the
+    /// key a player holds already changes nothing.
+    pub async fn link_nostr_key(
+        &self,
+        id: &str,
+        key: &NostrKey,
+    ) -> Result<Option<Player>, StoreError> {
+        self.set_nostr_key(id, Expr::value(key.as_str())).await
+    }
+
+    /// Removes player `id`'s linked Nostr key, if any, and returns the player
+    /// as now stored. None if there is no such player.
+    pub async fn unlink_nostr_key(&self, id: &str) -> Result<Option<Player>, StoreError> {
+        self.set_nostr_key(id, Expr::value(Option::<String>::None))
+            .await
+    }
+
+    async fn set_nostr_key(
+        &self,
+        id: &str,
+        value: SimpleExpr,
+    ) -> Result<Option<Player>, StoreError> {
+        let value = &value;
+        self.write(|| async move {
+            let txn = self.begin_write().await?;
+            let result = set_in(&txn, id, value.clone()).await;
+            finish(txn, result).await
+        })
+        .await
+    }
+}
+
+async fn set_in(
+    txn: &DatabaseTransaction,
+    id: &str,
+    value: SimpleExpr,
+) -> Result<Option<Player>, StoreError> {
+    let updated = players::Entity::update_many()
+        .col_expr(players::Column::NostrPublicKey, value)
+        .filter(players::Column::Id.eq(id))
+        .exec(txn)
+        .await
+        .map_err(|e| match taken_field(&e) {
+            Some(field) => StoreError::Taken(field),
+            None => e.into(),
+        })?;
+    if updated.rows_affected == 0 {
+        return Ok(None);
+    }
+    Ok(players::Entity::find_by_id(id.to_owned())
+        .one(txn)
+        .await?
+        .map(Player::from))
+}
