@@ -7,6 +7,7 @@
 use std::pin::Pin;
 
 use chess_domain::ColorChoice;
+use chess_proto::common::v1 as common;
 use chess_proto::matchmaking::v1::{self as pb, matchmaking_service_server::MatchmakingService};
 use chess_runtime::Claims;
 use tokio::sync::mpsc;
@@ -17,7 +18,7 @@ use tracing::instrument;
 use crate::{
     convert::{cursor_token, member, parse_cursor, require, speed_filter},
     lobby::{LobbyHandle, NewChallenge, NewSeek, Settled, model::Challenge},
-    pairing::{PairingHandle, Seeker},
+    pairing::{PairingHandle, Pool, Seeker},
 };
 
 type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
@@ -52,11 +53,33 @@ impl MatchmakingService for MatchmakingApi {
         let connected_at = r
             .connected_at
             .map_or((i64::MAX, 0), |t| (t.seconds, t.nanos));
+        let pool = match pb::PairingPool::try_from(r.pool) {
+            Ok(pb::PairingPool::Unspecified) => Pool::Uqchess,
+            Ok(pb::PairingPool::Nostr) => Pool::Nostr,
+            Err(_) => return Err(Status::invalid_argument("unknown pairing pool")),
+        };
+        let player = match r.account {
+            Some(account) if pool == Pool::Nostr => {
+                if account.player_id.is_empty() {
+                    return Err(Status::invalid_argument("account.player_id must be given"));
+                }
+                common::Player {
+                    kind: Some(common::player::Kind::Registered(account)),
+                }
+            }
+            Some(_) => {
+                return Err(Status::invalid_argument(
+                    "only the Nostr pool seats an account",
+                ));
+            }
+            None => chess_domain::guest_player(&r.guest_id, &r.display_name),
+        };
         let (updates, rx) = mpsc::channel(4);
         self.pairing
             .join(Seeker {
                 guest_id: r.guest_id,
-                display_name: r.display_name,
+                pool,
+                player,
                 color,
                 connected_at,
                 updates,

@@ -7,8 +7,9 @@
 
 use std::collections::HashMap;
 
-use chess_domain::SpeedCategory;
+use chess_domain::{SpeedCategory, TimeControl};
 use chess_internal_clients::{self as internal, NewGame};
+use chess_proto::common::v1 as common;
 use tonic::{Code, Status};
 
 use crate::lobby::{
@@ -16,12 +17,20 @@ use crate::lobby::{
     model::{GamePlan, Member, Shown},
 };
 
-/// A guest of the uqchess pairing queue, as a player of a game.
-#[derive(Clone, Copy, Debug)]
-pub struct Guest<'a> {
-    pub guest_id: &'a str,
-    pub display_name: &'a str,
+/// The pairing queues: players are only paired within one, and each has
+/// its own kind of game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pool {
+    Uqchess,
+    Nostr,
 }
+
+/// The clock of games paired over Nostr: moves travel through relays, so a
+/// rapid control with a generous increment.
+pub const NOSTR_TIME_CONTROL: TimeControl = TimeControl::Incremental {
+    initial_secs: 15 * 60,
+    increment_secs: 10,
+};
 
 /// The game service. Cloning is cheap.
 #[derive(Clone, Debug)]
@@ -59,19 +68,21 @@ impl GameClient {
         Ok(game.game_id)
     }
 
-    /// Creates an untimed, unrated uqchess game of two guests (hints
-    /// allowed, as the protocol has them) and returns its id.
-    pub async fn create_uqchess_game(
+    /// Creates the game of a pairing in `pool` and returns its id: for
+    /// uqchess an untimed, unrated game with the protocol's rules (and
+    /// hints, as it has them); for Nostr a casual standard game of 15
+    /// minutes + 10 s a move.
+    pub async fn create_paired_game(
         &self,
-        white: Guest<'_>,
-        black: Guest<'_>,
+        pool: Pool,
+        white: common::Player,
+        black: common::Player,
     ) -> Result<String, Status> {
-        let guest = |g: Guest<'_>| chess_domain::guest_player(g.guest_id, g.display_name);
-        let game = self
-            .inner
-            .create_game(NewGame::uqchess(guest(white), guest(black)))
-            .await?;
-        Ok(game.game_id)
+        let game = match pool {
+            Pool::Uqchess => NewGame::uqchess(white, black),
+            Pool::Nostr => NewGame::casual(white, black, NOSTR_TIME_CONTROL),
+        };
+        Ok(self.inner.create_game(game).await?.game_id)
     }
 
     /// Resigns `player_id`'s side of `game_id`.

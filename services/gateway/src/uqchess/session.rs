@@ -298,6 +298,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
             display_name: String::new(),
             color: color as i32,
             connected_at: Some(self.connected_at),
+            ..Default::default()
         };
         match self
             .backends

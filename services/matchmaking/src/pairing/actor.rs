@@ -1,11 +1,12 @@
 //! The pairing actor: the queue of waiters, one message at a time.
 
 use chess_domain::{Color, ColorChoice};
+use chess_proto::common::v1 as common;
 use tokio::sync::mpsc;
 use tonic::Status;
 
 use super::{PairingHandle, PairingUpdate, Seeker};
-use crate::clients::{GameClient, Guest};
+use crate::clients::GameClient;
 
 /// What the handle asks of the actor.
 #[derive(Debug)]
@@ -51,13 +52,14 @@ impl Pairing {
         let best = waiting
             .iter()
             .enumerate()
-            .filter(|(_, w)| colours(w.color, newcomer.color).is_some())
+            .filter(|(_, w)| w.pool == newcomer.pool && colours(w.color, newcomer.color).is_some())
             .min_by_key(|(_, w)| (w.connected_at, w.guest_id.clone()))
             .map(|(i, _)| i);
         match best {
             None => {
+                let in_pool = waiting.iter().filter(|w| w.pool == newcomer.pool).count();
                 let queued = PairingUpdate::Queued {
-                    waiting: waiting.len() as u32 + 1,
+                    waiting: in_pool as u32 + 1,
                 };
                 if newcomer.updates.send(Ok(queued)).await.is_ok() {
                     waiting.push(newcomer);
@@ -82,13 +84,6 @@ fn colours(waiter: ColorChoice, newcomer: ColorChoice) -> Option<(Color, Color)>
     ColorChoice::pair_waiting(waiter, newcomer)
 }
 
-fn guest(seeker: &Seeker) -> Guest<'_> {
-    Guest {
-        guest_id: &seeker.guest_id,
-        display_name: &seeker.display_name,
-    }
-}
-
 /// Creates the game of `waiter` and `newcomer` and tells both.
 async fn pair(
     game: &GameClient,
@@ -102,7 +97,10 @@ async fn pair(
         Color::White => (&waiter, newcomer),
         Color::Black => (newcomer, &waiter),
     };
-    let game_id = match game.create_uqchess_game(guest(white), guest(black)).await {
+    let game_id = match game
+        .create_paired_game(newcomer.pool, white.player.clone(), black.player.clone())
+        .await
+    {
         Ok(game_id) => game_id,
         Err(status) => return Err((waiter, status)),
     };
@@ -123,12 +121,21 @@ async fn pair(
             .is_err()
         {
             // They left as the game was made: that is a resignation.
-            if let Err(e) = game.resign(&game_id, &seeker.guest_id).await {
+            if let Err(e) = game.resign(&game_id, player_id(&seeker.player)).await {
                 tracing::warn!(%game_id, error = %e, "cannot resign for a player who left");
             }
         }
     }
     Ok(())
+}
+
+/// The id a player acts as in a game.
+fn player_id(player: &common::Player) -> &str {
+    match &player.kind {
+        Some(common::player::Kind::Registered(r)) => &r.player_id,
+        Some(common::player::Kind::Guest(g)) => &g.guest_id,
+        _ => "",
+    }
 }
 
 #[cfg(test)]

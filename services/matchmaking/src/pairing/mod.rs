@@ -1,7 +1,8 @@
-//! The uqchess pairing queue (`start human`).
+//! The pairing queues: uqchess (`start human`) and Nostr (kind 20300).
 //!
-//! One actor owns the queue, so pairings happen one at a time in arrival
-//! order. A newcomer is paired with a waiting player whose colour choice is
+//! One actor owns the queues, so pairings happen one at a time in arrival
+//! order. A newcomer is paired with a player waiting in the same pool whose
+//! colour choice is
 //! compatible (white with black, a colour with either, either with either);
 //! among several, the one that connected to the server earliest. When both
 //! said either, the one who waited plays white.
@@ -16,9 +17,11 @@
 mod actor;
 
 use chess_domain::{Color, ColorChoice};
+use chess_proto::common::v1 as common;
 use tokio::sync::mpsc;
 use tonic::Status;
 
+pub use crate::clients::Pool;
 use actor::Message;
 pub use actor::Pairing;
 
@@ -27,7 +30,8 @@ pub use actor::Pairing;
 pub enum PairingUpdate {
     /// Queued, with this many players waiting (them included).
     Queued { waiting: u32 },
-    /// Paired: the game, their colour in it, and their opponent's guest id.
+    /// Paired: the game, their colour in it, and their opponent's guest id
+    /// (their place in the queue, whoever plays the game).
     Paired {
         game_id: String,
         color: Color,
@@ -41,8 +45,12 @@ pub type Updates = mpsc::Sender<Result<PairingUpdate, Status>>;
 /// Someone asking to be paired.
 #[derive(Debug)]
 pub struct Seeker {
+    /// Their place in the queue: one per guest id.
     pub guest_id: String,
-    pub display_name: String,
+    pub pool: Pool,
+    /// Who plays the game: the guest, or (Nostr) the account their key is
+    /// linked to.
+    pub player: common::Player,
     pub color: ColorChoice,
     /// When the player connected to the server, as (seconds, nanoseconds).
     pub connected_at: (i64, i32),
