@@ -12,6 +12,7 @@
 //!   web page (its embedded script and assets) and a game at `/games/<id>`,
 //!   the link in the emails.
 //! - [`uqchess`]: the uqchess line protocol on its own TCP port.
+//! - [`nostr`]: the Nostr bridge (`protocols/nostr.md`) on the relays given.
 //! - [`clients`]: the calls to the internal services (matchmaking, game,
 //!   rating).
 
@@ -19,6 +20,7 @@ pub mod auth;
 pub mod clients;
 pub mod limits;
 pub mod mail;
+pub mod nostr;
 pub mod public;
 pub mod sessions;
 pub mod uqchess;
@@ -32,7 +34,7 @@ use std::{sync::Arc, time::Duration};
 #[command(
     name = "chess-gateway",
     version,
-    about = "The gateway: public gRPC API and the uqchess line protocol"
+    about = "The gateway: public gRPC API, the uqchess line protocol and the Nostr bridge"
 )]
 pub struct Config {
     #[command(flatten)]
@@ -41,6 +43,8 @@ pub struct Config {
     pub telemetry: chess_telemetry::TelemetryArgs,
     #[command(flatten)]
     pub internal_key: chess_runtime::identity::KeyArgs,
+    #[command(flatten)]
+    pub nostr: nostr::NostrArgs,
     /// Address for the uqchess line protocol, `host:port`; empty to turn it
     /// off.
     #[arg(long, default_value = chess_runtime::addr::UQCHESS)]
@@ -122,6 +126,8 @@ pub enum StartError {
     InternalKey(#[from] chess_runtime::identity::KeyError),
     #[error("mail: {0}")]
     Mail(#[from] mail::MailError),
+    #[error(transparent)]
+    Nostr(#[from] nostr::NostrError),
 }
 
 /// Runs the gateway until shutdown.
@@ -192,21 +198,25 @@ pub async fn run(config: Config) -> Result<(), StartError> {
             server.shutdown(),
         )))
     };
+    let bridge = nostr::start(&config.nostr, backends.clone(), server.shutdown()).await?;
     server.health().set_ready(true).await;
     let sessions = sessions::Sessions::new(
         tokens,
         backends.rating.clone(),
         Duration::from_secs(config.session_cache_secs),
     );
-    let routes = public::routes(Arc::new(public::Shared {
-        backends: backends.clone(),
-        sessions,
-        limits: limits::AddressLimits::new(
-            config.login_failures_per_address,
-            config.registrations_per_address,
-        ),
-        shutdown: server.shutdown(),
-    }));
+    let routes = public::routes(
+        Arc::new(public::Shared {
+            backends: backends.clone(),
+            sessions,
+            limits: limits::AddressLimits::new(
+                config.login_failures_per_address,
+                config.registrations_per_address,
+            ),
+            shutdown: server.shutdown(),
+        }),
+        bridge,
+    );
     let served = server.serve(routes).await;
     if let Some(notifier) = notifier {
         // It stops at shutdown; a panic in it was already reported.

@@ -58,6 +58,11 @@ struct Config {
     /// writing it to the data directory.
     #[arg(long)]
     smtp_url: Option<String>,
+    /// Run the Nostr bridge on this relay (`ws://` or `wss://`); repeat the
+    /// flag (or separate with commas) for several. Its key is kept in
+    /// `<data-dir>/nostr/`.
+    #[arg(long, value_delimiter = ',')]
+    nostr_relay: Vec<String>,
     /// Where the service binaries are (default: next to this program).
     #[arg(long)]
     bin_dir: Option<PathBuf>,
@@ -143,6 +148,14 @@ async fn main() -> ExitCode {
     if let Some(url) = &config.smtp_url {
         gateway_args.extend(["--smtp-url".into(), url.into()]);
     }
+    if !config.nostr_relay.is_empty() {
+        gateway_args.extend([
+            "--nostr-relays".into(),
+            config.nostr_relay.join(",").into(),
+            "--nostr-data-dir".into(),
+            config.data_dir.join("nostr").into(),
+        ]);
+    }
     let options = StackOptions {
         bin_dir,
         data_dir: config.data_dir.clone(),
@@ -218,6 +231,15 @@ async fn main() -> ExitCode {
         "  internal          matchmaking {}, game {}, rating {}, engine {}",
         a.matchmaking, a.game, a.rating, a.engine
     );
+    if !config.nostr_relay.is_empty() {
+        match nostr_key(&a.gateway).await {
+            Ok(key) => println!(
+                "  Nostr bridge      key {key} on {}",
+                config.nostr_relay.join(", ")
+            ),
+            Err(e) => eprintln!("chess-stack: cannot read the Nostr bridge's key: {e}"),
+        }
+    }
     println!("  data              {}", data.display());
     println!("Ctrl-C stops everything.");
     tokio::select! {
@@ -227,4 +249,15 @@ async fn main() -> ExitCode {
     eprintln!("chess-stack: stopping");
     stack.stop().await;
     ExitCode::SUCCESS
+}
+
+/// The Nostr bridge's public key, as the gateway at `addr` reports it.
+async fn nostr_key(addr: &str) -> Result<String, Box<dyn std::error::Error>> {
+    use chess_proto::gateway::v1::{GetNostrInfoRequest, nostr_service_client::NostrServiceClient};
+    let mut client = NostrServiceClient::connect(format!("http://{addr}")).await?;
+    let info = client
+        .get_nostr_info(GetNostrInfoRequest {})
+        .await?
+        .into_inner();
+    Ok(format!("{} ({})", info.public_key, info.npub))
 }

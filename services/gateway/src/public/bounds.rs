@@ -24,6 +24,8 @@ const MOVE: usize = 32;
 const REASON: usize = 4 * 200;
 /// Page tokens handed out by list calls.
 const PAGE_TOKEN: usize = 256;
+/// A signed Nostr event given as proof of owning its key.
+const NOSTR_EVENT: usize = 4 * 1024;
 /// Games a resumed event stream may name.
 const CURSORS: usize = 1000;
 
@@ -99,6 +101,9 @@ bounds! {
     ListMyGamesRequest { page_token: PAGE_TOKEN }
     ExportPgnRequest { game_id: ID }
     WatchGameRequest { game_id: ID }
+    GetNostrInfoRequest {}
+    LinkNostrKeyRequest { event: NOSTR_EVENT }
+    UnlinkNostrKeyRequest {}
 }
 
 impl Bounded for pb::StreamEventsRequest {

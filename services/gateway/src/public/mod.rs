@@ -6,6 +6,8 @@
 //!   it) and games against the engine.
 //! - [`play`]: PlayService — moves and the rest of play, reads, and the live
 //!   streams (the game service behind it, and matchmaking for lobby events).
+//! - [`nostr`]: NostrService — the Nostr bridge's key and relays, and
+//!   linking a Nostr key to an account.
 //! - [`notifier`]: email to the opponent after each move of a daily game.
 //!
 //! Every call that acts for a player takes the player's id from the verified
@@ -17,6 +19,7 @@
 pub mod account;
 mod bounds;
 pub mod lobby;
+pub mod nostr;
 pub mod notifier;
 pub mod play;
 
@@ -25,6 +28,7 @@ use std::sync::Arc;
 use chess_proto::gateway::v1::{
     account_service_server::{self, AccountServiceServer},
     lobby_service_server::{self, LobbyServiceServer},
+    nostr_service_server::{self, NostrServiceServer},
     play_service_server::{self, PlayServiceServer},
 };
 use chess_runtime::{Shutdown, reason::REASON_KEY};
@@ -33,10 +37,11 @@ use tonic::{Code, Status};
 use crate::{clients::Backends, limits::AddressLimits, sessions::Sessions};
 
 /// The names of the public services, for health and reflection.
-pub const SERVICE_NAMES: [&str; 3] = [
+pub const SERVICE_NAMES: [&str; 4] = [
     account_service_server::SERVICE_NAME,
     lobby_service_server::SERVICE_NAME,
     play_service_server::SERVICE_NAME,
+    nostr_service_server::SERVICE_NAME,
 ];
 
 /// What every public handler needs.
@@ -49,13 +54,17 @@ pub struct Shared {
 }
 
 /// The three public services, ready to serve.
-pub fn routes(shared: Arc<Shared>) -> tonic::service::Routes {
+pub fn routes(shared: Arc<Shared>, bridge: Option<crate::nostr::Handle>) -> tonic::service::Routes {
     tonic::service::Routes::new(AccountServiceServer::new(account::Accounts::new(
         Arc::clone(&shared),
     )))
     .add_service(LobbyServiceServer::new(lobby::Lobby::new(Arc::clone(
         &shared,
     ))))
+    .add_service(NostrServiceServer::new(nostr::Nostr::new(
+        Arc::clone(&shared),
+        bridge,
+    )))
     .add_service(PlayServiceServer::new(play::Play::new(shared)))
 }
 

@@ -1,0 +1,245 @@
+//! What the bridge must remember across a restart, in one append-only file:
+//! the events it has handled (so a relay's replay or duplicate is not
+//! handled again) and the games it announces (so their moves keep being
+//! announced, from the last one told).
+//!
+//! One record per line:
+//!
+//! - `e <event id> <created_at>`: the event was taken for handling; written
+//!   and synced before anything is done for it, so each event is handled at
+//!   most once even across a crash.
+//! - `g <game id> <white key> <black key>`: a game between these Nostr keys.
+//! - `t <game id> <ply>`: every move up to `ply` was published.
+//! - `x <game id>`: its ending was published; the game is forgotten.
+//!
+//! A torn last line (a crash mid-write) is skipped. On opening, the file is
+//! rewritten with only what is still needed: events inside the acceptance
+//! window and games not yet over.
+
+use std::{
+    collections::{HashMap, HashSet},
+    fs::{File, OpenOptions},
+    io::{BufRead as _, BufReader, Write as _},
+    path::{Path, PathBuf},
+};
+
+/// A game the bridge announces.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Followed {
+    pub white: String,
+    pub black: String,
+    /// Moves published so far.
+    pub told_ply: u32,
+}
+
+/// The journal, loaded; every change is appended to the file.
+#[derive(Debug)]
+pub struct Journal {
+    path: PathBuf,
+    file: File,
+    /// Handled event ids and their `created_at`.
+    handled: HashMap<String, u64>,
+    games: HashMap<String, Followed>,
+}
+
+impl Journal {
+    /// Opens (or creates) the journal at `path`, keeping the handled events
+    /// created at or after `keep_since` (Unix seconds).
+    pub fn open(path: &Path, keep_since: u64) -> std::io::Result<Self> {
+        let mut handled = HashMap::new();
+        let mut games: HashMap<String, Followed> = HashMap::new();
+        match File::open(path) {
+            Ok(file) => {
+                for line in BufReader::new(file).lines() {
+                    let Ok(line) = line else { break };
+                    let words: Vec<&str> = line.split(' ').collect();
+                    match words.as_slice() {
+                        ["e", id, at] => {
+                            if let Ok(at) = at.parse::<u64>() {
+                                handled.insert((*id).to_owned(), at);
+                            }
+                        }
+                        ["g", game, white, black] => {
+                            games.entry((*game).to_owned()).or_insert(Followed {
+                                white: (*white).to_owned(),
+                                black: (*black).to_owned(),
+                                told_ply: 0,
+                            });
+                        }
+                        ["t", game, ply] => {
+                            if let (Some(g), Ok(ply)) = (games.get_mut(*game), ply.parse::<u32>()) {
+                                g.told_ply = g.told_ply.max(ply);
+                            }
+                        }
+                        ["x", game] => {
+                            games.remove(*game);
+                        }
+                        // A torn or unknown line.
+                        _ => {}
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        handled.retain(|_, at| *at >= keep_since);
+        // Rewrite compactly beside the old file, then swap them.
+        let fresh = path.with_extension("new");
+        {
+            let mut out = std::io::BufWriter::new(File::create(&fresh)?);
+            for (id, at) in &handled {
+                writeln!(out, "e {id} {at}")?;
+            }
+            for (game, f) in &games {
+                writeln!(out, "g {game} {} {}", f.white, f.black)?;
+                writeln!(out, "t {game} {}", f.told_ply)?;
+            }
+            out.into_inner()
+                .map_err(std::io::IntoInnerError::into_error)?
+                .sync_all()?;
+        }
+        std::fs::rename(&fresh, path)?;
+        if let Some(dir) = path.parent() {
+            // The rename itself must survive a crash.
+            File::open(dir)?.sync_all()?;
+        }
+        let file = OpenOptions::new().append(true).open(path)?;
+        Ok(Self {
+            path: path.to_owned(),
+            file,
+            handled,
+            games,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn append(&mut self, line: &str, sync: bool) -> std::io::Result<()> {
+        self.file.write_all(line.as_bytes())?;
+        if sync {
+            self.file.sync_data()?;
+        }
+        Ok(())
+    }
+
+    /// Takes event `id` for handling: false if it was taken before. The
+    /// record is on disk when this returns true.
+    pub fn take(&mut self, id: &str, created_at: u64) -> std::io::Result<bool> {
+        if self.handled.contains_key(id) {
+            return Ok(false);
+        }
+        self.append(&format!("e {id} {created_at}\n"), true)?;
+        self.handled.insert(id.to_owned(), created_at);
+        Ok(true)
+    }
+
+    /// Forgets handled events created before `keep_since`: they fall outside
+    /// the acceptance window and would be refused anyway.
+    pub fn forget_before(&mut self, keep_since: u64) {
+        self.handled.retain(|_, at| *at >= keep_since);
+    }
+
+    /// Starts announcing a game (a no-op for one already known).
+    pub fn follow(&mut self, game_id: &str, white: &str, black: &str) -> std::io::Result<()> {
+        if self.games.contains_key(game_id) {
+            return Ok(());
+        }
+        self.append(&format!("g {game_id} {white} {black}\n"), true)?;
+        self.games.insert(
+            game_id.to_owned(),
+            Followed {
+                white: white.to_owned(),
+                black: black.to_owned(),
+                told_ply: 0,
+            },
+        );
+        Ok(())
+    }
+
+    /// Records that every move of a game up to `ply` was published.
+    pub fn told(&mut self, game_id: &str, ply: u32) -> std::io::Result<()> {
+        let Some(game) = self.games.get_mut(game_id) else {
+            return Ok(());
+        };
+        if ply <= game.told_ply {
+            return Ok(());
+        }
+        game.told_ply = ply;
+        // Losing this record only repeats a state event after a crash.
+        self.append(&format!("t {game_id} {ply}\n"), false)
+    }
+
+    /// Records that a game's ending was published: it is forgotten.
+    pub fn ended(&mut self, game_id: &str) -> std::io::Result<()> {
+        if self.games.remove(game_id).is_some() {
+            self.append(&format!("x {game_id}\n"), false)?;
+        }
+        Ok(())
+    }
+
+    pub fn game(&self, game_id: &str) -> Option<&Followed> {
+        self.games.get(game_id)
+    }
+
+    /// Every game being announced.
+    pub fn games(&self) -> impl Iterator<Item = (&String, &Followed)> {
+        self.games.iter()
+    }
+
+    /// Handled events remembered (for tests and logs).
+    pub fn handled_ids(&self) -> HashSet<&str> {
+        self.handled.keys().map(String::as_str).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_taken_once_across_a_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal");
+        let mut j = Journal::open(&path, 0).unwrap();
+        assert!(j.take("aa", 100).unwrap());
+        assert!(!j.take("aa", 100).unwrap());
+        assert!(j.take("bb", 50).unwrap());
+        drop(j);
+        let mut j = Journal::open(&path, 60).unwrap();
+        assert!(!j.take("aa", 100).unwrap(), "kept: inside the window");
+        assert_eq!(j.handled_ids(), HashSet::from(["aa"]), "bb fell out");
+    }
+
+    #[test]
+    fn games_resume_from_the_last_ply_told_and_ended_ones_are_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal");
+        let mut j = Journal::open(&path, 0).unwrap();
+        j.follow("g1", "w", "b").unwrap();
+        j.follow("g2", "w2", "b2").unwrap();
+        j.told("g1", 3).unwrap();
+        j.told("g1", 2).unwrap();
+        j.ended("g2").unwrap();
+        drop(j);
+        // A torn last line is ignored.
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"t g1 ").unwrap();
+        drop(f);
+        let j = Journal::open(&path, 0).unwrap();
+        assert_eq!(
+            j.game("g1"),
+            Some(&Followed {
+                white: "w".into(),
+                black: "b".into(),
+                told_ply: 3
+            })
+        );
+        assert_eq!(j.games().count(), 1);
+        drop(j);
+        // Compaction kept it all.
+        let j = Journal::open(&path, 0).unwrap();
+        assert_eq!(j.game("g1").map(|g| g.told_ply), Some(3));
+    }
+}
