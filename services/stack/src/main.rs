@@ -60,7 +60,7 @@ struct Config {
     smtp_url: Option<String>,
     /// Run the Nostr bridge on this relay (`ws://` or `wss://`); repeat the
     /// flag (or separate with commas) for several. Its key is kept in
-    /// `<data-dir>/nostr/`.
+    /// `<data-dir>/nostr/`. Default: none, no bridge.
     #[arg(long, value_delimiter = ',')]
     nostr_relay: Vec<String>,
     /// Where the service binaries are (default: next to this program).

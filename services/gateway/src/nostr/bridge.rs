@@ -8,7 +8,7 @@
 //! event stream, so every move is announced whichever front made it.
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     sync::{Arc, Mutex},
     time::{Duration, Instant, SystemTime, UNIX_EPOCH},
 };
@@ -82,10 +82,10 @@ pub struct Bridge {
     backends: Backends,
     journal: Mutex<Journal>,
     outbox: Outbox,
-    /// Keys waiting for an opponent, with what ends their wait.
-    queued: Mutex<HashMap<String, CancellationToken>>,
+    /// Keys waiting for an opponent.
+    queued: Mutex<HashSet<String>>,
     /// Games with a running follower.
-    following: Mutex<std::collections::HashSet<String>>,
+    following: Mutex<HashSet<String>>,
     links: Mutex<HashMap<String, (Instant, Option<common::RegisteredPlayer>)>>,
     shutdown: CancellationToken,
 }
@@ -116,8 +116,21 @@ impl Bridge {
         self.journal.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Follows again every game that was being announced before a restart.
+    /// Follows again every game that was being announced before a restart,
+    /// and queues again the keys that were waiting.
     pub fn resume(self: &Arc<Self>) {
+        let waiting: Vec<(String, u64)> = self
+            .journal()
+            .waiting()
+            .map(|(key, since)| (key.clone(), *since))
+            .collect();
+        for (key, since) in waiting {
+            self.queued
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(key.clone());
+            self.spawn_wait(key, since, true);
+        }
         let games: Vec<String> = self.journal().games().map(|(id, _)| id.clone()).collect();
         if !games.is_empty() {
             tracing::info!(
@@ -180,7 +193,7 @@ impl Bridge {
         let span = tracing::debug_span!("nostr.event", id = %event.id, kind = event.kind.as_u16(), %author);
         let _guard = span.enter();
         match protocol::read(&event) {
-            Some(Ok(Inbound::Play)) => self.request_to_play(author).await,
+            Some(Ok(Inbound::Play)) => self.request_to_play(author),
             Some(Ok(Inbound::Move { game_id, uci })) => {
                 self.play(&event, &game_id, Action::Move(uci)).await;
             }
@@ -231,57 +244,74 @@ impl Bridge {
     }
 
     /// A 20300: wait in the Nostr queue (or be paired at once).
-    async fn request_to_play(self: &Arc<Self>, key: String) {
-        let identity = match self.identity(&key).await {
-            Ok(identity) => identity,
-            Err(status) => {
-                tracing::warn!(error = %status, "cannot look up a Nostr key's account");
-                self.outbox.publish(protocol::reply(
-                    &self.keys,
-                    &key,
-                    "error:the server is busy; send a new request",
-                ));
-                return;
-            }
-        };
-        let cancel = CancellationToken::new();
+    fn request_to_play(self: &Arc<Self>, key: String) {
+        let since = now_secs();
         {
             let mut queued = self.queued.lock().unwrap_or_else(|e| e.into_inner());
-            if queued.contains_key(&key) {
+            if !queued.insert(key.clone()) {
                 drop(queued);
                 // Already waiting: the place is kept.
                 self.outbox
                     .publish(protocol::reply(&self.keys, &key, "queued"));
                 return;
             }
-            queued.insert(key.clone(), cancel.clone());
         }
+        if let Err(e) = self.journal().wait(&key, since) {
+            tracing::warn!(error = %e, "cannot write the Nostr journal");
+        }
+        self.spawn_wait(key, since, false);
+    }
+
+    /// Waits for an opponent for `key`, asking since `since` (Unix seconds).
+    fn spawn_wait(self: &Arc<Self>, key: String, since: u64, told_queued: bool) {
         let bridge = Arc::clone(self);
         tokio::spawn(async move {
-            bridge.wait_for_opponent(&key, &identity, &cancel).await;
+            let ended = bridge.wait_for_opponent(&key, since, told_queued).await;
             bridge
                 .queued
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&key);
+            // At shutdown the wait goes on after the restart.
+            if ended && let Err(e) = bridge.journal().stop_waiting(&key) {
+                tracing::warn!(error = %e, "cannot write the Nostr journal");
+            }
         });
     }
 
+    /// Waits in the queue until paired, refused or out of time (true), or
+    /// until shutdown (false).
     async fn wait_for_opponent(
         self: &Arc<Self>,
         key: &str,
-        identity: &Identity,
-        cancel: &CancellationToken,
-    ) {
-        let deadline = tokio::time::Instant::now() + QUEUE_LIFETIME;
-        let since = prost_types::Timestamp::from(SystemTime::now());
-        let mut told_queued = false;
+        since: u64,
+        mut told_queued: bool,
+    ) -> bool {
+        let left = (since + QUEUE_LIFETIME.as_secs()).saturating_sub(now_secs());
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(left);
+        let asked_at = prost_types::Timestamp {
+            seconds: i64::try_from(since).unwrap_or(i64::MAX),
+            nanos: 0,
+        };
         loop {
+            if tokio::time::Instant::now() >= deadline {
+                break;
+            }
+            let identity = match self.identity(key).await {
+                Ok(identity) => identity,
+                Err(status) => {
+                    tracing::warn!(error = %status, "cannot look up a Nostr key's account; retrying");
+                    if self.pause_until(deadline).await {
+                        continue;
+                    }
+                    break;
+                }
+            };
             let request = mm_pb::JoinPairingQueueRequest {
                 guest_id: identity.guest_id.clone(),
                 display_name: display_name(key),
                 color: common::ColorChoice::Either as i32,
-                connected_at: Some(since),
+                connected_at: Some(asked_at),
                 pool: mm_pb::PairingPool::Nostr as i32,
                 account: identity.account.clone(),
             };
@@ -299,11 +329,11 @@ impl Bridge {
                         key,
                         &format!("error:{}", status.message()),
                     ));
-                    return;
+                    return true;
                 }
                 Err(status) => {
                     tracing::warn!(error = %status, "cannot join the pairing queue; retrying");
-                    if self.pause_until(deadline, cancel).await {
+                    if self.pause_until(deadline).await {
                         continue;
                     }
                     break;
@@ -313,8 +343,7 @@ impl Bridge {
                 let update = tokio::select! {
                     update = stream.message() => update,
                     () = tokio::time::sleep_until(deadline) => break,
-                    () = cancel.cancelled() => return,
-                    () = self.shutdown.cancelled() => return,
+                    () = self.shutdown.cancelled() => return false,
                 };
                 match update {
                     Ok(Some(mm_pb::JoinPairingQueueResponse {
@@ -330,7 +359,7 @@ impl Bridge {
                         update: Some(Update::Paired(paired)),
                     })) => {
                         self.paired(key, &paired);
-                        return;
+                        return true;
                     }
                     Ok(Some(_)) => {}
                     // Matchmaking restarted: queue again, keeping the time
@@ -338,31 +367,26 @@ impl Bridge {
                     Ok(None) | Err(_) => break,
                 }
             }
-            if tokio::time::Instant::now() >= deadline {
-                break;
-            }
-            if !self.pause_until(deadline, cancel).await {
+            if !self.pause_until(deadline).await {
                 break;
             }
         }
-        if !self.shutdown.is_cancelled() && !cancel.is_cancelled() {
-            self.outbox.publish(protocol::reply(
-                &self.keys,
-                key,
-                "error:no opponent came within 10 minutes; send a new request to play",
-            ));
+        if self.shutdown.is_cancelled() {
+            return false;
         }
+        self.outbox.publish(protocol::reply(
+            &self.keys,
+            key,
+            "error:no opponent came within 10 minutes; send a new request to play",
+        ));
+        true
     }
 
-    /// Sleeps a little; false when the wait should end instead.
-    async fn pause_until(
-        &self,
-        deadline: tokio::time::Instant,
-        cancel: &CancellationToken,
-    ) -> bool {
+    /// Sleeps a little; false when the wait should end instead (out of time,
+    /// or shutdown).
+    async fn pause_until(&self, deadline: tokio::time::Instant) -> bool {
         tokio::select! {
             () = sleep(RETRY_DELAY) => tokio::time::Instant::now() < deadline,
-            () = cancel.cancelled() => false,
             () = self.shutdown.cancelled() => false,
         }
     }

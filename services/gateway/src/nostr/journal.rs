@@ -11,6 +11,8 @@
 //! - `g <game id> <white key> <black key>`: a game between these Nostr keys.
 //! - `t <game id> <ply>`: every move up to `ply` was published.
 //! - `x <game id>`: its ending was published; the game is forgotten.
+//! - `q <key> <since>`: the key asked to play at `since` and waits.
+//! - `u <key>`: it waits no more (paired, or gave up).
 //!
 //! A torn last line (a crash mid-write) is skipped. On opening, the file is
 //! rewritten with only what is still needed: events inside the acceptance
@@ -40,6 +42,8 @@ pub struct Journal {
     /// Handled event ids and their `created_at`.
     handled: HashMap<String, u64>,
     games: HashMap<String, Followed>,
+    /// Keys waiting for an opponent, since when (Unix seconds).
+    waiting: HashMap<String, u64>,
 }
 
 impl Journal {
@@ -48,6 +52,7 @@ impl Journal {
     pub fn open(path: &Path, keep_since: u64) -> std::io::Result<Self> {
         let mut handled = HashMap::new();
         let mut games: HashMap<String, Followed> = HashMap::new();
+        let mut waiting = HashMap::new();
         match File::open(path) {
             Ok(file) => {
                 for line in BufReader::new(file).lines() {
@@ -74,6 +79,14 @@ impl Journal {
                         ["x", game] => {
                             games.remove(*game);
                         }
+                        ["q", key, since] => {
+                            if let Ok(since) = since.parse::<u64>() {
+                                waiting.insert((*key).to_owned(), since);
+                            }
+                        }
+                        ["u", key] => {
+                            waiting.remove(*key);
+                        }
                         // A torn or unknown line.
                         _ => {}
                     }
@@ -94,6 +107,9 @@ impl Journal {
                 writeln!(out, "g {game} {} {}", f.white, f.black)?;
                 writeln!(out, "t {game} {}", f.told_ply)?;
             }
+            for (key, since) in &waiting {
+                writeln!(out, "q {key} {since}")?;
+            }
             out.into_inner()
                 .map_err(std::io::IntoInnerError::into_error)?
                 .sync_all()?;
@@ -109,6 +125,7 @@ impl Journal {
             file,
             handled,
             games,
+            waiting,
         })
     }
 
@@ -179,6 +196,26 @@ impl Journal {
         Ok(())
     }
 
+    /// Records that `key` waits for an opponent since `since`.
+    pub fn wait(&mut self, key: &str, since: u64) -> std::io::Result<()> {
+        self.append(&format!("q {key} {since}\n"), true)?;
+        self.waiting.insert(key.to_owned(), since);
+        Ok(())
+    }
+
+    /// Records that `key` waits no more.
+    pub fn stop_waiting(&mut self, key: &str) -> std::io::Result<()> {
+        if self.waiting.remove(key).is_some() {
+            self.append(&format!("u {key}\n"), false)?;
+        }
+        Ok(())
+    }
+
+    /// The keys waiting for an opponent, and since when.
+    pub fn waiting(&self) -> impl Iterator<Item = (&String, &u64)> {
+        self.waiting.iter()
+    }
+
     pub fn game(&self, game_id: &str) -> Option<&Followed> {
         self.games.get(game_id)
     }
@@ -213,7 +250,7 @@ mod tests {
     }
 
     #[test]
-    fn games_resume_from_the_last_ply_told_and_ended_ones_are_dropped() {
+    fn games_and_waiters_survive_a_reopening_and_ended_ones_are_dropped() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("journal");
         let mut j = Journal::open(&path, 0).unwrap();
@@ -222,6 +259,9 @@ mod tests {
         j.told("g1", 3).unwrap();
         j.told("g1", 2).unwrap();
         j.ended("g2").unwrap();
+        j.wait("k1", 10).unwrap();
+        j.wait("k2", 20).unwrap();
+        j.stop_waiting("k1").unwrap();
         drop(j);
         // A torn last line is ignored.
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
@@ -237,6 +277,10 @@ mod tests {
             })
         );
         assert_eq!(j.games().count(), 1);
+        assert_eq!(
+            j.waiting().collect::<Vec<_>>(),
+            vec![(&"k2".to_owned(), &20)]
+        );
         drop(j);
         // Compaction kept it all.
         let j = Journal::open(&path, 0).unwrap();

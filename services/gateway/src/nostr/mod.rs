@@ -32,8 +32,8 @@ use crate::clients::Backends;
 #[derive(Debug, Clone, clap::Args)]
 pub struct NostrArgs {
     /// Relays the Nostr bridge listens and publishes on, `ws://` or `wss://`
-    /// URLs, comma-separated; none turns the bridge off. Set it on one
-    /// gateway replica only.
+    /// URLs, comma-separated. Set it on one gateway replica only. Default:
+    /// none, and the bridge is off.
     #[arg(long = "nostr-relays", value_delimiter = ',')]
     pub relays: Vec<String>,
     /// Directory of the bridge's journal (the events it handled, the games
