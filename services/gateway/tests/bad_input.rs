@@ -27,6 +27,7 @@ fn code<T>(answer: Result<tonic::Response<T>, Status>) -> (Code, String) {
 async fn oversized_everywhere(channel: Channel) -> Vec<(&'static str, Code, String)> {
     let mut accounts = pb::account_service_client::AccountServiceClient::new(channel.clone());
     let mut lobby = pb::lobby_service_client::LobbyServiceClient::new(channel.clone());
+    let mut nostr = pb::nostr_service_client::NostrServiceClient::new(channel.clone());
     let mut play = pb::play_service_client::PlayServiceClient::new(channel);
     let id = huge;
     let mut seen = Vec::new();
@@ -59,6 +60,7 @@ async fn oversized_everywhere(channel: Channel) -> Vec<(&'static str, Code, Stri
         page_token: huge(),
         ..Default::default()
     }));
+    call!(nostr.link_nostr_key(pb::LinkNostrKeyRequest { event: huge() }));
     call!(lobby.cancel_seek(pb::CancelSeekRequest { seek_id: id() }));
     call!(lobby.list_seeks(pb::ListSeeksRequest {
         page_token: huge(),
@@ -162,7 +164,7 @@ async fn bad_input_on_every_rpc_is_refused_and_hurts_no_one_else() {
     }
     let hostile = system.gateway.channel().await;
     let seen = oversized_everywhere(hostile.clone()).await;
-    assert_eq!(seen.len(), 31, "every RPC with a string field is tried");
+    assert_eq!(seen.len(), 32, "every RPC with a string field is tried");
     for (rpc, code, message) in &seen {
         assert_eq!(*code, Code::InvalidArgument, "{rpc}: {message}");
         assert!(
