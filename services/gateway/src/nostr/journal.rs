@@ -44,7 +44,15 @@ pub struct Journal {
     games: HashMap<String, Followed>,
     /// Keys waiting for an opponent, since when (Unix seconds).
     waiting: HashMap<String, u64>,
+    /// Records appended since the file was last rewritten.
+    appended: usize,
+    /// Records appended before a rewrite is due, at least.
+    compact_after: usize,
 }
+
+/// Records appended before the file is rewritten with only the live ones
+/// (at least; more when there are more live records).
+const COMPACT_AFTER: usize = 10_000;
 
 impl Journal {
     /// Opens (or creates) the journal at `path`, keeping the handled events
@@ -96,18 +104,37 @@ impl Journal {
             Err(e) => return Err(e),
         }
         handled.retain(|_, at| *at >= keep_since);
-        // Rewrite compactly beside the old file, then swap them.
+        let file = Self::rewrite(path, &handled, &games, &waiting)?;
+        Ok(Self {
+            path: path.to_owned(),
+            file,
+            handled,
+            games,
+            waiting,
+            appended: 0,
+            compact_after: COMPACT_AFTER,
+        })
+    }
+
+    /// Writes only the live records beside the file at `path`, swaps the two
+    /// and returns the new file, open for appending.
+    fn rewrite(
+        path: &Path,
+        handled: &HashMap<String, u64>,
+        games: &HashMap<String, Followed>,
+        waiting: &HashMap<String, u64>,
+    ) -> std::io::Result<File> {
         let fresh = path.with_extension("new");
         {
             let mut out = std::io::BufWriter::new(File::create(&fresh)?);
-            for (id, at) in &handled {
+            for (id, at) in handled {
                 writeln!(out, "e {id} {at}")?;
             }
-            for (game, f) in &games {
+            for (game, f) in games {
                 writeln!(out, "g {game} {} {}", f.white, f.black)?;
                 writeln!(out, "t {game} {}", f.told_ply)?;
             }
-            for (key, since) in &waiting {
+            for (key, since) in waiting {
                 writeln!(out, "q {key} {since}")?;
             }
             out.into_inner()
@@ -119,14 +146,20 @@ impl Journal {
             // The rename itself must survive a crash.
             File::open(dir)?.sync_all()?;
         }
-        let file = OpenOptions::new().append(true).open(path)?;
-        Ok(Self {
-            path: path.to_owned(),
-            file,
-            handled,
-            games,
-            waiting,
-        })
+        OpenOptions::new().append(true).open(path)
+    }
+
+    /// Rewrites the file with only the live records once the records
+    /// appended since the last rewrite far outnumber them, so a bridge that
+    /// runs for months keeps a file of the size of its last hour.
+    fn compact_if_due(&mut self) -> std::io::Result<()> {
+        let live = self.handled.len() + 2 * self.games.len() + self.waiting.len();
+        if self.appended < self.compact_after.max(2 * live) {
+            return Ok(());
+        }
+        self.file = Self::rewrite(&self.path, &self.handled, &self.games, &self.waiting)?;
+        self.appended = 0;
+        Ok(())
     }
 
     pub fn path(&self) -> &Path {
@@ -138,6 +171,7 @@ impl Journal {
         if sync {
             self.file.sync_data()?;
         }
+        self.appended += 1;
         Ok(())
     }
 
@@ -149,6 +183,10 @@ impl Journal {
         }
         self.append(&format!("e {id} {created_at}\n"), true)?;
         self.handled.insert(id.to_owned(), created_at);
+        if let Err(e) = self.compact_if_due() {
+            // The longer file still holds every record.
+            tracing::warn!(error = %e, path = %self.path.display(), "cannot compact the Nostr journal");
+        }
         Ok(true)
     }
 
@@ -285,5 +323,27 @@ mod tests {
         // Compaction kept it all.
         let j = Journal::open(&path, 0).unwrap();
         assert_eq!(j.game("g1").map(|g| g.told_ply), Some(3));
+    }
+
+    #[test]
+    fn a_long_run_keeps_the_file_to_its_live_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal");
+        let mut j = Journal::open(&path, 0).unwrap();
+        j.compact_after = 200;
+        j.follow("g1", "w", "b").unwrap();
+        for i in 0..2_000_u64 {
+            j.forget_before(i.saturating_sub(100));
+            assert!(j.take(&format!("{i:064x}"), i).unwrap());
+        }
+        let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+        // At most the 101 live events and the game, and what was appended
+        // since the last rewrite.
+        assert!(lines <= 103 + 200, "{lines} lines");
+        drop(j);
+        let mut j = Journal::open(&path, 0).unwrap();
+        let last = 1_999;
+        assert!(!j.take(&format!("{last:064x}"), last).unwrap());
+        assert!(j.game("g1").is_some());
     }
 }
