@@ -14,6 +14,7 @@
 //! - [`participant`]: who plays — names players see, the engine's levels,
 //!   the wire `Player` of each kind.
 //! - [`time`]: [`Millis`] and protobuf timestamps.
+//! - [`shard`]: which of the [`SHARDS`] shards a game lives in.
 //! - [`InvalidInput`]: a wire value that makes no valid domain value.
 
 pub mod color;
@@ -21,6 +22,7 @@ mod error;
 pub mod participant;
 pub mod result;
 pub mod rules;
+pub mod shard;
 pub mod speed;
 pub mod status;
 pub mod time;
@@ -34,6 +36,7 @@ pub use participant::{
 };
 pub use result::{GameResult, ResultReport};
 pub use rules::RuleSet;
+pub use shard::{SHARDS, shard_of};
 pub use speed::SpeedCategory;
 pub use status::GameStatus;
 pub use time::{Millis, now_ms};

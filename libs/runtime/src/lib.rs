@@ -16,6 +16,8 @@
 //!   registrations), per key, in bounded memory.
 //! - [`identity`]: the signed caller assertions every call between the
 //!   services carries, minted by callers and checked by the servers.
+//! - [`routing`]: how a game replica tells a caller which replica serves a
+//!   game.
 
 pub mod addr;
 pub mod cli;
@@ -23,6 +25,7 @@ pub mod client;
 pub mod identity;
 pub mod lock;
 pub mod reason;
+pub mod routing;
 pub mod server;
 pub mod status_cap;
 pub mod throttle;

@@ -30,11 +30,24 @@ pub struct GameApi {
     registry: Arc<Registry>,
     /// Shown in PGN `Site` tags.
     site: String,
+    replica: Replica,
+}
+
+/// This replica, as GetShardMap names it.
+#[derive(Clone, Debug)]
+pub struct Replica {
+    pub id: String,
+    /// Where others reach it; empty when unknown.
+    pub address: String,
 }
 
 impl GameApi {
-    pub fn new(registry: Arc<Registry>, site: String) -> Self {
-        Self { registry, site }
+    pub fn new(registry: Arc<Registry>, site: String, replica: Replica) -> Self {
+        Self {
+            registry,
+            site,
+            replica,
+        }
     }
 
     fn now(&self) -> i64 {
@@ -526,5 +539,22 @@ impl GameService for GameApi {
             false,
             Sent::new(),
         )))
+    }
+
+    #[instrument(level = "debug", skip_all)]
+    async fn get_shard_map(
+        &self,
+        _request: Request<pb::GetShardMapRequest>,
+    ) -> Result<Response<pb::GetShardMapResponse>, Status> {
+        // One replica serves every shard.
+        Ok(Response::new(pb::GetShardMapResponse {
+            shard_count: u32::from(chess_domain::SHARDS),
+            replicas: vec![pb::GameReplica {
+                id: self.replica.id.clone(),
+                address: self.replica.address.clone(),
+            }],
+            owners: vec![self.replica.id.clone(); usize::from(chess_domain::SHARDS)],
+            replica_id: self.replica.id.clone(),
+        }))
     }
 }

@@ -53,6 +53,34 @@ pub struct Config {
     /// The server's name in the `Site` tag of exported PGN.
     #[arg(long, default_value = "Rookery")]
     pub site: String,
+    #[command(flatten)]
+    pub replica: ReplicaArgs,
+}
+
+/// Flags of a replica among several (games sharded over replicas sharing a
+/// PostgreSQL database).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReplicaArgs {
+    /// This replica's name, unique among the replicas and the same across
+    /// its restarts (a StatefulSet pod's name).
+    #[arg(long, default_value = "game")]
+    pub replica_id: String,
+    /// The address other services reach this replica at, `host:port`.
+    /// Default: the address it listens on, unless that is a wildcard
+    /// (0.0.0.0 or [::]); then callers use the address they were given.
+    #[arg(long)]
+    pub advertise_addr: Option<String>,
+}
+
+impl ReplicaArgs {
+    /// The address to advertise, given the one bound.
+    pub fn advertised(&self, bound: std::net::SocketAddr) -> String {
+        match &self.advertise_addr {
+            Some(addr) => addr.clone(),
+            None if bound.ip().is_unspecified() => String::new(),
+            None => bound.to_string(),
+        }
+    }
 }
 
 /// Default gRPC address.
@@ -108,7 +136,11 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         registry.start(game);
     }
     server.health().set_ready(true).await;
-    let api = api::GameApi::new(registry, config.site);
+    let replica = api::Replica {
+        id: config.replica.replica_id.clone(),
+        address: config.replica.advertised(server.local_addr()),
+    };
+    let api = api::GameApi::new(registry, config.site, replica);
     server
         .serve(tonic::service::Routes::new(GameServiceServer::new(api)))
         .await?;
