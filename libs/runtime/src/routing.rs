@@ -11,7 +11,9 @@
 //! - **Shard moving** ([`shard_moving`]): UNAVAILABLE with the
 //!   `chess-shard-moving` metadata giving the shard: no replica serves it at
 //!   this moment (its owner died and the lease has not expired yet, or it is
-//!   being handed over). The caller tries again shortly.
+//!   being handed over). The caller tries again shortly. A replica asked to
+//!   create a game while it serves no shard refuses the same way
+//!   ([`no_shards`]): another replica may take the call.
 //!
 //! Neither carries a [`crate::Reason`]: they are not answers about the game,
 //! and a caller that treats any reason as final must not stop on them.
@@ -49,6 +51,19 @@ pub fn shard_moving(shard: u16) -> Status {
     status
         .metadata_mut()
         .insert(MOVING_KEY, MetadataValue::from(u32::from(shard)));
+    status
+}
+
+/// The refusal of a call that any replica could answer (creating a game)
+/// by a replica that serves no shard at the moment: another may.
+pub fn no_shards() -> Status {
+    let mut status = Status::new(
+        Code::Unavailable,
+        "this game replica serves no shard of the games at the moment; ask another",
+    );
+    status
+        .metadata_mut()
+        .insert(MOVING_KEY, MetadataValue::from_static(""));
     status
 }
 
@@ -93,11 +108,13 @@ mod tests {
             redirect(status.code(), status.metadata()),
             Some(Redirect::Owner(None))
         );
+        for status in [shard_moving(7), no_shards()] {
+            assert_eq!(
+                redirect(status.code(), status.metadata()),
+                Some(Redirect::Moving)
+            );
+        }
         let status = shard_moving(7);
-        assert_eq!(
-            redirect(status.code(), status.metadata()),
-            Some(Redirect::Moving)
-        );
         assert_eq!(crate::Reason::of(&status), None);
         let other = Status::failed_precondition("not your turn");
         assert_eq!(redirect(other.code(), other.metadata()), None);

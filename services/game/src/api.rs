@@ -30,24 +30,11 @@ pub struct GameApi {
     registry: Arc<Registry>,
     /// Shown in PGN `Site` tags.
     site: String,
-    replica: Replica,
-}
-
-/// This replica, as GetShardMap names it.
-#[derive(Clone, Debug)]
-pub struct Replica {
-    pub id: String,
-    /// Where others reach it; empty when unknown.
-    pub address: String,
 }
 
 impl GameApi {
-    pub fn new(registry: Arc<Registry>, site: String, replica: Replica) -> Self {
-        Self {
-            registry,
-            site,
-            replica,
-        }
+    pub fn new(registry: Arc<Registry>, site: String) -> Self {
+        Self { registry, site }
     }
 
     fn now(&self) -> i64 {
@@ -158,7 +145,15 @@ fn forward<T: Send + 'static>(
                         let _ = tx.send(Err(status)).await;
                         return;
                     }
-                    Err(broadcast::error::RecvError::Closed) => return,
+                    Err(broadcast::error::RecvError::Closed) => {
+                        // The game's actor stopped before its end: its shard
+                        // moved to another replica (or this one stops).
+                        let status = Status::unavailable(
+                            "this replica stopped serving the game; watch again from the last ply seen",
+                        );
+                        let _ = tx.send(Err(status)).await;
+                        return;
+                    }
                 },
                 () = tx.closed() => return,
                 () = shutdown.cancelled() => return,
@@ -353,6 +348,12 @@ impl GameService for GameApi {
             let state = if GameStatus::from_name(&row.status) == Some(GameStatus::Active) {
                 match self.registry.view(&row.id).await {
                     Ok(game) => convert::game_state(&game, now, false),
+                    // Served by another replica (or moving): as stored,
+                    // which is all its replica holds too.
+                    Err(Error::NotServed { .. }) => match ctx.store.load(&row.id).await {
+                        Ok(Some(game)) => convert::game_state(&game, now, false),
+                        _ => convert::row_state(&row).map_err(Error::from)?,
+                    },
                     Err(_) => convert::row_state(&row).map_err(Error::from)?,
                 }
             } else {
@@ -546,15 +547,30 @@ impl GameService for GameApi {
         &self,
         _request: Request<pb::GetShardMapRequest>,
     ) -> Result<Response<pb::GetShardMapResponse>, Status> {
-        // One replica serves every shard.
+        let shards = self.registry.shards();
+        let view = shards.view();
+        let owners = view
+            .owners
+            .iter()
+            .map(|owner| {
+                owner
+                    .and_then(|i| view.replicas.get(i))
+                    .map(|r| r.id.clone())
+                    .unwrap_or_default()
+            })
+            .collect();
         Ok(Response::new(pb::GetShardMapResponse {
             shard_count: u32::from(chess_domain::SHARDS),
-            replicas: vec![pb::GameReplica {
-                id: self.replica.id.clone(),
-                address: self.replica.address.clone(),
-            }],
-            owners: vec![self.replica.id.clone(); usize::from(chess_domain::SHARDS)],
-            replica_id: self.replica.id.clone(),
+            replicas: view
+                .replicas
+                .iter()
+                .map(|r| pb::GameReplica {
+                    id: r.id.clone(),
+                    address: r.address.clone(),
+                })
+                .collect(),
+            owners,
+            replica_id: shards.me().id.clone(),
         }))
     }
 }

@@ -3,7 +3,7 @@
 
 use chess_domain::{GameStatus, InvalidInput, color_to_pb};
 use chess_proto::common::v1 as pb;
-use chess_runtime::Reason;
+use chess_runtime::{Reason, routing};
 use shakmaty::Color;
 use tonic::{Code, Status};
 
@@ -14,6 +14,7 @@ use crate::{
         ClockReading, Ending, Event, Game, GameError, GameResult, Millis, Participant, PlayedMove,
         Termination,
     },
+    shards::NotServed,
     store::{self, games},
     time::timestamp,
 };
@@ -331,7 +332,21 @@ impl From<Error> for Status {
                 Reason::EngineUnavailable.status(Code::Internal, message)
             }
             Error::Store(store::StoreError::Corrupt { .. }) => Status::internal(message),
+            // The shard passed to another replica while the call was made
+            // here: nothing was stored, and the caller finds the new owner.
+            Error::Store(store::StoreError::Fenced { shard, .. }) => routing::shard_moving(shard),
             Error::Store(_) | Error::Busy => Status::unavailable(message),
+            Error::NotServed {
+                game,
+                shard,
+                elsewhere: NotServed::Elsewhere(owner),
+            } => routing::not_owner(&game, shard, owner.as_deref()),
+            Error::NotServed {
+                elsewhere: NotServed::Moving,
+                shard,
+                ..
+            } => routing::shard_moving(shard),
+            Error::NoShards => routing::no_shards(),
         }
     }
 }

@@ -3,6 +3,7 @@
 use crate::{
     clients::EngineError,
     model::{GameError, SetupError},
+    shards::NotServed,
     store::StoreError,
 };
 
@@ -23,6 +24,16 @@ pub enum Error {
     Store(#[from] StoreError),
     #[error("the game is being reloaded; try again")]
     Busy,
+    /// The game's shard is not served by this replica.
+    #[error("game {game} is in shard {shard}, not served by this replica")]
+    NotServed {
+        game: String,
+        shard: u16,
+        elsewhere: NotServed,
+    },
+    /// A new game needs a shard served here, and none is.
+    #[error("this replica serves no shard of the games at the moment")]
+    NoShards,
 }
 
 impl From<chess_domain::InvalidInput> for Error {

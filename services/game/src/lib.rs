@@ -7,6 +7,9 @@
 //!   runs one private actor per live game (`registry/actor.rs`), serialising
 //!   its moves, running its timers and the engine's moves, persisting before
 //!   it answers or publishes; [`hub`] carries live events per player.
+//! - [`shards`]: which shards of the games this replica serves — all of
+//!   them alone on SQLite; on PostgreSQL, those whose lease it holds among
+//!   several replicas, kept by [`shards::manager`].
 //! - [`clients`]: the calls out to the engine and rating services (the results
 //!   outbox's reporter).
 //! - [`store`]: the tables, migrations, reads and the group-committing writer.
@@ -20,6 +23,7 @@ pub mod error;
 pub mod hub;
 pub mod model;
 pub mod registry;
+pub mod shards;
 pub mod store;
 pub mod time;
 
@@ -70,9 +74,32 @@ pub struct ReplicaArgs {
     /// (0.0.0.0 or [::]); then callers use the address they were given.
     #[arg(long)]
     pub advertise_addr: Option<String>,
+    /// How long a replica's lease on a shard lasts, in milliseconds: a
+    /// replica that dies is replaced on its shards after at most about this
+    /// long (several replicas only).
+    #[arg(long, default_value_t = 3000)]
+    pub lease_ttl_ms: u64,
+    /// How often a replica renews its leases, in milliseconds; well below
+    /// the lease's length.
+    #[arg(long, default_value_t = 1000)]
+    pub lease_renew_ms: u64,
 }
 
 impl ReplicaArgs {
+    /// The lease timing, if the two flags make sense together.
+    pub fn timing(&self) -> Result<shards::manager::LeaseTiming, StartError> {
+        if self.lease_renew_ms == 0 || self.lease_renew_ms * 2 > self.lease_ttl_ms {
+            return Err(StartError::Flags(format!(
+                "--lease-renew-ms ({}) must be positive and at most half of --lease-ttl-ms ({})",
+                self.lease_renew_ms, self.lease_ttl_ms
+            )));
+        }
+        Ok(shards::manager::LeaseTiming {
+            ttl: std::time::Duration::from_millis(self.lease_ttl_ms),
+            renew_every: std::time::Duration::from_millis(self.lease_renew_ms),
+        })
+    }
+
     /// The address to advertise, given the one bound.
     pub fn advertised(&self, bound: std::net::SocketAddr) -> String {
         match &self.advertise_addr {
@@ -99,25 +126,50 @@ pub enum StartError {
     Address(#[from] chess_runtime::client::Error),
     #[error(transparent)]
     InternalKey(#[from] chess_runtime::identity::KeyError),
+    #[error("cannot resume the active games: {0}")]
+    Resume(String),
+    #[error("{0}")]
+    Flags(String),
 }
 
 /// Runs the service until shutdown.
 pub async fn run(config: Config) -> Result<(), StartError> {
+    let timing = config.replica.timing()?;
     let key = config.internal_key.load()?;
     let signer = chess_runtime::Signer::new(key.clone(), "game");
     let server =
         chess_runtime::Server::bind("game", &config.server, DEFAULT_LISTEN, &[SERVICE_NAME])
             .await?
             .with_verified_callers(key);
+    let me = shards::Replica {
+        id: config.replica.replica_id.clone(),
+        address: config.replica.advertised(server.local_addr()),
+    };
+    // Replicas share a PostgreSQL database and the games by leases; a
+    // SQLite file serves one process, which runs every game.
+    let leased = chess_storage::Backend::of(&config.database_url)
+        .map_err(|e| StartError::Store(store::StoreError::Open(e)))?
+        == chess_storage::Backend::Postgres;
     // One process per SQLite file: a second writer would resume the same
     // games and race the first. Held until the service stops;
     // taken once the flags have proved good, so a bad one changes nothing.
     let _database_lock =
         chess_runtime::lock::database(chess_storage::sqlite_path(&config.database_url))?;
-    let store = store::Store::open(&config.database_url).await?;
+    let (store, shards) = if leased {
+        (
+            store::Store::open_fenced(&config.database_url, &me.id).await?,
+            shards::Shards::leased(me),
+        )
+    } else {
+        (
+            store::Store::open(&config.database_url).await?,
+            shards::Shards::lone(me),
+        )
+    };
     let shutdown = server.shutdown();
     let reporter = clients::Reporter::spawn(
         store.clone(),
+        Arc::clone(&shards),
         clients::RatingClient::connect(&config.rating_addr, signer.clone())?,
         shutdown.clone(),
     );
@@ -127,22 +179,41 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         engine: clients::EngineClient::connect(&config.engine_addr, signer)?,
         reporter,
         time: time::TimeSource::system(),
-        shutdown,
+        shutdown: shutdown.clone(),
     });
-    let registry = registry::Registry::new(ctx);
-    let active = store.load_active().await?;
-    tracing::info!(games = active.len(), "resuming active games");
-    for game in active {
-        registry.start(game);
-    }
-    server.health().set_ready(true).await;
-    let replica = api::Replica {
-        id: config.replica.replica_id.clone(),
-        address: config.replica.advertised(server.local_addr()),
+    let registry = registry::Registry::new(ctx, Arc::clone(&shards));
+    let manager = if leased {
+        let mut manager = shards::manager::Manager::new(Arc::clone(&registry), timing);
+        if !manager.join(&shutdown).await {
+            return Ok(());
+        }
+        tracing::info!(
+            replica = shards.me().id,
+            shards = shards.served().len(),
+            "serving the shards of the games this replica holds"
+        );
+        Some(tokio::spawn(manager.run(shutdown.clone())))
+    } else {
+        let games = shards::lone::resume(&registry)
+            .await
+            .map_err(|e| StartError::Resume(e.to_string()))?;
+        tracing::info!(games, "resumed the active games");
+        Some(tokio::spawn(shards::lone::keep_alive(
+            Arc::clone(&registry),
+            shutdown.clone(),
+        )))
     };
-    let api = api::GameApi::new(registry, config.site, replica);
-    server
+    server.health().set_ready(true).await;
+    let api = api::GameApi::new(registry, config.site);
+    let served = server
         .serve(tonic::service::Routes::new(GameServiceServer::new(api)))
-        .await?;
+        .await;
+    // The shards are handed back (or the last heartbeat written) before the
+    // process ends, so that other replicas take over at once, and a restart
+    // knows since when the games stood still.
+    if let Some(manager) = manager {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(15), manager).await;
+    }
+    served?;
     Ok(())
 }

@@ -13,7 +13,10 @@ use chess_internal_clients::RatingClient;
 use chess_runtime::Shutdown;
 use tokio::sync::Notify;
 
-use crate::store::{Store, WriteOp};
+use crate::{
+    shards::Shards,
+    store::{Store, WriteOp},
+};
 
 /// Wakes the reporter when a new result is in the outbox.
 #[derive(Clone, Debug, Default)]
@@ -27,14 +30,20 @@ impl Reporter {
         self.wake.notify_one();
     }
 
-    /// Starts delivering the outbox of `store` to the rating service.
-    pub fn spawn(store: Store, rating: RatingClient, shutdown: Shutdown) -> Self {
+    /// Starts delivering the outbox of `store` to the rating service: the
+    /// results of the games of the shards this replica serves (`shards`).
+    pub fn spawn(
+        store: Store,
+        shards: Arc<Shards>,
+        rating: RatingClient,
+        shutdown: Shutdown,
+    ) -> Self {
         let reporter = Self::default();
         let wake = Arc::clone(&reporter.wake);
         tokio::spawn(async move {
             let mut backoff = Duration::from_millis(500);
             loop {
-                let delivered_all = deliver(&store, &rating).await;
+                let delivered_all = deliver(&store, &shards, &rating).await;
                 let wait = if delivered_all {
                     backoff = Duration::from_millis(500);
                     Duration::from_secs(60)
@@ -53,8 +62,9 @@ impl Reporter {
     }
 }
 
-/// Sends every pending result; true if all were acknowledged.
-async fn deliver(store: &Store, rating: &RatingClient) -> bool {
+/// Sends every pending result of the shards served here; true if all were
+/// acknowledged.
+async fn deliver(store: &Store, shards: &Shards, rating: &RatingClient) -> bool {
     let pending = match store.pending_results().await {
         Ok(pending) => pending,
         Err(e) => {
@@ -64,11 +74,15 @@ async fn deliver(store: &Store, rating: &RatingClient) -> bool {
     };
     let mut all = true;
     for pending in pending {
+        // Each replica delivers the results of the shards it serves.
+        let Ok(serving) = shards.serving(chess_domain::shard_of(&pending.game_id)) else {
+            continue;
+        };
         let game_id = pending.game_id.clone();
         match rating.record_result(pending).await {
             Ok(_) => {
                 if let Err(e) = store
-                    .write(vec![WriteOp::DeleteResult(game_id.clone())])
+                    .write(serving.fence, vec![WriteOp::DeleteResult(game_id.clone())])
                     .await
                 {
                     tracing::warn!(%game_id, error = %e, "result delivered but not cleared; it will be sent again");

@@ -124,6 +124,14 @@ impl Clock {
         Charge::InTime(Some(after))
     }
 
+    /// Gives the running side `ms` back: the clock stood still that long
+    /// (the game had no replica to serve it). A no-op while no clock runs.
+    pub fn credit(&mut self, ms: Millis) {
+        if let Some((_, since)) = &mut self.running {
+            *since += ms.max(0);
+        }
+    }
+
     /// Stops the clocks at `at` (the game ended), charging the running side.
     pub fn stop(&mut self, at: Millis) {
         if let Some((side, since)) = self.running.take() {
@@ -257,6 +265,24 @@ mod tests {
         let r = c.reading(1000 + day);
         assert_eq!(r.remaining.white, day);
         assert_eq!(r.remaining.black, day - 1);
+    }
+
+    #[test]
+    fn a_credit_moves_the_flag_and_the_next_charge() {
+        let mut c = Clock::new(TimeControl::Incremental {
+            initial_secs: 10,
+            increment_secs: 0,
+        });
+        c.credit(5_000);
+        assert_eq!(c.flag_at(), None, "nothing runs before black's first move");
+        c.charge(W, 0, 0);
+        c.charge(B, 1, 1_000);
+        assert_eq!(c.flag_at(), Some(11_000));
+        c.credit(4_000);
+        assert_eq!(c.flag_at(), Some(15_000));
+        assert_eq!(c.reading(5_000).remaining.white, 10_000);
+        // White moves at 13 s: 8 s of the 12 s spent were charged.
+        assert_eq!(c.charge(W, 2, 13_000), Charge::InTime(Some(2_000)));
     }
 
     #[test]

@@ -260,8 +260,19 @@ pub struct Game {
     /// Hash of every position since the start, the start included.
     history: Vec<Zobrist64>,
     clock: Clock,
+    /// Time given back to the side to move, in order: while the game had no
+    /// replica serving it, its clock stood still.
+    credits: Vec<Credit>,
     draw_offer: Option<Color>,
     ending: Option<Ending>,
+}
+
+/// Time given back to the side to move at `ply`, granted at `granted_at`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Credit {
+    pub ply: u32,
+    pub ms: Millis,
+    pub granted_at: Millis,
 }
 
 fn parse_fen(fen: &str) -> Result<Chess, SetupError> {
@@ -356,24 +367,33 @@ impl Game {
             position,
             moves: Vec::new(),
             clock: Clock::new(setup.time_control),
+            credits: Vec::new(),
             draw_offer: None,
             ending: None,
         })
     }
 
-    /// Rebuilds a stored game by replaying its moves with their times, so
-    /// clocks and deadlines come out exactly as they were.
+    /// Rebuilds a stored game by replaying its moves with their times (and
+    /// the time given back while it had no replica, `credits`), so clocks
+    /// and deadlines come out exactly as they were.
     pub fn restore(
         id: String,
         setup: GameSetup,
         created_at: Millis,
         moves: Vec<PlayedMove>,
+        mut credits: Vec<Credit>,
         draw_offer: Option<Color>,
         ending: Option<Ending>,
     ) -> Result<Self, SetupError> {
         let mut game = Self::build(id, setup, created_at)?;
+        credits.sort_by_key(|c| (c.ply, c.granted_at));
+        let mut pending = credits.iter().peekable();
         for (index, stored) in moves.into_iter().enumerate() {
             let ply = index as u32 + 1;
+            // Time given back during this turn, before the move was made.
+            while let Some(credit) = pending.next_if(|c| c.ply < ply) {
+                game.clock.credit(credit.ms);
+            }
             let replay_error = |reason: String| SetupError::Replay {
                 ply,
                 uci: stored.uci.clone(),
@@ -388,12 +408,56 @@ impl Game {
             game.clock.charge(mover, game.ply(), stored.at);
             game.apply(m, stored.submitted, stored.at);
         }
+        for credit in pending {
+            game.clock.credit(credit.ms);
+        }
+        game.credits = credits;
         game.draw_offer = draw_offer;
         if let Some(ending) = ending {
             game.clock.stop(ending.at);
             game.ending = Some(ending);
         }
         Ok(game)
+    }
+
+    /// Gives the side to move back the time since `since` (when the game's
+    /// shard was last served by a live replica) or since the last thing that
+    /// happened in the game, whichever is later, up to `now`: the game had
+    /// no replica meanwhile, so no one could move. Only games with a running
+    /// deadline get anything; the credit is returned for storing.
+    pub fn credit_ownerless(&mut self, since: Millis, now: Millis) -> Option<Credit> {
+        self.next_deadline()?;
+        let last_activity = self
+            .moves
+            .last()
+            .map_or(self.created_at, |m| m.at)
+            .max(self.credits.last().map_or(Millis::MIN, |c| c.granted_at));
+        let ms = now - since.max(last_activity);
+        if ms <= 0 {
+            return None;
+        }
+        let credit = Credit {
+            ply: self.ply(),
+            ms,
+            granted_at: now,
+        };
+        self.clock.credit(ms);
+        self.credits.push(credit);
+        Some(credit)
+    }
+
+    /// Time given back during the turn at `ply`.
+    fn credited_at(&self, ply: u32) -> Millis {
+        self.credits
+            .iter()
+            .filter(|c| c.ply == ply)
+            .map(|c| c.ms)
+            .sum()
+    }
+
+    /// Every credit, oldest first.
+    pub fn credits(&self) -> &[Credit] {
+        &self.credits
     }
 
     pub fn id(&self) -> &str {
@@ -540,7 +604,7 @@ impl Game {
         if let Some(flag) = self.clock.flag_at() {
             return Some(flag);
         }
-        let window = self.clock.first_move_window()?;
+        let window = self.clock.first_move_window()? + self.credited_at(self.ply());
         match self.ply() {
             0 => Some(self.created_at + window),
             1 => Some(self.moves[0].at + window),
@@ -1363,6 +1427,7 @@ mod tests {
             },
             g.created_at(),
             g.moves().to_vec(),
+            Vec::new(),
             g.draw_offer(),
             g.ending(),
         )
@@ -1372,6 +1437,62 @@ mod tests {
         assert_eq!(restored.next_deadline(), g.next_deadline());
         assert_eq!(restored.moves(), g.moves());
         assert_eq!(restored.draw_offer(), Some(Color::White));
+    }
+
+    /// Time a game spent without a replica is given back to the side to
+    /// move, live and after a reload, in every turn it happened.
+    #[test]
+    fn ownerless_time_is_given_back_and_survives_a_reload() {
+        let tc = TimeControl::Incremental {
+            initial_secs: 60,
+            increment_secs: 0,
+        };
+        let mut g = game_with(RuleSet::Standard, tc, None);
+        // Before the first move: the first-move window moves.
+        assert_eq!(g.next_deadline(), Some(60_000));
+        let credit = g.credit_ownerless(1_000, 4_000).unwrap();
+        assert_eq!((credit.ply, credit.ms), (0, 3_000));
+        assert_eq!(g.next_deadline(), Some(63_000));
+        g.play(Color::White, "e4", 5_000).unwrap();
+        g.play(Color::Black, "e5", 6_000).unwrap();
+        assert_eq!(g.next_deadline(), Some(66_000));
+        // The shard's last live moment was before the last move: the time
+        // since the move is given back, not more.
+        let credit = g.credit_ownerless(2_000, 10_000).unwrap();
+        assert_eq!((credit.ply, credit.ms), (2, 4_000));
+        assert_eq!(g.next_deadline(), Some(70_000));
+        // A second outage in the same turn counts from the first credit.
+        let credit = g.credit_ownerless(0, 11_000).unwrap();
+        assert_eq!((credit.ply, credit.ms), (2, 1_000));
+        assert_eq!(g.clock(11_000).remaining.white, 60_000);
+        g.play(Color::White, "Nf3", 20_000).unwrap();
+        assert_eq!(g.clock(20_000).remaining.white, 51_000);
+        // Nothing is owed when the shard was served since the last move.
+        assert_eq!(g.credit_ownerless(21_000, 21_000), None);
+        let restored = Game::restore(
+            g.id().to_owned(),
+            GameSetup {
+                white: guest("w"),
+                black: guest("b"),
+                time_control: tc,
+                rules: RuleSet::Standard,
+                rated: false,
+                allow_hints: false,
+                initial_fen: None,
+            },
+            g.created_at(),
+            g.moves().to_vec(),
+            g.credits().to_vec(),
+            g.draw_offer(),
+            g.ending(),
+        )
+        .unwrap();
+        assert_eq!(restored.clock(30_000), g.clock(30_000));
+        assert_eq!(restored.next_deadline(), g.next_deadline());
+        assert_eq!(restored.credits(), g.credits());
+        // Untimed games have no clock to give time back to.
+        let mut untimed = game_with(RuleSet::Standard, TimeControl::Untimed, None);
+        assert_eq!(untimed.credit_ownerless(0, 10_000), None);
     }
 
     #[test]
@@ -1522,6 +1643,7 @@ mod tests {
             "x".into(),
             setup(TimeControl::Untimed, true, false),
             0,
+            Vec::new(),
             Vec::new(),
             None,
             None,

@@ -8,6 +8,6 @@ pub mod pgn;
 
 pub use clock::{ClockReading, Millis};
 pub use game::{
-    Ending, Event, Game, GameError, GameResult, GameSetup, Participant, PlayedMove, SetupError,
-    Termination,
+    Credit, Ending, Event, Game, GameError, GameResult, GameSetup, Participant, PlayedMove,
+    SetupError, Termination,
 };

@@ -30,7 +30,8 @@ use crate::{
     error::Error,
     hub::WireEvent,
     model::{Event, Game, GameError},
-    store,
+    shards::Serving,
+    store::{self, StoreError},
 };
 
 /// The owner of one live game.
@@ -39,6 +40,12 @@ pub(super) struct GameActor {
     ctx: Arc<Context>,
     registry: Weak<Registry>,
     generation: u64,
+    /// The shard's lease this game is run under: its writes carry it, and
+    /// the actor stops when the shard stops being served here.
+    serving: Arc<Serving>,
+    /// Set when a write was refused because another replica holds the
+    /// shard now: the actor stops at once.
+    fenced: bool,
     inbox: mpsc::Receiver<Message>,
     events: broadcast::Sender<WireEvent>,
     engine_tx: mpsc::Sender<(u32, Result<String, EngineError>)>,
@@ -63,6 +70,7 @@ impl GameActor {
         ctx: Arc<Context>,
         registry: Weak<Registry>,
         generation: u64,
+        serving: Arc<Serving>,
     ) -> GameHandle {
         let (tx, inbox) = mpsc::channel(64);
         let (events, _) = broadcast::channel(WATCH_CAPACITY);
@@ -72,6 +80,8 @@ impl GameActor {
             ctx,
             registry,
             generation,
+            serving: Arc::clone(&serving),
+            fenced: false,
             inbox,
             events,
             engine_tx,
@@ -80,14 +90,14 @@ impl GameActor {
             engine_retry_at: None,
             engine_failures: 0,
         };
-        tokio::spawn(actor.run());
+        serving.tasks.spawn(actor.run());
         GameHandle { tx, generation }
     }
 
     async fn run(mut self) {
         let game_id = self.game.id().to_owned();
         self.ask_engine();
-        loop {
+        while !self.fenced {
             let deadline = self
                 .game
                 .next_deadline()
@@ -102,7 +112,7 @@ impl GameActor {
                 () = until(deadline) => {
                     let now = self.ctx.time.now();
                     let events = self.game.check_deadline(now);
-                    if let Err(e) = self.commit(&events, now).await {
+                    if let Err(e) = self.commit(&events, now).await && !self.fenced {
                         tracing::warn!(game_id, error = %e, "could not store a timeout; retrying");
                         tokio::time::sleep(Duration::from_millis(200)).await;
                     }
@@ -113,6 +123,7 @@ impl GameActor {
                 }
                 () = until(linger) => break,
                 () = self.ctx.shutdown.cancelled() => break,
+                () = self.serving.stop.cancelled() => break,
             }
         }
         if let Some(registry) = self.registry.upgrade() {
@@ -218,7 +229,23 @@ impl GameActor {
             return Ok(());
         }
         let ops = store::ops_for(&self.game, events, now);
-        if let Err(e) = self.ctx.store.write(ops).await {
+        if let Err(e) = self.ctx.store.write(self.serving.fence, ops).await {
+            if let StoreError::Fenced { shard, epoch } = e {
+                // Another replica serves the game now: this copy is stale
+                // and must neither write nor answer again.
+                tracing::warn!(
+                    game_id = self.game.id(),
+                    shard,
+                    epoch,
+                    "write refused: the shard's lease passed to another replica"
+                );
+                self.fenced = true;
+                self.inbox.close();
+                if let Some(registry) = self.registry.upgrade() {
+                    registry.lost(shard, epoch);
+                }
+                return Err(e.into());
+            }
             tracing::error!(game_id = self.game.id(), error = %e, "write failed; reloading the game");
             match self.ctx.store.load(self.game.id()).await {
                 Ok(Some(stored)) => self.game = stored,

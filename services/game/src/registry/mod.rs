@@ -6,6 +6,11 @@
 //!
 //! Finished games linger briefly for readers, then their actor stops; the
 //! [`Registry`] loads a game back from the store when it is asked for again.
+//!
+//! Only games of the shards this replica serves ([`Shards`]) are run here:
+//! asked about another, the registry refuses with where to go instead. The
+//! lease manager hands shards in ([`Registry::take_shards`]) and out
+//! ([`Registry::drop_shard`]).
 
 mod actor;
 
@@ -13,7 +18,6 @@ use actor::GameActor;
 
 use std::{
     collections::HashMap,
-    hash::{BuildHasher as _, RandomState},
     sync::{
         Arc, RwLock,
         atomic::{AtomicU64, Ordering},
@@ -21,10 +25,12 @@ use std::{
     time::Duration,
 };
 
+use chess_domain::{SHARDS, shard_of};
 use chess_runtime::Shutdown;
 use rand::Rng as _;
 use shakmaty::Color;
 use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use crate::{
     clients::{EngineClient, Reporter},
@@ -32,7 +38,8 @@ use crate::{
     error::Error,
     hub::{PlayerHub, WireEvent},
     model::{ClockReading, Event, Game, GameSetup},
-    store::{self, Store, WriteOp},
+    shards::{Serving, Shards, leases::Taken},
+    store::{self, Fence, Store, WriteOp},
     time::TimeSource,
 };
 
@@ -40,7 +47,11 @@ use crate::{
 const LINGER: Duration = Duration::from_secs(30);
 /// Events a slow watcher may fall behind before it is cut off.
 const WATCH_CAPACITY: usize = 256;
-const SHARDS: usize = 32;
+/// How long stopping a shard waits for its games' actors to finish what
+/// they are doing.
+const STOP_WAIT: Duration = Duration::from_secs(10);
+/// Game ids drawn before giving up finding one in a served shard.
+const ID_TRIES: usize = 8192;
 
 /// What every actor needs.
 #[derive(Debug)]
@@ -128,8 +139,9 @@ impl GameHandle {
 #[derive(Debug)]
 pub struct Registry {
     ctx: Arc<Context>,
-    hasher: RandomState,
-    shards: Vec<RwLock<HashMap<String, GameHandle>>>,
+    shards: Arc<Shards>,
+    /// The live games' actors, per shard of the games.
+    live: Vec<RwLock<HashMap<String, GameHandle>>>,
     /// Serialises loading a game from the store, per shard, so that a game is
     /// never loaded twice.
     loading: Vec<tokio::sync::Mutex<()>>,
@@ -137,11 +149,11 @@ pub struct Registry {
 }
 
 impl Registry {
-    pub fn new(ctx: Arc<Context>) -> Arc<Self> {
+    pub fn new(ctx: Arc<Context>, shards: Arc<Shards>) -> Arc<Self> {
         Arc::new(Self {
             ctx,
-            hasher: RandomState::new(),
-            shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
+            shards,
+            live: (0..SHARDS).map(|_| RwLock::default()).collect(),
             loading: (0..SHARDS).map(|_| tokio::sync::Mutex::default()).collect(),
             generations: AtomicU64::new(0),
         })
@@ -151,31 +163,139 @@ impl Registry {
         &self.ctx
     }
 
-    fn shard_of(&self, id: &str) -> usize {
-        self.hasher.hash_one(id) as usize % SHARDS
+    pub fn shards(&self) -> &Arc<Shards> {
+        &self.shards
+    }
+
+    fn bucket(&self, id: &str) -> &RwLock<HashMap<String, GameHandle>> {
+        &self.live[usize::from(shard_of(id))]
     }
 
     fn cached(&self, id: &str) -> Option<GameHandle> {
-        let shard = self.shards[self.shard_of(id)]
-            .read()
-            .unwrap_or_else(|p| p.into_inner());
-        shard.get(id).cloned()
+        let bucket = self.bucket(id).read().unwrap_or_else(|p| p.into_inner());
+        bucket.get(id).cloned()
     }
 
-    /// Starts an actor for `game` and registers it.
-    pub fn start(self: &Arc<Self>, game: Game) -> GameHandle {
+    /// How shard `shard` is served here, or the refusal naming where it is.
+    fn serving(&self, id: &str, shard: u16) -> Result<Arc<Serving>, Error> {
+        self.shards
+            .serving(shard)
+            .map_err(|elsewhere| Error::NotServed {
+                game: id.to_owned(),
+                shard,
+                elsewhere,
+            })
+    }
+
+    /// Starts an actor for `game`, served under `serving`, and registers it.
+    pub fn start(self: &Arc<Self>, game: Game, serving: Arc<Serving>) -> GameHandle {
         let id = game.id().to_owned();
         let handle = GameActor::spawn(
             game,
             Arc::clone(&self.ctx),
             Arc::downgrade(self),
             self.generations.fetch_add(1, Ordering::Relaxed),
+            serving,
         );
-        let mut shard = self.shards[self.shard_of(&id)]
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
-        shard.insert(id, handle.clone());
+        let mut bucket = self.bucket(&id).write().unwrap_or_else(|p| p.into_inner());
+        bucket.insert(id, handle.clone());
         handle
+    }
+
+    /// Starts every game given (a lone replica's active games at start-up).
+    pub fn start_all(self: &Arc<Self>, games: Vec<Game>) -> Result<(), Error> {
+        for game in games {
+            let shard = shard_of(game.id());
+            let serving = self.serving(game.id(), shard)?;
+            self.start(game, serving);
+        }
+        Ok(())
+    }
+
+    /// Starts serving shards just taken over: loads their active games,
+    /// gives each the time its shard spent without a replica (since
+    /// `previous_renewal`, on the database's clock), and only then accepts
+    /// calls about them. On failure nothing is served and the caller gives
+    /// the leases back.
+    pub async fn take_shards(self: &Arc<Self>, taken: &[Taken]) -> Result<usize, Error> {
+        let shards: Vec<u16> = taken.iter().map(|t| t.shard).collect();
+        let games = self.ctx.store.load_active(Some(&shards)).await?;
+        let now = self.ctx.time.now();
+        let mut by_shard: HashMap<u16, Vec<Game>> = HashMap::new();
+        for game in games {
+            by_shard.entry(shard_of(game.id())).or_default().push(game);
+        }
+        // Every credit is stored before any game starts, so that a failure
+        // leaves nothing running.
+        let mut ready = Vec::with_capacity(taken.len());
+        for t in taken {
+            let fence = Fence {
+                shard: t.shard,
+                epoch: t.epoch,
+            };
+            let mut games = by_shard.remove(&t.shard).unwrap_or_default();
+            let mut credits = Vec::new();
+            for game in &mut games {
+                if let Some(credit) = game.credit_ownerless(t.previous_renewal, now) {
+                    credits.push(store::credit_op(game, &credit));
+                }
+            }
+            self.ctx.store.write(Some(fence), credits).await?;
+            ready.push((t.shard, fence, games));
+        }
+        let mut count = 0;
+        for (shard, fence, games) in ready {
+            let serving = Arc::new(Serving {
+                fence: Some(fence),
+                stop: CancellationToken::new(),
+                tasks: TaskTracker::new(),
+            });
+            count += games.len();
+            for game in games {
+                self.start(game, Arc::clone(&serving));
+            }
+            self.shards.start(shard, serving);
+        }
+        // Results of those shards' games may wait in the outbox.
+        self.ctx.reporter.notify();
+        Ok(count)
+    }
+
+    /// Stops serving `shard` (only under the lease of `epoch`, when given):
+    /// calls about its games are refused from now on, and its actors finish
+    /// what they are doing and stop. Returns once they have.
+    pub async fn drop_shard(&self, shard: u16, epoch: Option<i64>) {
+        let Some(serving) = self.shards.stop(shard, epoch) else {
+            return;
+        };
+        self.live[usize::from(shard)]
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        serving.tasks.close();
+        if tokio::time::timeout(STOP_WAIT, serving.tasks.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(shard, "the games of a shard did not stop in time");
+        }
+    }
+
+    /// A write of shard `shard` under `epoch` was refused: another replica
+    /// holds the shard now, so it is dropped here.
+    pub fn lost(self: &Arc<Self>, shard: u16, epoch: i64) {
+        let registry = Arc::clone(self);
+        // Not awaited by the actor that found out: stopping waits for it.
+        tokio::spawn(async move {
+            if registry.shards.serves(shard) {
+                tracing::warn!(
+                    shard,
+                    epoch,
+                    "a write was refused: another replica took the shard over; dropping it"
+                );
+            }
+            registry.drop_shard(shard, Some(epoch)).await;
+        });
     }
 
     /// Creates, stores and starts a game, announcing it to its players (and to
@@ -192,11 +312,12 @@ impl Registry {
         {
             return self.view(&id).await;
         }
-        let game = Game::new(new_game_id(), setup, ctx.time.now())?;
+        let (id, serving) = self.new_id()?;
+        let game = Game::new(id, setup, ctx.time.now())?;
         let row = store::new_game_row(&game, idempotency_key.clone());
         if let Err(e) = ctx
             .store
-            .write(vec![WriteOp::InsertGame(Box::new(row))])
+            .write(serving.fence, vec![WriteOp::InsertGame(Box::new(row))])
             .await
         {
             // A concurrent create with the same key won the race.
@@ -207,7 +328,7 @@ impl Registry {
             }
             return Err(e.into());
         }
-        self.start(game.clone());
+        self.start(game.clone(), serving);
         let started = WireEvent::new(convert::game_started(&game));
         for player in [game.white(), game.black()] {
             if let Some(id) = player.actor_id() {
@@ -221,12 +342,26 @@ impl Registry {
         Ok(game)
     }
 
-    /// The actor of game `id`, loading the game if it is stored but not live.
+    /// A fresh game id in a shard served here, and how it is served.
+    fn new_id(&self) -> Result<(String, Arc<Serving>), Error> {
+        for _ in 0..ID_TRIES {
+            let id = new_game_id();
+            if let Ok(serving) = self.shards.serving(shard_of(&id)) {
+                return Ok((id, serving));
+            }
+        }
+        Err(Error::NoShards)
+    }
+
+    /// The actor of game `id`, loading the game if it is stored but not live;
+    /// refused if its shard is not served here.
     async fn handle(self: &Arc<Self>, id: &str) -> Result<GameHandle, Error> {
+        let shard = shard_of(id);
+        self.serving(id, shard)?;
         if let Some(handle) = self.cached(id) {
             return Ok(handle);
         }
-        let _loading = self.loading[self.shard_of(id)].lock().await;
+        let _loading = self.loading[usize::from(shard)].lock().await;
         if let Some(handle) = self.cached(id) {
             return Ok(handle);
         }
@@ -236,7 +371,9 @@ impl Registry {
             .load(id)
             .await?
             .ok_or_else(|| Error::NotFound(id.to_owned()))?;
-        Ok(self.start(game))
+        // The shard may have gone while the game was read.
+        let serving = self.serving(id, shard)?;
+        Ok(self.start(game, serving))
     }
 
     /// Sends a request to game `id`'s actor, retrying once if the actor
@@ -257,11 +394,9 @@ impl Registry {
     }
 
     fn forget(&self, id: &str, generation: u64) {
-        let mut shard = self.shards[self.shard_of(id)]
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
-        if shard.get(id).is_some_and(|h| h.generation == generation) {
-            shard.remove(id);
+        let mut bucket = self.bucket(id).write().unwrap_or_else(|p| p.into_inner());
+        if bucket.get(id).is_some_and(|h| h.generation == generation) {
+            bucket.remove(id);
         }
     }
 
@@ -290,7 +425,8 @@ impl Registry {
     /// player plays, the game and its events after that ply (`None` when the
     /// ply is beyond the game: the watcher needs the whole game); for each
     /// other active game of the player, the game, also with `None`. Games
-    /// the player does not play are left out.
+    /// the player does not play are left out, and so are games of shards
+    /// served elsewhere: their replica tells of them.
     pub async fn missed(
         self: &Arc<Self>,
         player_id: &str,
@@ -298,9 +434,13 @@ impl Registry {
     ) -> Result<Vec<(Game, Option<Vec<Event>>)>, Error> {
         let mut missed = Vec::new();
         for (id, &ply) in cursors {
+            // Another replica tells of the games it serves.
+            if !self.shards.serves(shard_of(id)) {
+                continue;
+            }
             let game = match self.view(id).await {
                 Ok(game) => game,
-                Err(Error::NotFound(_)) => continue,
+                Err(Error::NotFound(_) | Error::NotServed { .. }) => continue,
                 Err(e) => return Err(e),
             };
             if game.side_of(player_id).is_none() {
@@ -317,8 +457,14 @@ impl Registry {
                 .list(player_id, store::ListFilter::Active, 100, &token)
                 .await?;
             for row in rows {
-                if !cursors.contains_key(&row.id) {
-                    missed.push((self.view(&row.id).await?, None));
+                if cursors.contains_key(&row.id) || !self.shards.serves(shard_of(&row.id)) {
+                    continue;
+                }
+                match self.view(&row.id).await {
+                    Ok(game) => missed.push((game, None)),
+                    // It went elsewhere meanwhile; that replica tells of it.
+                    Err(Error::NotServed { .. }) => {}
+                    Err(e) => return Err(e),
                 }
             }
             if next.is_empty() {

@@ -46,6 +46,8 @@ pub mod games {
         pub finished_at: Option<i64>,
         #[sea_orm(unique)]
         pub idempotency_key: Option<String>,
+        /// `chess_domain::shard_of(id)`: which replica serves the game.
+        pub shard: i32,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -95,6 +97,30 @@ pub mod results_outbox {
         pub speed: String,
         pub rated: bool,
         pub finished_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+pub mod clock_credits {
+    use sea_orm::entity::prelude::*;
+
+    /// Time given back to the side to move at `ply`, because the game's
+    /// shard had no replica serving it for that long (its replica died, or
+    /// handed it over): the clock did not run for the player meanwhile.
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "clock_credits")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub game_id: String,
+        /// When the replica that took the shard over gave it (wall-clock ms).
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub granted_at: i64,
+        pub ply: i32,
+        pub credit_ms: i64,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

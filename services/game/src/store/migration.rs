@@ -13,6 +13,7 @@ impl MigratorTrait for Migrator {
             Box::new(CreateGames),
             Box::new(UntimedCategory),
             Box::new(HintsAllowed),
+            Box::new(Shards),
         ]
     }
 }
@@ -250,5 +251,150 @@ impl MigrationTrait for HintsAllowed {
                     .to_owned(),
             )
             .await
+    }
+}
+
+/// Games spread over replicas: each game's shard (`chess_domain::shard_of`
+/// of its id, filled in for the games already stored), a lease per shard
+/// (`game_shards`: which replica serves it, under which epoch, until when),
+/// the live replicas (`game_replicas`), and the clock time given back to
+/// players while their game's shard had no replica (`clock_credits`).
+struct Shards;
+
+impl MigrationName for Shards {
+    fn name(&self) -> &str {
+        "m20261125_000003_shards"
+    }
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for Shards {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager
+            .alter_table(
+                Table::alter()
+                    .table("games")
+                    .add_column(integer("shard").default(0))
+                    .to_owned(),
+            )
+            .await?;
+        self.fill_in_shards(manager).await?;
+        manager
+            .create_index(
+                Index::create()
+                    .if_not_exists()
+                    .name("games_shard_status_idx")
+                    .table("games")
+                    .col("shard")
+                    .col("status")
+                    .to_owned(),
+            )
+            .await?;
+        manager
+            .create_table(
+                Table::create()
+                    .table("game_shards")
+                    .if_not_exists()
+                    .col(integer("shard").primary_key())
+                    .col(string_null("owner"))
+                    .col(big_integer("epoch").default(0))
+                    .col(big_integer("expires_at").default(0))
+                    .col(big_integer("renewed_at").default(0))
+                    .to_owned(),
+            )
+            .await?;
+        let mut seed = Query::insert()
+            .into_table("game_shards")
+            .columns(["shard"])
+            .to_owned();
+        for shard in 0..chess_domain::SHARDS {
+            seed.values_panic([i32::from(shard).into()]);
+        }
+        manager.get_connection().execute(&seed).await?;
+        manager
+            .create_table(
+                Table::create()
+                    .table("game_replicas")
+                    .if_not_exists()
+                    .col(string("id").primary_key())
+                    .col(string("address"))
+                    .col(string("instance"))
+                    .col(big_integer("heartbeat_at"))
+                    .to_owned(),
+            )
+            .await?;
+        manager
+            .create_table(
+                Table::create()
+                    .table("clock_credits")
+                    .if_not_exists()
+                    .col(string("game_id"))
+                    .col(big_integer("granted_at"))
+                    .col(integer("ply"))
+                    .col(big_integer("credit_ms"))
+                    .primary_key(Index::create().col("game_id").col("granted_at"))
+                    .foreign_key(
+                        ForeignKey::create()
+                            .from("clock_credits", "game_id")
+                            .to("games", "id")
+                            .on_delete(ForeignKeyAction::Cascade),
+                    )
+                    .to_owned(),
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        for table in ["clock_credits", "game_replicas", "game_shards"] {
+            manager
+                .drop_table(Table::drop().table(table).if_exists().to_owned())
+                .await?;
+        }
+        manager
+            .drop_index(
+                Index::drop()
+                    .name("games_shard_status_idx")
+                    .table("games")
+                    .to_owned(),
+            )
+            .await?;
+        manager
+            .alter_table(
+                Table::alter()
+                    .table("games")
+                    .drop_column("shard")
+                    .to_owned(),
+            )
+            .await
+    }
+}
+
+impl Shards {
+    /// Sets the shard of every game stored before games had one, a shard at
+    /// a time so that no statement names more ids than a database takes.
+    async fn fill_in_shards(&self, manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+        let db = manager.get_connection();
+        let rows = db
+            .query_all(&Query::select().column("id").from("games").to_owned())
+            .await?;
+        let mut by_shard: Vec<Vec<String>> = vec![Vec::new(); usize::from(chess_domain::SHARDS)];
+        for row in rows {
+            let id: String = row.try_get("", "id")?;
+            by_shard[usize::from(chess_domain::shard_of(&id))].push(id);
+        }
+        for (shard, ids) in by_shard.into_iter().enumerate() {
+            for chunk in ids.chunks(500) {
+                db.execute(
+                    &Query::update()
+                        .table("games")
+                        .value("shard", shard as i32)
+                        .and_where(Expr::col("id").is_in(chunk.iter().cloned()))
+                        .to_owned(),
+                )
+                .await?;
+            }
+        }
+        Ok(())
     }
 }

@@ -23,9 +23,9 @@ use sea_orm::{DatabaseConnection, DbErr};
 use sea_orm_migration::MigratorTrait as _;
 use tokio::sync::mpsc;
 
-pub use entities::{games, moves, results_outbox};
-pub use rows::{encode_color, new_game_row, ops_for, row_setup};
-pub use writer::WriteOp;
+pub use entities::{clock_credits, games, moves, results_outbox};
+pub use rows::{credit_op, encode_color, new_game_row, ops_for, row_setup};
+pub use writer::{Fence, WriteOp};
 
 // What the tests below reach through `super::*`.
 #[cfg(test)]
@@ -47,6 +47,8 @@ pub enum StoreError {
     WriterGone,
     #[error("stored game {id} is unreadable: {reason}")]
     Corrupt { id: String, reason: String },
+    #[error("shard {shard} is no longer this replica's: its lease of epoch {epoch} ended")]
+    Fenced { shard: u16, epoch: i64 },
 }
 
 /// Which games a listing includes.
@@ -66,16 +68,32 @@ pub struct Store {
 
 impl Store {
     /// Opens the database at `url`, applies the migrations and starts the
-    /// writer.
+    /// writer, whose writes are not fenced: a lone replica's.
     pub async fn open(url: &str) -> Result<Self, StoreError> {
+        Self::open_as(url, None).await
+    }
+
+    /// Opens the database at `url` for replica `replica` among several:
+    /// every write carrying a [`Fence`] is made only while `replica` holds
+    /// that lease.
+    pub async fn open_fenced(url: &str, replica: &str) -> Result<Self, StoreError> {
+        Self::open_as(url, Some(replica.to_owned())).await
+    }
+
+    async fn open_as(url: &str, replica: Option<String>) -> Result<Self, StoreError> {
         let db = chess_storage::connect(url, 8).await?;
         // Replicas starting together take turns.
         chess_storage::migrate_exclusively(&db, 0x4348_4553_5347, || {
             migration::Migrator::up(&db, None)
         })
         .await?;
-        let writer = writer::spawn(db.clone(), url)?;
+        let writer = writer::spawn(db.clone(), url, replica)?;
         Ok(Self { db, writer })
+    }
+
+    /// The connection, for the shard leases kept beside the games.
+    pub fn connection(&self) -> &DatabaseConnection {
+        &self.db
     }
 }
 
@@ -265,7 +283,7 @@ mod tests {
             (SpeedCategory::Untimed, false)
         );
         // Every game still loads: the finished one keeps its rated flag.
-        assert_eq!(store.load_active().await.unwrap().len(), 4);
+        assert_eq!(store.load_active(None).await.unwrap().len(), 4);
         assert!(store.load("done").await.unwrap().unwrap().rated());
     }
 
@@ -290,9 +308,10 @@ mod tests {
         let mut games: Vec<Game> = (0..20).map(|i| new_game(&format!("g{i}"))).collect();
         for game in &games {
             store
-                .write(vec![WriteOp::InsertGame(Box::new(new_game_row(
-                    game, None,
-                )))])
+                .write(
+                    None,
+                    vec![WriteOp::InsertGame(Box::new(new_game_row(game, None)))],
+                )
                 .await
                 .unwrap();
         }
@@ -308,7 +327,7 @@ mod tests {
                 let events = game.play(side, uci, 1_000).unwrap();
                 let ops = ops_for(game, &events, 1_000);
                 let store = store.clone();
-                writes.push(tokio::spawn(async move { store.write(ops).await }));
+                writes.push(tokio::spawn(async move { store.write(None, ops).await }));
             }
             // A move of a game that does not exist breaks the foreign key.
             let orphan = WriteOp::InsertMove(moves::Model {
@@ -322,7 +341,7 @@ mod tests {
             });
             let bad = {
                 let store = store.clone();
-                tokio::spawn(async move { store.write(vec![orphan]).await })
+                tokio::spawn(async move { store.write(None, vec![orphan]).await })
             };
             for write in writes {
                 write.await.unwrap().unwrap();

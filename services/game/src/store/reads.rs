@@ -9,7 +9,9 @@ use sea_orm::{
     QuerySelect as _, sea_query::Query,
 };
 
-use super::{ListFilter, Store, StoreError, games, moves, results_outbox, rows::restore};
+use super::{
+    ListFilter, Store, StoreError, clock_credits, games, moves, results_outbox, rows::restore,
+};
 use crate::model::Game;
 
 impl Store {
@@ -35,23 +37,39 @@ impl Store {
             .order_by_asc(moves::Column::Ply)
             .all(&self.db)
             .await?;
-        restore(row, moves).map(Some)
-    }
-
-    /// Every game still in progress, rebuilt (at start-up).
-    pub async fn load_active(&self) -> Result<Vec<Game>, StoreError> {
-        let rows = games::Entity::find()
-            .filter(games::Column::Status.eq(GameStatus::Active.as_str()))
+        let credits = clock_credits::Entity::find()
+            .filter(clock_credits::Column::GameId.eq(id))
             .all(&self.db)
             .await?;
+        restore(row, moves, credits).map(Some)
+    }
+
+    /// Every game still in progress, rebuilt: all of them (`None`, at the
+    /// start of a lone replica), or those of some shards (a replica taking
+    /// them over).
+    pub async fn load_active(&self, shards: Option<&[u16]>) -> Result<Vec<Game>, StoreError> {
+        let mut active =
+            Condition::all().add(games::Column::Status.eq(GameStatus::Active.as_str()));
+        if let Some(shards) = shards {
+            if shards.is_empty() {
+                return Ok(Vec::new());
+            }
+            active = active.add(games::Column::Shard.is_in(shards.iter().map(|&s| i32::from(s))));
+        }
+        let rows = games::Entity::find()
+            .filter(active.clone())
+            .all(&self.db)
+            .await?;
+        let active_ids = || {
+            Query::select()
+                .column(games::Column::Id)
+                .from(games::Entity)
+                .cond_where(active.clone())
+                .to_owned()
+        };
         let mut moves_by_game: HashMap<String, Vec<moves::Model>> = HashMap::new();
-        let active_ids = Query::select()
-            .column(games::Column::Id)
-            .from(games::Entity)
-            .and_where(games::Column::Status.eq(GameStatus::Active.as_str()))
-            .to_owned();
         for m in moves::Entity::find()
-            .filter(moves::Column::GameId.in_subquery(active_ids))
+            .filter(moves::Column::GameId.in_subquery(active_ids()))
             .order_by_asc(moves::Column::GameId)
             .order_by_asc(moves::Column::Ply)
             .all(&self.db)
@@ -59,12 +77,44 @@ impl Store {
         {
             moves_by_game.entry(m.game_id.clone()).or_default().push(m);
         }
+        let mut credits_by_game: HashMap<String, Vec<clock_credits::Model>> = HashMap::new();
+        for c in clock_credits::Entity::find()
+            .filter(clock_credits::Column::GameId.in_subquery(active_ids()))
+            .all(&self.db)
+            .await?
+        {
+            credits_by_game
+                .entry(c.game_id.clone())
+                .or_default()
+                .push(c);
+        }
         rows.into_iter()
             .map(|row| {
                 let moves = moves_by_game.remove(&row.id).unwrap_or_default();
-                restore(row, moves)
+                let credits = credits_by_game.remove(&row.id).unwrap_or_default();
+                restore(row, moves, credits)
             })
             .collect()
+    }
+
+    /// When a lone replica was last known alive (its last heartbeat), or 0.
+    pub async fn last_heartbeat(&self) -> Result<i64, StoreError> {
+        use sea_orm::ConnectionTrait as _;
+        let row = self
+            .db
+            .query_one(
+                &Query::select()
+                    .expr_as(
+                        sea_orm::sea_query::Func::max(sea_orm::sea_query::Expr::col("renewed_at")),
+                        "last",
+                    )
+                    .from("game_shards")
+                    .to_owned(),
+            )
+            .await?;
+        Ok(row
+            .and_then(|r| r.try_get::<Option<i64>>("", "last").ok().flatten())
+            .unwrap_or(0))
     }
 
     /// A page of `player_id`'s games, newest first, and the token of the next

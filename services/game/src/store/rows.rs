@@ -6,9 +6,9 @@ use chess_domain::{GameStatus, RuleSet, TimeControl};
 use sea_orm::Set;
 use shakmaty::Color;
 
-use super::{StoreError, WriteOp, games, moves, results_outbox};
+use super::{StoreError, WriteOp, clock_credits, games, moves, results_outbox};
 use crate::model::{
-    Ending, Event, Game, GameResult, GameSetup, Participant, PlayedMove, Termination,
+    Credit, Ending, Event, Game, GameResult, GameSetup, Participant, PlayedMove, Termination,
 };
 
 /// Stored name of a colour.
@@ -85,7 +85,18 @@ pub fn new_game_row(game: &Game, idempotency_key: Option<String>) -> games::Acti
         updated_at: Set(game.created_at()),
         finished_at: Set(None),
         idempotency_key: Set(idempotency_key),
+        shard: Set(i32::from(chess_domain::shard_of(game.id()))),
     }
+}
+
+/// The write that stores time given back to a game's side to move.
+pub fn credit_op(game: &Game, credit: &Credit) -> WriteOp {
+    WriteOp::InsertCredit(clock_credits::Model {
+        game_id: game.id().to_owned(),
+        granted_at: credit.granted_at,
+        ply: credit.ply as i32,
+        credit_ms: credit.ms,
+    })
 }
 
 /// The writes that make `events` (already applied to `game`) durable.
@@ -204,7 +215,11 @@ pub fn row_setup(row: &games::Model) -> Result<(GameSetup, Option<Ending>), Stor
     Ok((setup, ending))
 }
 
-pub(super) fn restore(row: games::Model, moves: Vec<moves::Model>) -> Result<Game, StoreError> {
+pub(super) fn restore(
+    row: games::Model,
+    moves: Vec<moves::Model>,
+    credits: Vec<clock_credits::Model>,
+) -> Result<Game, StoreError> {
     let (setup, ending) = row_setup(&row)?;
     let played = moves
         .into_iter()
@@ -216,12 +231,21 @@ pub(super) fn restore(row: games::Model, moves: Vec<moves::Model>) -> Result<Gam
             clock_after: m.clock_after_ms,
         })
         .collect();
+    let credits = credits
+        .into_iter()
+        .map(|c| Credit {
+            ply: c.ply.max(0) as u32,
+            ms: c.credit_ms,
+            granted_at: c.granted_at,
+        })
+        .collect();
     let draw_offer = row.draw_offer.as_deref().and_then(decode_color);
     Game::restore(
         row.id.clone(),
         setup,
         row.created_at,
         played,
+        credits,
         draw_offer,
         ending,
     )

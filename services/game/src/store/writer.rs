@@ -1,16 +1,29 @@
 //! The single writer: callers' changes queue up and are committed together,
 //! moves alone straight into SQLite when the database is a SQLite file.
+//!
+//! With several replicas (PostgreSQL), every write of a game is fenced by
+//! the lease of its shard: it carries the shard and the lease's epoch as its
+//! replica knows them, and the same transaction (the same statement, for
+//! moves alone) checks that the replica still holds that lease, taking a
+//! `FOR KEY SHARE` lock on the lease row. A replica taking the shard over
+//! locks that row `FOR UPDATE` (see `shards::leases`), so it waits for the
+//! writes already under way and every later write of the deposed replica
+//! finds the new epoch and fails with [`StoreError::Fenced`] instead of
+//! forking the game. Lease renewals change no key and take no lock that
+//! conflicts with the writes.
+
+use std::collections::{HashMap, HashSet};
 
 use sea_orm::{
-    ColumnTrait as _, DatabaseConnection, DbErr, EntityTrait as _, QueryFilter as _, Set,
-    TransactionTrait as _,
+    ColumnTrait as _, ConnectionTrait as _, DatabaseConnection, DatabaseTransaction, DbBackend,
+    DbErr, EntityTrait as _, QueryFilter as _, Set, Statement, TransactionTrait as _, Value,
 };
 use tokio::{
     runtime::{Handle, RuntimeFlavor},
     sync::{mpsc, oneshot},
 };
 
-use super::{Store, StoreError, games, moves, results_outbox};
+use super::{Store, StoreError, clock_credits, games, moves, results_outbox};
 
 /// Largest number of callers' changes committed in one transaction.
 const MAX_BATCH: usize = 256;
@@ -23,70 +36,288 @@ pub enum WriteOp {
     UpdateGame(Box<games::ActiveModel>),
     InsertResult(results_outbox::ActiveModel),
     DeleteResult(String),
+    InsertCredit(clock_credits::Model),
+    /// A lone replica is alive at this time (wall-clock ms): after a
+    /// restart, the time since is given back to the players to move.
+    Heartbeat(i64),
+}
+
+/// The lease a write is made under: its game's shard, and the epoch of the
+/// lease on that shard the writing replica holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Fence {
+    pub shard: u16,
+    pub epoch: i64,
 }
 
 pub(super) struct Job {
     ops: Vec<WriteOp>,
-    done: oneshot::Sender<Result<(), DbErr>>,
+    fence: Option<Fence>,
+    done: oneshot::Sender<Result<(), StoreError>>,
 }
 
-/// Starts the writer task over `db` (at `url`); returns its queue.
-pub(super) fn spawn(db: DatabaseConnection, url: &str) -> Result<mpsc::Sender<Job>, StoreError> {
+/// Starts the writer task over `db` (at `url`); returns its queue. Writes
+/// are fenced when `replica` names the replica whose leases they are made
+/// under.
+pub(super) fn spawn(
+    db: DatabaseConnection,
+    url: &str,
+    replica: Option<String>,
+) -> Result<mpsc::Sender<Job>, StoreError> {
     let direct = chess_storage::connect_sqlite_direct(url)?.map(|conn| DirectMoves { conn });
     let (writer, jobs) = mpsc::channel(4096);
-    tokio::spawn(write_loop(db, direct, jobs));
+    let fencing = replica.map(|replica| Fencing { replica });
+    tokio::spawn(write_loop(db, direct, fencing, jobs));
     Ok(writer)
 }
 
 impl Store {
-    /// Commits `ops` atomically; returns once they are durable.
-    pub async fn write(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
+    /// Commits `ops` atomically under the lease `fence` (when the store
+    /// fences writes); returns once they are durable, or
+    /// [`StoreError::Fenced`] if the replica no longer holds that lease.
+    pub async fn write(&self, fence: Option<Fence>, ops: Vec<WriteOp>) -> Result<(), StoreError> {
         if ops.is_empty() {
             return Ok(());
         }
         let (done, result) = oneshot::channel();
         self.writer
-            .send(Job { ops, done })
+            .send(Job { ops, fence, done })
             .await
             .map_err(|_| StoreError::WriterGone)?;
-        result
-            .await
-            .map_err(|_| StoreError::WriterGone)?
-            .map_err(StoreError::from)
+        result.await.map_err(|_| StoreError::WriterGone)?
     }
+}
+
+/// The replica whose leases the writes are checked against.
+struct Fencing {
+    replica: String,
 }
 
 /// Commits queued jobs, batching those that arrive during a commit.
 async fn write_loop(
     db: DatabaseConnection,
     mut direct: Option<DirectMoves>,
+    fencing: Option<Fencing>,
     mut jobs: mpsc::Receiver<Job>,
 ) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while jobs.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        let ops: Vec<&WriteOp> = batch.iter().flat_map(|j| j.ops.iter()).collect();
-        match commit_any(&db, direct.as_mut(), &ops).await {
-            Ok(()) => {
-                for job in batch.drain(..) {
-                    // A caller that stopped waiting no longer needs the answer.
-                    let _ = job.done.send(Ok(()));
-                }
+        let results = match &fencing {
+            Some(fencing) => fencing.commit(&db, &batch).await,
+            None => commit_unfenced(&db, direct.as_mut(), &batch).await,
+        };
+        for (job, result) in batch.drain(..).zip(results) {
+            // A caller that stopped waiting no longer needs the answer.
+            let _ = job.done.send(result);
+        }
+    }
+}
+
+/// Commits a batch of jobs together, or each on its own if that fails, so
+/// that one job's failure does not fail the others.
+async fn commit_unfenced(
+    db: &DatabaseConnection,
+    mut direct: Option<&mut DirectMoves>,
+    batch: &[Job],
+) -> Vec<Result<(), StoreError>> {
+    let ops: Vec<&WriteOp> = batch.iter().flat_map(|j| j.ops.iter()).collect();
+    match commit_any(db, direct.as_deref_mut(), &ops).await {
+        Ok(()) => batch.iter().map(|_| Ok(())).collect(),
+        Err(e) if batch.len() == 1 => vec![Err(e.into())],
+        Err(_) => {
+            let mut results = Vec::with_capacity(batch.len());
+            for job in batch {
+                let ops: Vec<&WriteOp> = job.ops.iter().collect();
+                results.push(
+                    commit_any(db, direct.as_deref_mut(), &ops)
+                        .await
+                        .map_err(StoreError::from),
+                );
             }
-            Err(e) if batch.len() == 1 => {
-                if let Some(job) = batch.pop() {
-                    let _ = job.done.send(Err(e));
-                }
-            }
+            results
+        }
+    }
+}
+
+impl Fencing {
+    /// Commits a batch, each job only under its lease. Moves alone go in
+    /// one statement that checks the leases itself; anything else in a
+    /// transaction that checks them first.
+    async fn commit(&self, db: &DatabaseConnection, batch: &[Job]) -> Vec<Result<(), StoreError>> {
+        let together = if batch
+            .iter()
+            .all(|j| j.ops.iter().all(|op| matches!(op, WriteOp::InsertMove(_))))
+        {
+            self.insert_moves(db, batch).await
+        } else {
+            self.commit_in_transaction(db, batch).await
+        };
+        match together {
+            Ok(results) => results,
+            Err(e) if batch.len() == 1 => vec![Err(e.into())],
             Err(_) => {
-                // One job's failure must not fail the others: commit each
-                // on its own.
-                for job in batch.drain(..) {
-                    let ops: Vec<&WriteOp> = job.ops.iter().collect();
-                    let result = commit_any(&db, direct.as_mut(), &ops).await;
-                    let _ = job.done.send(result);
+                let mut results = Vec::with_capacity(batch.len());
+                for job in batch {
+                    let one = std::slice::from_ref(job);
+                    results.push(match self.commit_in_transaction(db, one).await {
+                        Ok(mut r) => r.pop().unwrap_or(Ok(())),
+                        Err(e) => Err(e.into()),
+                    });
+                }
+                results
+            }
+        }
+    }
+
+    /// The leases of `fences` among the replica's, as a SQL condition on
+    /// `game_shards` (the numbers are ours, never a caller's text).
+    fn lease_condition(&self, fences: &HashSet<Fence>) -> String {
+        let pairs: Vec<String> = fences
+            .iter()
+            .map(|f| format!("({}, {})", f.shard, f.epoch))
+            .collect();
+        if pairs.is_empty() {
+            "FALSE".to_owned()
+        } else {
+            format!("owner = $1 AND (shard, epoch) IN ({})", pairs.join(", "))
+        }
+    }
+
+    /// Moves of many games in one statement: only those whose lease the
+    /// replica still holds are inserted (`RETURNING` tells which).
+    async fn insert_moves(
+        &self,
+        db: &DatabaseConnection,
+        batch: &[Job],
+    ) -> Result<Vec<Result<(), StoreError>>, DbErr> {
+        let fences: HashSet<Fence> = batch.iter().filter_map(|j| j.fence).collect();
+        let mut values: Vec<Value> = vec![self.replica.clone().into()];
+        let mut rows = Vec::new();
+        for job in batch {
+            let shard = job.fence.map_or(-1, |f| i32::from(f.shard));
+            for op in &job.ops {
+                let WriteOp::InsertMove(mv) = op else {
+                    continue;
+                };
+                let n = values.len();
+                rows.push(format!(
+                    "(${}, ${}::integer, ${}, ${}, ${}, ${}::bigint, ${}::bigint, {shard})",
+                    n + 1,
+                    n + 2,
+                    n + 3,
+                    n + 4,
+                    n + 5,
+                    n + 6,
+                    n + 7,
+                ));
+                values.extend([
+                    mv.game_id.clone().into(),
+                    mv.ply.into(),
+                    mv.uci.clone().into(),
+                    mv.san.clone().into(),
+                    mv.submitted.clone().into(),
+                    mv.played_at.into(),
+                    mv.clock_after_ms.into(),
+                ]);
+            }
+        }
+        let sql = format!(
+            "WITH lease AS MATERIALIZED \
+               (SELECT shard FROM game_shards WHERE {} FOR KEY SHARE) \
+             INSERT INTO moves (game_id, ply, uci, san, submitted, played_at, clock_after_ms) \
+             SELECT v.game_id, v.ply, v.uci, v.san, v.submitted, v.played_at, v.clock_after_ms \
+             FROM (VALUES {}) AS v(game_id, ply, uci, san, submitted, played_at, clock_after_ms, shard) \
+             WHERE v.shard IN (SELECT shard FROM lease) \
+             RETURNING game_id, ply",
+            self.lease_condition(&fences),
+            rows.join(", ")
+        );
+        let inserted: HashSet<(String, i32)> = db
+            .query_all_raw(Statement::from_sql_and_values(
+                DbBackend::Postgres,
+                sql,
+                values,
+            ))
+            .await?
+            .into_iter()
+            .map(|row| Ok((row.try_get("", "game_id")?, row.try_get("", "ply")?)))
+            .collect::<Result<_, DbErr>>()?;
+        Ok(batch
+            .iter()
+            .map(|job| {
+                let all_in = job.ops.iter().all(|op| match op {
+                    WriteOp::InsertMove(mv) => inserted.contains(&(mv.game_id.clone(), mv.ply)),
+                    _ => true,
+                });
+                if all_in {
+                    Ok(())
+                } else {
+                    Err(fenced(job.fence))
+                }
+            })
+            .collect())
+    }
+
+    /// A transaction that locks the batch's leases, drops the jobs whose
+    /// lease the replica no longer holds, and commits the others' writes.
+    async fn commit_in_transaction(
+        &self,
+        db: &DatabaseConnection,
+        batch: &[Job],
+    ) -> Result<Vec<Result<(), StoreError>>, DbErr> {
+        let txn = db.begin().await?;
+        let fences: HashSet<Fence> = batch.iter().filter_map(|j| j.fence).collect();
+        let held = held_leases(&txn, &self.replica, &self.lease_condition(&fences)).await?;
+        let mut results = Vec::with_capacity(batch.len());
+        let mut ops: Vec<&WriteOp> = Vec::new();
+        for job in batch {
+            match job.fence {
+                Some(fence) if held.get(&fence.shard) != Some(&fence.epoch) => {
+                    results.push(Err(fenced(job.fence)));
+                }
+                _ => {
+                    ops.extend(job.ops.iter());
+                    results.push(Ok(()));
                 }
             }
         }
+        write_ops(&txn, &ops).await?;
+        txn.commit().await?;
+        Ok(results)
+    }
+}
+
+/// The leases matching `condition` (binding `$1` to `replica`), locked
+/// against a takeover until the transaction ends: shard → epoch.
+async fn held_leases(
+    txn: &DatabaseTransaction,
+    replica: &str,
+    condition: &str,
+) -> Result<HashMap<u16, i64>, DbErr> {
+    if condition == "FALSE" {
+        return Ok(HashMap::new());
+    }
+    let sql = format!("SELECT shard, epoch FROM game_shards WHERE {condition} FOR KEY SHARE");
+    txn.query_all_raw(Statement::from_sql_and_values(
+        DbBackend::Postgres,
+        sql,
+        [replica.into()],
+    ))
+    .await?
+    .into_iter()
+    .map(|row| {
+        let shard: i32 = row.try_get("", "shard")?;
+        let epoch: i64 = row.try_get("", "epoch")?;
+        Ok((shard as u16, epoch))
+    })
+    .collect()
+}
+
+fn fenced(fence: Option<Fence>) -> StoreError {
+    let fence = fence.unwrap_or(Fence { shard: 0, epoch: 0 });
+    StoreError::Fenced {
+        shard: fence.shard,
+        epoch: fence.epoch,
     }
 }
 
@@ -141,11 +372,17 @@ async fn commit(db: &DatabaseConnection, ops: &[&WriteOp]) -> Result<(), DbErr> 
         return Ok(());
     }
     let txn = db.begin().await?;
-    // Games first: their moves refer to them.
+    write_ops(&txn, ops).await?;
+    txn.commit().await
+}
+
+/// Writes `ops` within `txn`.
+async fn write_ops(txn: &DatabaseTransaction, ops: &[&WriteOp]) -> Result<(), DbErr> {
+    // Games first: their moves and credits refer to them.
     for op in ops {
         if let WriteOp::InsertGame(game) = op {
             games::Entity::insert((**game).clone())
-                .exec_without_returning(&txn)
+                .exec_without_returning(txn)
                 .await?;
         }
     }
@@ -158,7 +395,7 @@ async fn commit(db: &DatabaseConnection, ops: &[&WriteOp]) -> Result<(), DbErr> 
         .collect();
     for chunk in moves.chunks(MOVES_PER_INSERT) {
         moves::Entity::insert_many(chunk.to_vec())
-            .exec_without_returning(&txn)
+            .exec_without_returning(txn)
             .await?;
     }
     for op in ops {
@@ -177,7 +414,7 @@ async fn commit(db: &DatabaseConnection, ops: &[&WriteOp]) -> Result<(), DbErr> 
                 let updated = games::Entity::update_many()
                     .set(game)
                     .filter(games::Column::Id.eq(id.clone()))
-                    .exec(&txn)
+                    .exec(txn)
                     .await?;
                 if updated.rows_affected != 1 {
                     return Err(DbErr::RecordNotUpdated);
@@ -190,17 +427,36 @@ async fn commit(db: &DatabaseConnection, ops: &[&WriteOp]) -> Result<(), DbErr> 
                             .do_nothing()
                             .to_owned(),
                     )
-                    .exec_without_returning(&txn)
+                    .exec_without_returning(txn)
                     .await?;
             }
             WriteOp::DeleteResult(game_id) => {
                 results_outbox::Entity::delete_by_id(game_id.clone())
-                    .exec(&txn)
+                    .exec(txn)
                     .await?;
+            }
+            WriteOp::Heartbeat(at) => {
+                txn.execute(
+                    &sea_orm::sea_query::Query::update()
+                        .table("game_shards")
+                        .value("renewed_at", *at)
+                        .to_owned(),
+                )
+                .await?;
+            }
+            WriteOp::InsertCredit(credit) => {
+                clock_credits::Entity::insert(clock_credits::ActiveModel {
+                    game_id: Set(credit.game_id.clone()),
+                    granted_at: Set(credit.granted_at),
+                    ply: Set(credit.ply),
+                    credit_ms: Set(credit.credit_ms),
+                })
+                .exec_without_returning(txn)
+                .await?;
             }
         }
     }
-    txn.commit().await
+    Ok(())
 }
 
 fn move_row(mv: &moves::Model) -> moves::ActiveModel {
