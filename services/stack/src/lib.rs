@@ -10,6 +10,11 @@
 //! `chess-stack` (the developer's one command) and `uqchessserver` (the
 //! uqchess protocol's server, byte for byte as its contract says).
 //!
+//! With `game_replicas` above one, the game service runs as that many
+//! replicas (`game-0`, `game-1`, …) on consecutive ports, sharing the games
+//! by shard through one PostgreSQL database; the other services are given
+//! every replica's address.
+//!
 //! - [`supervisor`]: child processes and their restarts.
 //! - [`ports`]: free ports and service names.
 
@@ -59,6 +64,12 @@ pub struct StackOptions {
     pub uqchess_listen: String,
     /// Where the internal services listen.
     pub internal: InternalListen,
+    /// Replicas of the game service, sharing the games by shard (more than
+    /// one needs `game_database_url` to be PostgreSQL).
+    pub game_replicas: u16,
+    /// The game service's database; `None` for a SQLite file in the data
+    /// directory.
+    pub game_database_url: Option<String>,
     pub stockfish_path: Option<PathBuf>,
     pub engine_pool_size: Option<u32>,
     /// `club-elo`, `logistic-elo` or `glicko2`.
@@ -148,6 +159,8 @@ pub enum StartError {
     ChildNotStarted { name: &'static str, error: String },
     #[error("chess-{0} did not become ready within {secs} s", secs = STARTUP_TIMEOUT.as_secs())]
     Timeout(&'static str),
+    #[error("{0}")]
+    Options(String),
 }
 
 fn owner_text(owner: &Option<chess_runtime::lock::Owner>) -> String {
@@ -225,9 +238,20 @@ pub struct Addresses {
     pub public_url: String,
     pub uqchess: String,
     pub matchmaking: String,
+    /// The first replica of the game service.
     pub game: String,
+    /// Every replica of the game service (`game-0`, `game-1`, …), in order.
+    pub game_replicas: Vec<String>,
     pub rating: String,
     pub engine: String,
+}
+
+impl Addresses {
+    /// The game service as its callers are given it: every replica's
+    /// address, comma-separated.
+    pub fn game_addr(&self) -> String {
+        self.game_replicas.join(",")
+    }
 }
 
 /// A running system.
@@ -306,8 +330,25 @@ struct Listeners {
     uqchess: Option<Arc<TcpListener>>,
     engine: Arc<TcpListener>,
     rating: Arc<TcpListener>,
-    game: Arc<TcpListener>,
+    /// One per replica.
+    game: Vec<Arc<TcpListener>>,
     matchmaking: Arc<TcpListener>,
+}
+
+/// The address of game replica `index`: `--game-listen` for the first,
+/// and the ports after it for the others (or free ports, for port 0).
+fn replica_listen(addr: &str, index: u16) -> String {
+    if index == 0 {
+        return addr.to_owned();
+    }
+    match addr.rsplit_once(':') {
+        Some((host, port)) => match port.parse::<u16>() {
+            Ok(0) => addr.to_owned(),
+            Ok(port) => format!("{host}:{}", port.saturating_add(index)),
+            Err(_) => addr.to_owned(),
+        },
+        None => addr.to_owned(),
+    }
 }
 
 impl Listeners {
@@ -329,7 +370,9 @@ impl Listeners {
             uqchess,
             engine: listen(&internal.engine, "engine", "--engine-listen")?,
             rating: listen(&internal.rating, "rating", "--rating-listen")?,
-            game: listen(&internal.game, "game", "--game-listen")?,
+            game: (0..options.game_replicas.max(1))
+                .map(|i| listen(&replica_listen(&internal.game, i), "game", "--game-listen"))
+                .collect::<Result<_, _>>()?,
             matchmaking: listen(&internal.matchmaking, "matchmaking", "--matchmaking-listen")?,
         })
     }
@@ -342,7 +385,8 @@ impl Listeners {
             gateway,
             uqchess: self.uqchess.as_deref().map(reach).unwrap_or_default(),
             matchmaking: reach(&self.matchmaking),
-            game: reach(&self.game),
+            game: self.game.first().map(|l| reach(l)).unwrap_or_default(),
+            game_replicas: self.game.iter().map(|l| reach(l)).collect(),
             rating: reach(&self.rating),
             engine: reach(&self.engine),
         }
@@ -407,18 +451,41 @@ fn children(
     if let Some(system) = &options.rating_system {
         rating.extend(["--rating-system".into(), system.into()]);
     }
-    let game = args(&[
-        ("--database-url", sqlite(data_dir, "game")),
-        ("--engine-addr", addresses.engine.clone().into()),
-        ("--rating-addr", addresses.rating.clone().into()),
-    ]);
+    let game_database = options
+        .game_database_url
+        .clone()
+        .map_or_else(|| sqlite(data_dir, "game"), OsString::from);
+    let replicated = listeners.game.len() > 1;
+    let games: Vec<(&'static str, Vec<OsString>)> = addresses
+        .game_replicas
+        .iter()
+        .enumerate()
+        .map(|(i, addr)| {
+            // A lone replica keeps the plain name; replicas are numbered.
+            let name: &'static str = if replicated {
+                Box::leak(format!("game-{i}").into_boxed_str())
+            } else {
+                "game"
+            };
+            let mut flags = args(&[
+                ("--database-url", game_database.clone()),
+                ("--engine-addr", addresses.engine.clone().into()),
+                ("--rating-addr", addresses.rating.clone().into()),
+                ("--advertise-addr", addr.clone().into()),
+            ]);
+            if replicated {
+                flags.extend(["--replica-id".into(), name.into()]);
+            }
+            (name, flags)
+        })
+        .collect();
     let matchmaking = args(&[
         ("--database-url", sqlite(data_dir, "matchmaking")),
-        ("--game-addr", addresses.game.clone().into()),
+        ("--game-addr", addresses.game_addr().into()),
         ("--rating-addr", addresses.rating.clone().into()),
     ]);
     let mut gateway = args(&[
-        ("--game-addr", addresses.game.clone().into()),
+        ("--game-addr", addresses.game_addr().into()),
         ("--matchmaking-addr", addresses.matchmaking.clone().into()),
         ("--rating-addr", addresses.rating.clone().into()),
         ("--token-key-file", keys.token.clone().into()),
@@ -441,7 +508,7 @@ fn children(
         args,
         listeners,
     };
-    Ok(vec![
+    let mut children = vec![
         child(
             "engine",
             binary("chess-engine")?,
@@ -454,7 +521,12 @@ fn children(
             rating,
             vec![listeners.rating],
         ),
-        child("game", binary("chess-game")?, game, vec![listeners.game]),
+    ];
+    let game_binary = binary("chess-game")?;
+    for ((name, flags), listener) in games.into_iter().zip(listeners.game) {
+        children.push(child(name, game_binary.clone(), flags, vec![listener]));
+    }
+    children.extend([
         child(
             "matchmaking",
             binary("chess-matchmaking")?,
@@ -467,7 +539,8 @@ fn children(
             gateway,
             gateway_listeners,
         ),
-    ])
+    ]);
+    Ok(children)
 }
 
 /// Waits until every service of `addresses` is SERVING; the first failure
@@ -477,13 +550,13 @@ async fn wait_until_serving(
     addresses: &Addresses,
     exits: &mut mpsc::UnboundedReceiver<Exit>,
 ) -> Result<(), StartError> {
-    let health = [
+    let mut health = vec![
         ("engine", addresses.engine.clone()),
         ("rating", addresses.rating.clone()),
-        ("game", addresses.game.clone()),
         ("matchmaking", addresses.matchmaking.clone()),
         ("gateway", addresses.gateway.clone()),
     ];
+    health.extend(addresses.game_replicas.iter().map(|a| ("game", a.clone())));
     let mut probes = JoinSet::new();
     for (name, addr) in health {
         probes.spawn(async move { (name, wait_serving(&addr).await) });
@@ -529,6 +602,18 @@ impl Stack {
             internal: secret_file(&data_dir, INTERNAL_KEY_FILE).map_err(data_error)?,
         };
 
+        if options.game_replicas > 1
+            && !options
+                .game_database_url
+                .as_deref()
+                .is_some_and(|u| u.starts_with("postgres://") || u.starts_with("postgresql://"))
+        {
+            return Err(StartError::Options(
+                "several game replicas share their games through PostgreSQL: pass \
+                 --database-url postgres://… with --game-replicas"
+                    .to_owned(),
+            ));
+        }
         let listeners = Listeners::bind(&options)?;
         let addresses = listeners.addresses(options.public_url.as_deref());
         let children = children(&options, &data_dir, keys, &addresses, listeners)?;

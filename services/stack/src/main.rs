@@ -34,9 +34,19 @@ struct Config {
     /// Address of the internal matchmaking service; port 0 picks a free one.
     #[arg(long, default_value = addr::MATCHMAKING)]
     matchmaking_listen: String,
-    /// Address of the internal game service; port 0 picks a free one.
+    /// Address of the internal game service; port 0 picks a free one. With
+    /// several replicas, the first's: the others take the ports after it.
     #[arg(long, default_value = addr::GAME)]
     game_listen: String,
+    /// Replicas of the game service, sharing the games by shard; more than
+    /// one needs --database-url to be a PostgreSQL database.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    game_replicas: u16,
+    /// The game service's database (default: game.sqlite in the data
+    /// directory), e.g. `postgres://user:password@127.0.0.1:5432/chess`.
+    /// The other services keep their SQLite files.
+    #[arg(long, visible_alias = "database-url")]
+    game_database_url: Option<String>,
     /// Address of the internal rating service; port 0 picks a free one.
     #[arg(long, default_value = addr::RATING)]
     rating_listen: String,
@@ -168,6 +178,8 @@ async fn main() -> ExitCode {
             rating: config.rating_listen.clone(),
             engine: config.engine_listen.clone(),
         },
+        game_replicas: config.game_replicas,
+        game_database_url: config.game_database_url.clone(),
         stockfish_path: config.stockfish_path.clone(),
         engine_pool_size: config.engine_pool_size,
         rating_system: Some(config.rating_system.clone()),
@@ -231,6 +243,15 @@ async fn main() -> ExitCode {
         "  internal          matchmaking {}, game {}, rating {}, engine {}",
         a.matchmaking, a.game, a.rating, a.engine
     );
+    if a.game_replicas.len() > 1 {
+        let replicas: Vec<String> = a
+            .game_replicas
+            .iter()
+            .enumerate()
+            .map(|(i, addr)| format!("game-{i} {addr}"))
+            .collect();
+        println!("  game replicas     {}", replicas.join(", "));
+    }
     if !config.nostr_relay.is_empty() {
         match nostr_key(&a.gateway).await {
             Ok(key) => println!(

@@ -126,6 +126,8 @@ async fn main() -> ExitCode {
         uqchess_listen: format!("0.0.0.0:{port}"),
         // Behind one port by contract: the internal ones are nobody's business.
         internal: InternalListen::free(),
+        game_replicas: 1,
+        game_database_url: None,
         stockfish_path: None,
         engine_pool_size: None,
         rating_system: None,
