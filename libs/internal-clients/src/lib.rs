@@ -11,10 +11,14 @@
 //! reading ratings, recording a result ([`chess_domain::ResultReport`]), asking the engine — are typed
 //! methods taking domain values, so the request is built here once. Calls a
 //! caller passes through as they are (the gateway's public API over the
-//! internal one) go through the generated client each of these hands out:
-//! for the game service per game ([`GameClient::for_game`]) or across games
-//! ([`GameClient::across_games`]), which is where calls will be routed when
-//! games live on several replicas.
+//! internal one) go through the generated client each of these hands out.
+//!
+//! The game service may run as several replicas, each serving the games of
+//! some shards ([`game`] says how calls find them). Its generated client
+//! ([`GameRpc`]) sends each call to the replica serving its game
+//! ([`GameClient::for_game`], [`GameClient::acting`]) or to any replica
+//! ([`GameClient::for_player`], [`GameClient::across_games`]), following
+//! the replicas' refusals, so callers never see where a game lives.
 //!
 //! Every call carries a caller assertion ([`chess_runtime::identity`]):
 //! each client is made with the [`chess_runtime::Signer`] of its caller, and
@@ -23,8 +27,9 @@
 //! ([`GameClient::acting`], [`MatchmakingClient::acting`]); the typed
 //! methods bind what they know.
 //!
-//! Every client is cheap to clone: clones share one lazily connected channel
-//! ([`chess_runtime::channel`]). The services' default addresses are
+//! Every client is cheap to clone: clones share lazily connected channels
+//! ([`chess_runtime::channel`]): one per service, and for the game service
+//! one per replica, with its shard map. The services' default addresses are
 //! [`chess_runtime::addr`].
 
 pub mod engine;
@@ -35,7 +40,7 @@ pub mod rating;
 use std::time::Duration;
 
 pub use engine::{EngineClient, EngineError, FULL_STRENGTH_SEARCH};
-pub use game::{GameClient, NewGame};
+pub use game::{GameClient, GameRpc, NewGame};
 pub use matchmaking::MatchmakingClient;
 pub use rating::RatingClient;
 

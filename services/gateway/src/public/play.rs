@@ -8,12 +8,12 @@
 
 use std::{pin::Pin, sync::Arc, time::Duration};
 
+use chess_internal_clients::GameRpc;
 use chess_proto::{
-    game::v1::{self as game, game_service_client::GameServiceClient},
+    game::v1 as game,
     gateway::v1::{self as pb, play_service_server::PlayService, stream_events_response::Event},
     matchmaking::v1 as mm,
 };
-use chess_runtime::identity::Signed;
 use tokio::sync::mpsc;
 use tokio_stream::{Stream, wrappers::ReceiverStream};
 use tonic::{Code, Request, Response, Status, Streaming};
@@ -40,12 +40,12 @@ impl Play {
     }
 
     /// The game service holding `game_id`, for reading it.
-    fn game(&self, game_id: &str) -> GameServiceClient<Signed> {
+    fn game(&self, game_id: &str) -> GameRpc {
         self.shared.backends.game.for_game(game_id)
     }
 
     /// The game service holding `game_id`, acting for `player_id` in it.
-    fn acting(&self, player_id: &str, game_id: &str) -> GameServiceClient<Signed> {
+    fn acting(&self, player_id: &str, game_id: &str) -> GameRpc {
         self.shared.backends.game.acting(player_id, game_id)
     }
 }

@@ -1,14 +1,53 @@
-//! The game service: creating games, and the calls about one game or many.
+//! The game service: creating games, and the calls about one game or many,
+//! wherever the games are served.
+//!
+//! The service may run as several replicas, each serving the games of some
+//! of the shards games are spread over (`chess_domain::shard_of`). Callers
+//! never see that: every call made through a [`GameClient`] goes to the
+//! replica serving its game. What lives where:
+//!
+//! - `mod.rs` (here): [`GameClient`], the generated clients it hands out
+//!   ([`GameRpc`]), the typed calls, and [`NewGame`].
+//! - `map`: the shard map (`GetShardMap`), checked once so that finding a
+//!   shard's owner is an index.
+//! - `router`: the map kept fresh, one channel per replica, and
+//!   [`Routed`], the channel under the generated client that sends each
+//!   call to its game's replica and follows refusals (FAILED_PRECONDITION
+//!   naming the owner, UNAVAILABLE while a shard moves:
+//!   [`chess_runtime::routing`]). A call that cannot be routed, or whose
+//!   replica cannot be reached, fails UNAVAILABLE and is not sent again:
+//!   it may have been done.
+//!
+//! With one replica (the default, on SQLite) the map says it serves every
+//! shard and every call goes where it went before; the cost per call is a
+//! read lock and a copy of the request's few bytes, which a refusal needs
+//! to send it again.
+//!
+//! Each redirect and each read of the map is logged at `debug`
+//! (`--log-filter info,chess_internal_clients=debug`); a changed map at
+//! `info`.
+
+mod map;
+mod router;
+
+use std::sync::Arc;
 
 use chess_domain::{RuleSet, TimeControl};
 use chess_proto::{
     common::v1 as common,
     game::v1::{self as pb, game_service_client::GameServiceClient},
 };
-use chess_runtime::{Channel, Signer, identity::Signed};
-use tonic::Status;
+use chess_runtime::{Channel, Signer, identity::Mint};
+use tonic::{Status, service::interceptor::InterceptedService};
+
+pub use router::Routed;
+use router::{Endpoint, Router, Target};
 
 use crate::{CALL_TIMEOUT, timed, within};
+
+/// The generated client of the game service, each call routed to the
+/// replica serving its game and signed.
+pub type GameRpc = GameServiceClient<InterceptedService<Routed, Mint>>;
 
 /// A game to create.
 #[derive(Clone, Debug)]
@@ -66,53 +105,69 @@ impl NewGame {
     }
 }
 
-/// The game service.
+/// The game service, on however many replicas.
 #[derive(Clone, Debug)]
 pub struct GameClient {
-    channel: Channel,
+    router: Arc<Router>,
     signer: Signer,
 }
 
 impl GameClient {
-    /// Calls over `channel`, each signed by `signer`.
+    /// Calls over `channel` (to any replica of the service), each signed
+    /// by `signer`.
     pub fn new(channel: Channel, signer: Signer) -> Self {
-        Self { channel, signer }
+        let router = Router::new(vec![Endpoint::new("", channel)], signer.clone());
+        Self { router, signer }
     }
 
-    /// A client of the game service at `addr`, connected on first use.
-    pub fn connect(addr: &str, signer: Signer) -> Result<Self, chess_runtime::client::Error> {
-        Ok(Self::new(chess_runtime::channel(addr)?, signer))
+    /// A client of the game service at `addrs`: one address, or several
+    /// separated by commas, of replicas that tell where the others are.
+    /// Connected on first use.
+    pub fn connect(addrs: &str, signer: Signer) -> Result<Self, chess_runtime::client::Error> {
+        let mut bootstrap = Vec::new();
+        for addr in addrs.split(',').map(str::trim).filter(|a| !a.is_empty()) {
+            bootstrap.push(Endpoint::new(addr, chess_runtime::channel(addr)?));
+        }
+        if bootstrap.is_empty() {
+            return Err(chess_runtime::client::Error::Address(addrs.to_owned()));
+        }
+        let router = Router::new(bootstrap, signer.clone());
+        Ok(Self { router, signer })
     }
 
-    fn client(&self, player: Option<&str>, game: Option<&str>) -> GameServiceClient<Signed> {
-        // One service holds every game today; calls about one game will be
-        // routed here when games live on several replicas.
-        GameServiceClient::new(self.signer.channel(self.channel.clone(), player, game))
+    fn client(&self, target: Target, player: Option<&str>, game: Option<&str>) -> GameRpc {
+        let routed = Routed::new(Arc::clone(&self.router), target);
+        GameServiceClient::new(InterceptedService::new(
+            routed,
+            self.signer.bound(player, game),
+        ))
     }
 
-    /// The service that holds game `game_id`, for calls that read it: each
-    /// call's assertion names the game and no player.
-    pub fn for_game(&self, game_id: &str) -> GameServiceClient<Signed> {
-        self.client(None, Some(game_id))
+    /// The replica that serves game `game_id`, for calls that read it:
+    /// each call's assertion names the game and no player.
+    pub fn for_game(&self, game_id: &str) -> GameRpc {
+        let shard = chess_domain::shard_of(game_id);
+        self.client(Target::Shard(shard), None, Some(game_id))
     }
 
-    /// The service that holds game `game_id`, for calls that act for
+    /// The replica that serves game `game_id`, for calls that act for
     /// `player_id` in it (moves, resigning, draws, hints): each call's
     /// assertion names both, and the service refuses any other pair.
-    pub fn acting(&self, player_id: &str, game_id: &str) -> GameServiceClient<Signed> {
-        self.client(Some(player_id), Some(game_id))
+    pub fn acting(&self, player_id: &str, game_id: &str) -> GameRpc {
+        let shard = chess_domain::shard_of(game_id);
+        self.client(Target::Shard(shard), Some(player_id), Some(game_id))
     }
 
-    /// The service for calls across games that act for `player_id`: their
-    /// list of games and their event stream.
-    pub fn for_player(&self, player_id: &str) -> GameServiceClient<Signed> {
-        self.client(Some(player_id), None)
+    /// Any replica, for calls across games that act for `player_id`:
+    /// their list of games and their event stream.
+    pub fn for_player(&self, player_id: &str) -> GameRpc {
+        self.client(Target::Any, Some(player_id), None)
     }
 
-    /// The service for calls across games for nobody in particular: the
-    /// daily-games feed.
-    pub fn across_games(&self) -> GameServiceClient<Signed> {
-        self.client(None, None)
+    /// Any replica, for calls across games for nobody in particular:
+    /// creating a game, the daily-games feed.
+    pub fn across_games(&self) -> GameRpc {
+        self.client(Target::Any, None, None)
     }
 
     /// Creates `game` and returns it as the game service sees it.

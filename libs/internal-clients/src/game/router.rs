@@ -1,0 +1,762 @@
+//! Routing each call to the replica that serves its game.
+//!
+//! A [`Router`] holds the shard map and one channel per replica. The map is
+//! read (`GetShardMap`) by one task per router, started on the router's
+//! first call: at once, then every [`REFRESH_EVERY`], and whenever a call
+//! asks for it (a refusal, an unreachable replica), never two reads at a
+//! time. Until a map has been read, and if none can be, calls go to the
+//! addresses the caller was given, whose refusals still say where to go.
+//!
+//! [`Routed`] is the tower service under the generated client: per call
+//! it buffers the request (one small message), sends it to the owner of
+//! the call's shard or to any replica, and reads the response's headers.
+//! A refusal comes before anything was done, in the headers of a
+//! trailers-only response, so the call can be sent again: to the owner
+//! the refusal names, or after a pause while the shard moves. A replica
+//! that cannot be reached may have done the call already, so that call
+//! fails UNAVAILABLE and the caller decides whether to repeat it.
+
+use std::{
+    pin::Pin,
+    sync::{
+        Arc, Mutex, OnceLock, Weak,
+        atomic::{AtomicUsize, Ordering},
+    },
+    task::{Context, Poll},
+    time::Duration,
+};
+
+use bytes::Bytes;
+use chess_proto::game::v1::{self as pb, game_service_client::GameServiceClient};
+use chess_runtime::{
+    Channel, Signer,
+    routing::{self, Redirect},
+};
+use http_body_util::BodyExt as _;
+use tokio::{
+    sync::{Notify, watch},
+    time::Instant,
+};
+use tonic::{Code, Status, metadata::MetadataMap, service::interceptor::InterceptedService};
+use tower::ServiceExt as _;
+
+use super::map::ShardMap;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// How often the map is read again while nothing asks for it, so that
+/// replicas added are seen.
+pub(crate) const REFRESH_EVERY: Duration = Duration::from_secs(5);
+/// How soon the map is read again after a read failed.
+const RETRY_EVERY: Duration = Duration::from_secs(1);
+/// The least time between two reads of the map, however many calls ask.
+const MIN_GAP: Duration = Duration::from_millis(100);
+/// How long a replica has to send the map.
+const READ_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a call may spend being redirected and waiting for its shard
+/// to find an owner (a failover takes up to about 4 s).
+const ROUTE_WITHIN: Duration = Duration::from_secs(6);
+/// How many times a call follows a refusal naming another owner.
+const MAX_HOPS: u32 = 5;
+/// Pauses while a shard moves: this, doubling up to [`MAX_PAUSE`].
+pub(crate) const FIRST_PAUSE: Duration = Duration::from_millis(50);
+pub(crate) const MAX_PAUSE: Duration = Duration::from_millis(500);
+/// How long a call whose refusal knew no owner waits for a fresher map.
+const OWNER_WAIT: Duration = Duration::from_secs(1);
+
+/// Where a call goes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Target {
+    /// The replica serving this shard.
+    Shard(u16),
+    /// Any replica, in turn.
+    Any,
+}
+
+/// The connection to a replica, or to an address the caller gave.
+#[derive(Clone, Debug)]
+pub(crate) struct Endpoint {
+    /// As given or advertised; empty when not known.
+    pub(crate) address: Arc<str>,
+    pub(crate) channel: Channel,
+}
+
+impl Endpoint {
+    pub(crate) fn new(address: &str, channel: Channel) -> Self {
+        Self {
+            address: address.into(),
+            channel,
+        }
+    }
+
+    fn is_at(&self, address: &str) -> bool {
+        !address.is_empty() && bare(&self.address) == bare(address)
+    }
+}
+
+/// `address` without its optional scheme.
+fn bare(address: &str) -> &str {
+    address.strip_prefix("http://").unwrap_or(address)
+}
+
+/// What the router knows at one moment.
+#[derive(Debug)]
+pub(crate) struct View {
+    /// Reads of the map tried so far, whether they succeeded or not.
+    pub(crate) attempts: u64,
+    /// The last map read; `None` until one is.
+    pub(crate) map: Option<ShardMap>,
+    /// One per replica of `map`, in its order; the addresses given while
+    /// there is no map.
+    endpoints: Vec<Endpoint>,
+    /// Indexes of `endpoints` that calls for any replica go to.
+    any: Vec<usize>,
+}
+
+impl View {
+    fn new(attempts: u64, map: Option<ShardMap>, endpoints: Vec<Endpoint>) -> Self {
+        let any = match &map {
+            Some(map) if !map.serving().is_empty() => map.serving().to_vec(),
+            _ => (0..endpoints.len()).collect(),
+        };
+        Self {
+            attempts,
+            map,
+            endpoints,
+            any,
+        }
+    }
+
+    /// The endpoint of replica `id`.
+    fn endpoint_of(&self, id: &str) -> Option<&Endpoint> {
+        let i = self.map.as_ref()?.position(id)?;
+        self.endpoints.get(i)
+    }
+}
+
+/// The shard map, the channels to the replicas, and the task that keeps
+/// the map fresh.
+#[derive(Debug)]
+pub(crate) struct Router {
+    /// The addresses given, never empty.
+    bootstrap: Vec<Endpoint>,
+    signer: Signer,
+    view: watch::Sender<Arc<View>>,
+    /// Asks the reading task for a fresh map.
+    wake: Arc<Notify>,
+    started: OnceLock<()>,
+    turn: AtomicUsize,
+    /// Replicas learned from refusals before the map listed them, newest
+    /// last, so that calls redirected there share a connection.
+    learned: Mutex<Vec<Endpoint>>,
+}
+
+/// How many replicas learned from refusals are kept.
+const LEARNED: usize = 16;
+
+impl Router {
+    /// A router over `bootstrap` (at least one), reading the map with
+    /// calls signed by `signer`.
+    pub(crate) fn new(bootstrap: Vec<Endpoint>, signer: Signer) -> Arc<Self> {
+        assert!(!bootstrap.is_empty(), "a router needs an address");
+        let view = View::new(0, None, bootstrap.clone());
+        Arc::new(Self {
+            bootstrap,
+            signer,
+            view: watch::Sender::new(Arc::new(view)),
+            wake: Arc::new(Notify::new()),
+            started: OnceLock::new(),
+            turn: AtomicUsize::new(0),
+            learned: Mutex::default(),
+        })
+    }
+
+    /// Starts the task reading the map, once, if there is a runtime.
+    fn start(self: &Arc<Self>) {
+        if self.started.get().is_some() {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            self.started.get_or_init(|| {
+                runtime.spawn(keep_fresh(Arc::downgrade(self), Arc::clone(&self.wake)));
+            });
+        }
+    }
+
+    /// What the router knows now.
+    pub(crate) fn view(&self) -> Arc<View> {
+        Arc::clone(&self.view.borrow())
+    }
+
+    /// Changes of what the router knows.
+    pub(crate) fn views(self: &Arc<Self>) -> watch::Receiver<Arc<View>> {
+        self.start();
+        self.view.subscribe()
+    }
+
+    /// Asks for the map to be read again soon, without waiting for it.
+    pub(crate) fn refresh(self: &Arc<Self>) {
+        self.start();
+        self.wake.notify_one();
+    }
+
+    /// Asks for the map to be read again and waits (at most `within`) for
+    /// the read to be done; what the router knows then.
+    pub(crate) async fn refreshed(self: &Arc<Self>, within: Duration) -> Arc<View> {
+        let mut views = self.views();
+        self.wake.notify_one();
+        // Timing out leaves the view as it is, which the caller handles.
+        let _ = tokio::time::timeout(within, views.changed()).await;
+        self.view()
+    }
+
+    /// The replica for `target`: the owner of its shard, or any in turn
+    /// (also for a shard that has no owner in the map: the replica asked
+    /// knows better).
+    fn pick(&self, target: Target) -> Endpoint {
+        let view = self.view.borrow();
+        if let Target::Shard(shard) = target
+            && let Some(map) = &view.map
+            && let Some(i) = map.owner(shard)
+            && let Some(endpoint) = view.endpoints.get(i)
+        {
+            return endpoint.clone();
+        }
+        let n = self.turn.fetch_add(1, Ordering::Relaxed);
+        let i = view.any[n % view.any.len()];
+        view.endpoints[i].clone()
+    }
+
+    /// The connection to the replica at `address`: a known one, or a new
+    /// one (kept among those learned).
+    fn endpoint_at(&self, address: &str, view: &View) -> Option<Endpoint> {
+        if let Some(known) = view
+            .endpoints
+            .iter()
+            .chain(&self.bootstrap)
+            .find(|e| e.is_at(address))
+        {
+            return Some(known.clone());
+        }
+        let mut learned = self.learned.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(known) = learned.iter().find(|e| e.is_at(address)) {
+            return Some(known.clone());
+        }
+        match chess_runtime::channel(address) {
+            Ok(channel) => {
+                let endpoint = Endpoint::new(address, channel);
+                if learned.len() == LEARNED {
+                    learned.remove(0);
+                }
+                learned.push(endpoint.clone());
+                Some(endpoint)
+            }
+            Err(e) => {
+                tracing::warn!(address, error = %e, "a game replica has an unusable address");
+                None
+            }
+        }
+    }
+
+    /// Reads the map from the first replica that answers, asking the
+    /// addresses given first; publishes it (or that no read succeeded).
+    async fn read(&self) -> bool {
+        let current = self.view();
+        let mut asked: Vec<&Endpoint> = Vec::new();
+        for endpoint in self.bootstrap.iter().chain(&current.endpoints) {
+            if !asked
+                .iter()
+                .any(|a| a.is_at(&endpoint.address) || Arc::ptr_eq(&a.address, &endpoint.address))
+            {
+                asked.push(endpoint);
+            }
+        }
+        for endpoint in asked {
+            match self.read_from(endpoint).await {
+                Ok(map) => {
+                    self.publish(map, endpoint, &current);
+                    return true;
+                }
+                Err(e) => tracing::debug!(
+                    address = %endpoint.address,
+                    error = %e,
+                    "cannot read the game shard map there"
+                ),
+            }
+        }
+        self.view.send_replace(Arc::new(View::new(
+            current.attempts + 1,
+            current.map.clone(),
+            current.endpoints.clone(),
+        )));
+        false
+    }
+
+    async fn read_from(&self, endpoint: &Endpoint) -> Result<ShardMap, String> {
+        // Without the trace layer: a read every few seconds is no part of
+        // any request's trace.
+        let channel = endpoint.channel.clone().into_inner();
+        let mut client = GameServiceClient::new(InterceptedService::new(
+            channel,
+            self.signer.bound(None, None),
+        ));
+        let request = crate::timed(pb::GetShardMapRequest {}, READ_TIMEOUT);
+        match tokio::time::timeout(READ_TIMEOUT, client.get_shard_map(request)).await {
+            Err(_) => Err(format!("no answer in {} s", READ_TIMEOUT.as_secs())),
+            // A game service from before shards: it serves every game.
+            Ok(Err(status)) if status.code() == Code::Unimplemented => Ok(ShardMap::single()),
+            Ok(Err(status)) => Err(format!("{:?}: {}", status.code(), status.message())),
+            Ok(Ok(response)) => ShardMap::parse(response.into_inner()).map_err(|e| e.to_string()),
+        }
+    }
+
+    /// Makes `map`, read through `via`, the current one.
+    fn publish(&self, map: ShardMap, via: &Endpoint, current: &View) {
+        let endpoints: Vec<Endpoint> = map
+            .replicas()
+            .iter()
+            .enumerate()
+            .map(|(i, replica)| {
+                let known = if replica.address.is_empty() {
+                    // Reached at an address the caller gave: the one that
+                    // answered for it, or as before.
+                    if map.answered_by() == Some(i) {
+                        Some(via.clone())
+                    } else {
+                        current.endpoint_of(&replica.id).cloned()
+                    }
+                } else {
+                    self.endpoint_at(&replica.address, current)
+                };
+                known.unwrap_or_else(|| self.bootstrap[0].clone())
+            })
+            .collect();
+        let changed = current.map.as_ref() != Some(&map);
+        if changed {
+            let replicas: Vec<String> = map
+                .replicas()
+                .iter()
+                .zip(&endpoints)
+                .map(|(r, e)| format!("{}@{}", r.id, e.address))
+                .collect();
+            tracing::info!(
+                replicas = %replicas.join(", "),
+                served = map.served(),
+                shards = chess_domain::SHARDS,
+                "game shard map changed"
+            );
+        } else {
+            tracing::debug!(served = map.served(), "game shard map read again");
+        }
+        self.view.send_replace(Arc::new(View::new(
+            current.attempts + 1,
+            Some(map),
+            endpoints,
+        )));
+    }
+
+    /// Sends `request` for `target`, following refusals; see the module
+    /// documentation.
+    async fn send(
+        self: Arc<Self>,
+        target: Target,
+        request: http::Request<tonic::body::Body>,
+    ) -> Result<http::Response<tonic::body::Body>, BoxError> {
+        self.start();
+        let (mut parts, body) = request.into_parts();
+        let body: Bytes = body.collect().await?.to_bytes();
+        let deadline = grpc_timeout(&parts.headers).map(|t| Instant::now() + t);
+        let mut route = Route::new(target, Instant::now(), deadline);
+        let mut endpoint = self.pick(target);
+        loop {
+            let request = http::Request::from_parts(
+                parts.clone(),
+                tonic::body::Body::new(http_body_util::Full::new(body.clone())),
+            );
+            let response = match endpoint.channel.clone().oneshot(request).await {
+                Ok(response) => response,
+                Err(e) => {
+                    tracing::debug!(
+                        address = %endpoint.address,
+                        ?target,
+                        error = %e,
+                        "a game replica is unreachable; reading the shard map again"
+                    );
+                    self.refresh();
+                    return Err(
+                        Status::unavailable("the game service is unreachable; try again").into(),
+                    );
+                }
+            };
+            let Some(redirect) = refusal(response.headers()) else {
+                return Ok(response);
+            };
+            tracing::debug!(
+                address = %endpoint.address,
+                ?target,
+                ?redirect,
+                "a game replica refused a call for a game it does not serve"
+            );
+            let others = self.view().any.len();
+            endpoint = match route.after(redirect, Instant::now(), others) {
+                Next::Owner(owner) => {
+                    self.refresh();
+                    let view = self.view();
+                    self.endpoint_at(&owner, &view)
+                        .unwrap_or_else(|| self.pick(target))
+                }
+                Next::Reread(within) => {
+                    self.refreshed(within).await;
+                    self.pick(target)
+                }
+                Next::Wait(pause) => {
+                    self.refresh();
+                    tokio::time::sleep(pause).await;
+                    self.pick(target)
+                }
+                Next::Another => self.pick(target),
+                Next::GiveUp(status) => {
+                    tracing::debug!(?target, "gave up routing a game call");
+                    return Err(status.into());
+                }
+            };
+            if let Some(deadline) = deadline {
+                let left = deadline.saturating_duration_since(Instant::now());
+                set_grpc_timeout(&mut parts.headers, left);
+            }
+        }
+    }
+}
+
+/// Where a call is in being routed, and what it does after a refusal.
+#[derive(Debug)]
+pub(crate) struct Route {
+    target: Target,
+    /// Refusals naming an owner (or saying none is known) followed.
+    hops: u32,
+    /// The next pause while the shard moves.
+    pause: Duration,
+    /// Other replicas tried in turn, for a call to any.
+    others_tried: usize,
+    give_up: Instant,
+}
+
+/// What a refused call does next.
+#[derive(Debug)]
+pub(crate) enum Next {
+    /// Goes to the replica at this address.
+    Owner(String),
+    /// Goes by a fresh map, waiting this long at most for it.
+    Reread(Duration),
+    /// Goes by the map after this pause.
+    Wait(Duration),
+    /// Goes to another replica at once.
+    Another,
+    /// Fails with this status.
+    GiveUp(Status),
+}
+
+impl Route {
+    /// A call for `target` sent at `began`, with its own `deadline`.
+    pub(crate) fn new(target: Target, began: Instant, deadline: Option<Instant>) -> Self {
+        let within = began + ROUTE_WITHIN;
+        Self {
+            target,
+            hops: 0,
+            pause: FIRST_PAUSE,
+            others_tried: 0,
+            give_up: deadline.map_or(within, |d| d.min(within)),
+        }
+    }
+
+    /// What to do at `now` after a refusal saying `redirect`, with
+    /// `replicas` replicas to send calls for any replica to.
+    pub(crate) fn after(&mut self, redirect: Redirect, now: Instant, replicas: usize) -> Next {
+        let left = self.give_up.saturating_duration_since(now);
+        let next = match &redirect {
+            Redirect::Owner(Some(owner)) => {
+                self.hops += 1;
+                Next::Owner(owner.clone())
+            }
+            Redirect::Owner(None) => {
+                self.hops += 1;
+                Next::Reread(left.min(OWNER_WAIT))
+            }
+            // A call for any replica first tries the others.
+            Redirect::Moving
+                if matches!(self.target, Target::Any) && self.others_tried + 1 < replicas =>
+            {
+                self.others_tried += 1;
+                Next::Another
+            }
+            Redirect::Moving => {
+                let pause = self.pause.min(left);
+                self.pause = (self.pause * 2).min(MAX_PAUSE);
+                self.others_tried = 0;
+                Next::Wait(pause)
+            }
+        };
+        if self.hops > MAX_HOPS || left.is_zero() {
+            return Next::GiveUp(gave_up(&redirect));
+        }
+        next
+    }
+}
+
+/// Reads the map at once, then whenever asked and every
+/// [`REFRESH_EVERY`], until the router is gone.
+async fn keep_fresh(router: Weak<Router>, wake: Arc<Notify>) {
+    loop {
+        let Some(router) = router.upgrade() else {
+            return;
+        };
+        let read = router.read().await;
+        drop(router);
+        tokio::time::sleep(MIN_GAP).await;
+        let wait = if read { REFRESH_EVERY } else { RETRY_EVERY };
+        tokio::select! {
+            () = wake.notified() => {}
+            () = tokio::time::sleep(wait) => {}
+        }
+    }
+}
+
+/// What the routing refusal in a response's headers (a trailers-only
+/// response) says, if it is one.
+pub(crate) fn refusal(headers: &http::HeaderMap) -> Option<Redirect> {
+    let code = Code::from_bytes(headers.get("grpc-status")?.as_bytes());
+    if !matches!(code, Code::FailedPrecondition | Code::Unavailable) {
+        return None;
+    }
+    routing::redirect(code, &MetadataMap::from_headers(headers.clone()))
+}
+
+/// The failure a call gets when it could not be routed: UNAVAILABLE (a
+/// refusal naming an owner is no answer about the game, and callers take
+/// FAILED_PRECONDITION for one), saying nothing of the replicas.
+pub(crate) fn gave_up(redirect: &Redirect) -> Status {
+    Status::unavailable(match redirect {
+        Redirect::Moving => "the game's shard is moving between replicas; try again shortly",
+        Redirect::Owner(_) => "the game's replica could not be found; try again shortly",
+    })
+}
+
+/// The deadline a request carries (`grpc-timeout`), if any.
+pub(crate) fn grpc_timeout(headers: &http::HeaderMap) -> Option<Duration> {
+    let value = headers.get("grpc-timeout")?.to_str().ok()?;
+    let (digits, unit) = value.split_at(value.len().checked_sub(1)?);
+    if digits.is_empty() || digits.len() > 8 {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
+    Some(match unit {
+        "H" => Duration::from_secs(n * 3600),
+        "M" => Duration::from_secs(n * 60),
+        "S" => Duration::from_secs(n),
+        "m" => Duration::from_millis(n),
+        "u" => Duration::from_micros(n),
+        "n" => Duration::from_nanos(n),
+        _ => return None,
+    })
+}
+
+/// Sets the deadline a resent request carries to what is left of it.
+fn set_grpc_timeout(headers: &mut http::HeaderMap, left: Duration) {
+    // At most 8 digits; milliseconds cover a day.
+    let millis = left.as_millis().clamp(1, 99_999_999);
+    if let Ok(value) = http::HeaderValue::from_str(&format!("{millis}m")) {
+        headers.insert("grpc-timeout", value);
+    }
+}
+
+/// The channel under a generated client of the game service: each call
+/// goes to the replica serving its game (or to any, for calls across
+/// games), following refusals. Made by [`super::GameClient`].
+#[derive(Clone, Debug)]
+pub struct Routed {
+    router: Arc<Router>,
+    target: Target,
+}
+
+impl Routed {
+    pub(crate) fn new(router: Arc<Router>, target: Target) -> Self {
+        Self { router, target }
+    }
+}
+
+impl tower::Service<http::Request<tonic::body::Body>> for Routed {
+    type Response = http::Response<tonic::body::Body>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        // Each replica's channel decides its own readiness.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<tonic::body::Body>) -> Self::Future {
+        Box::pin(Arc::clone(&self.router).send(self.target, request))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers_of(status: Status) -> http::HeaderMap {
+        status.into_http::<tonic::body::Body>().headers().clone()
+    }
+
+    #[test]
+    fn refusals_are_read_from_the_headers_of_a_response() {
+        let refused = routing::not_owner("g1", 7, Some("10.0.0.2:50053"));
+        assert_eq!(
+            refusal(&headers_of(refused)),
+            Some(Redirect::Owner(Some("10.0.0.2:50053".to_owned())))
+        );
+        let refused = routing::not_owner("g1", 7, None);
+        assert_eq!(refusal(&headers_of(refused)), Some(Redirect::Owner(None)));
+        let refused = routing::shard_moving(7);
+        assert_eq!(refusal(&headers_of(refused)), Some(Redirect::Moving));
+    }
+
+    #[test]
+    fn answers_are_no_refusals() {
+        // A message follows: no status in the headers.
+        let answer = http::Response::builder()
+            .header("content-type", "application/grpc")
+            .body(())
+            .unwrap();
+        assert!(refusal(answer.headers()).is_none());
+        // Answers about the game, with the same codes.
+        let turn =
+            chess_runtime::Reason::NotYourTurn.status(Code::FailedPrecondition, "not your turn");
+        assert!(refusal(&headers_of(turn)).is_none());
+        assert!(refusal(&headers_of(Status::unavailable("engine down"))).is_none());
+        assert!(refusal(&headers_of(Status::not_found("no game g1"))).is_none());
+    }
+
+    #[test]
+    fn a_call_that_cannot_be_routed_is_unavailable() {
+        let failed = gave_up(&Redirect::Owner(Some("10.0.0.2:50053".to_owned())));
+        assert_eq!(failed.code(), Code::Unavailable);
+        assert!(failed.metadata().is_empty());
+        assert!(
+            !failed.message().contains("10.0.0.2"),
+            "{}",
+            failed.message()
+        );
+        let failed = gave_up(&Redirect::Moving);
+        assert_eq!(failed.code(), Code::Unavailable);
+        assert!(failed.metadata().is_empty());
+    }
+
+    fn owner(address: &str) -> Redirect {
+        Redirect::Owner(Some(address.to_owned()))
+    }
+
+    fn given_up(next: Next) -> Status {
+        match next {
+            Next::GiveUp(status) => status,
+            other => panic!("not given up: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_call_follows_a_handful_of_owners_then_gives_up() {
+        let now = Instant::now();
+        let mut route = Route::new(Target::Shard(7), now, None);
+        for hop in 0..MAX_HOPS {
+            match route.after(owner(&format!("10.0.0.{hop}:50053")), now, 3) {
+                Next::Owner(address) => assert_eq!(address, format!("10.0.0.{hop}:50053")),
+                other => panic!("{other:?}"),
+            }
+        }
+        let status = given_up(route.after(owner("10.0.0.9:50053"), now, 3));
+        assert_eq!(status.code(), Code::Unavailable);
+        // An owner nobody knows: a fresh map first.
+        let mut route = Route::new(Target::Shard(7), now, None);
+        assert!(matches!(
+            route.after(Redirect::Owner(None), now, 1),
+            Next::Reread(wait) if wait == OWNER_WAIT
+        ));
+    }
+
+    #[test]
+    fn a_call_waits_longer_each_time_its_shard_moves_until_it_gives_up() {
+        let began = Instant::now();
+        let mut route = Route::new(Target::Shard(7), began, None);
+        let mut now = began;
+        let mut pauses = Vec::new();
+        loop {
+            match route.after(Redirect::Moving, now, 3) {
+                Next::Wait(pause) => {
+                    pauses.push(pause.as_millis());
+                    now += pause;
+                }
+                Next::GiveUp(status) => {
+                    assert_eq!(status.code(), Code::Unavailable);
+                    break;
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(pauses[..5], [50, 100, 200, 400, 500]);
+        assert!(pauses[5..pauses.len() - 1].iter().all(|&p| p == 500));
+        assert_eq!(now, began + ROUTE_WITHIN);
+    }
+
+    #[test]
+    fn a_call_for_any_replica_tries_the_others_first() {
+        let now = Instant::now();
+        let mut route = Route::new(Target::Any, now, None);
+        let mut next = || route.after(Redirect::Moving, now, 3);
+        assert!(matches!(next(), Next::Another));
+        assert!(matches!(next(), Next::Another));
+        assert!(matches!(next(), Next::Wait(_)));
+        assert!(matches!(next(), Next::Another));
+    }
+
+    #[test]
+    fn a_call_gives_up_at_its_own_deadline() {
+        let now = Instant::now();
+        let deadline = now + Duration::from_millis(120);
+        let mut route = Route::new(Target::Shard(7), now, Some(deadline));
+        assert!(matches!(
+            route.after(Redirect::Moving, now + Duration::from_millis(100), 1),
+            Next::Wait(pause) if pause == Duration::from_millis(20)
+        ));
+        given_up(route.after(Redirect::Moving, deadline, 1));
+    }
+
+    #[test]
+    fn deadlines_are_read_and_shortened() {
+        let mut headers = http::HeaderMap::new();
+        assert_eq!(grpc_timeout(&headers), None);
+        let mut request = tonic::Request::new(());
+        request.set_timeout(Duration::from_secs(10));
+        // As tonic writes it.
+        let sent = request.metadata().clone().into_headers();
+        assert_eq!(grpc_timeout(&sent), Some(Duration::from_secs(10)));
+        for (value, expected) in [
+            ("1H", Some(Duration::from_secs(3600))),
+            ("2M", Some(Duration::from_secs(120))),
+            ("3S", Some(Duration::from_secs(3))),
+            ("250m", Some(Duration::from_millis(250))),
+            ("7u", Some(Duration::from_micros(7))),
+            ("9n", Some(Duration::from_nanos(9))),
+            ("123456789S", None),
+            ("S", None),
+            ("", None),
+            ("10x", None),
+        ] {
+            headers.insert("grpc-timeout", value.parse().unwrap());
+            assert_eq!(grpc_timeout(&headers), expected, "{value}");
+        }
+        set_grpc_timeout(&mut headers, Duration::from_millis(4321));
+        assert_eq!(headers["grpc-timeout"], "4321m");
+        assert_eq!(grpc_timeout(&headers), Some(Duration::from_millis(4321)));
+        set_grpc_timeout(&mut headers, Duration::ZERO);
+        assert_eq!(headers["grpc-timeout"], "1m");
+    }
+}
