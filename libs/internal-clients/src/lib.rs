@@ -3,7 +3,7 @@
 //!
 //! | caller       | calls                                                  |
 //! |--------------|--------------------------------------------------------|
-//! | gateway      | [`GameClient`], [`MatchmakingClient`], [`RatingClient`] |
+//! | gateway      | [`GameClient`] (play, reads, event streams), [`MatchmakingClient`], [`RatingClient`] |
 //! | matchmaking  | [`GameClient`] (create, resign), [`RatingClient`] (ratings, names) |
 //! | game         | [`EngineClient`] (moves, hints), [`RatingClient`] (results) |
 //!
@@ -18,7 +18,12 @@
 //! ([`GameRpc`]) sends each call to the replica serving its game
 //! ([`GameClient::for_game`], [`GameClient::acting`]) or to any replica
 //! ([`GameClient::for_player`], [`GameClient::across_games`]), following
-//! the replicas' refusals, so callers never see where a game lives.
+//! the replicas' refusals, so callers never see where a game lives. Its
+//! event streams are typed methods that follow games across replicas:
+//! one game ([`GameClient::watch_game`]), a player's games
+//! ([`GameClient::watch_player`]) and the daily games
+//! ([`GameClient::watch_daily_games`]), the last two merged from every
+//! replica.
 //!
 //! Every call carries a caller assertion ([`chess_runtime::identity`]):
 //! each client is made with the [`chess_runtime::Signer`] of its caller, and
@@ -40,7 +45,7 @@ pub mod rating;
 use std::time::Duration;
 
 pub use engine::{EngineClient, EngineError, FULL_STRENGTH_SEARCH};
-pub use game::{GameClient, GameRpc, NewGame};
+pub use game::{EventStream, GameClient, GameRpc, NewGame};
 pub use matchmaking::MatchmakingClient;
 pub use rating::RatingClient;
 

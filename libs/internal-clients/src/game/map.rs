@@ -119,6 +119,11 @@ impl ShardMap {
         self.owners.iter().filter(|o| o.is_some()).count()
     }
 
+    /// Whether every shard has an owner.
+    pub(crate) fn complete(&self) -> bool {
+        self.served() == self.owners.len()
+    }
+
     /// The index of the replica that sent the map.
     pub(crate) fn answered_by(&self) -> Option<usize> {
         self.answered_by
@@ -156,6 +161,7 @@ mod tests {
     #[test]
     fn one_replica_serves_every_shard() {
         let map = ShardMap::parse(response(vec![replica("game", "")], &["game"])).unwrap();
+        assert!(map.complete());
         assert_eq!(map.served(), usize::from(SHARDS));
         assert_eq!(map.owner(0), Some(0));
         assert_eq!(map.owner(SHARDS - 1), Some(0));
@@ -165,6 +171,7 @@ mod tests {
         // Not listed: answered by "b".
         assert_eq!(map.answered_by(), None);
         assert_eq!(ShardMap::single().owner(7), Some(0));
+        assert!(ShardMap::single().complete());
     }
 
     #[test]
@@ -184,6 +191,7 @@ mod tests {
         assert_eq!(map.owner(2), None);
         assert_eq!(map.owner(3), None);
         assert_eq!(map.owner(4), Some(0));
+        assert!(!map.complete());
         assert_eq!(map.served(), usize::from(SHARDS) / 2);
         // c serves nothing.
         assert_eq!(map.serving(), &[0, 1]);

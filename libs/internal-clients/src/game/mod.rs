@@ -1,10 +1,11 @@
-//! The game service: creating games, and the calls about one game or many,
-//! wherever the games are served.
+//! The game service: creating games, the calls about one game or many,
+//! and the event streams, wherever the games are served.
 //!
 //! The service may run as several replicas, each serving the games of some
 //! of the shards games are spread over (`chess_domain::shard_of`). Callers
 //! never see that: every call made through a [`GameClient`] goes to the
-//! replica serving its game. What lives where:
+//! replica serving its game, and the event streams follow games across
+//! replicas. What lives where:
 //!
 //! - `mod.rs` (here): [`GameClient`], the generated clients it hands out
 //!   ([`GameRpc`]), the typed calls, and [`NewGame`].
@@ -17,20 +18,27 @@
 //!   [`chess_runtime::routing`]). A call that cannot be routed, or whose
 //!   replica cannot be reached, fails UNAVAILABLE and is not sent again:
 //!   it may have been done.
+//! - `merge`: WatchPlayer and WatchDailyGames, which each replica answers
+//!   for its own games, opened on every replica and merged.
+//! - `watch`: WatchGame followed across a move of its game or the death of
+//!   its replica, and what keeps a stream opened again from repeating
+//!   itself.
 //!
 //! With one replica (the default, on SQLite) the map says it serves every
-//! shard and every call goes where it went before; the cost per call is a
-//! read lock and a copy of the request's few bytes, which a refusal needs
-//! to send it again.
+//! shard, every call goes where it went before, and each stream is the one
+//! stream there is; the cost per call is a read lock and a copy of the
+//! request's few bytes, which a refusal needs to send it again.
 //!
-//! Each redirect and each read of the map is logged at `debug`
-//! (`--log-filter info,chess_internal_clients=debug`); a changed map at
-//! `info`.
+//! Each redirect, each read of the map, and each stream opened again is
+//! logged at `debug` (`--log-filter info,chess_internal_clients=debug`);
+//! a changed map at `info`.
 
 mod map;
+mod merge;
 mod router;
+mod watch;
 
-use std::sync::Arc;
+use std::{pin::Pin, sync::Arc};
 
 use chess_domain::{RuleSet, TimeControl};
 use chess_proto::{
@@ -38,6 +46,7 @@ use chess_proto::{
     game::v1::{self as pb, game_service_client::GameServiceClient},
 };
 use chess_runtime::{Channel, Signer, identity::Mint};
+use futures::Stream;
 use tonic::{Status, service::interceptor::InterceptedService};
 
 pub use router::Routed;
@@ -48,6 +57,9 @@ use crate::{CALL_TIMEOUT, timed, within};
 /// The generated client of the game service, each call routed to the
 /// replica serving its game and signed.
 pub type GameRpc = GameServiceClient<InterceptedService<Routed, Mint>>;
+
+/// A stream of events, followed across the replicas of the game service.
+pub type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
 /// A game to create.
 #[derive(Clone, Debug)]
@@ -159,13 +171,14 @@ impl GameClient {
     }
 
     /// Any replica, for calls across games that act for `player_id`:
-    /// their list of games and their event stream.
+    /// their list of games. Their events: [`Self::watch_player`].
     pub fn for_player(&self, player_id: &str) -> GameRpc {
         self.client(Target::Any, Some(player_id), None)
     }
 
-    /// Any replica, for calls across games for nobody in particular:
-    /// creating a game, the daily-games feed.
+    /// Any replica, for calls across games for nobody in particular
+    /// (creating a game). The daily games' events:
+    /// [`Self::watch_daily_games`].
     pub fn across_games(&self) -> GameRpc {
         self.client(Target::Any, None, None)
     }
@@ -199,6 +212,50 @@ impl GameClient {
         )
         .await?;
         Ok(())
+    }
+
+    /// The events of game `game_id` (WatchGame; `from_ply` as
+    /// WatchGameRequest has it), followed across replicas: when its stream
+    /// ends before the game does, or breaks, it is opened again after the
+    /// last ply forwarded, for up to 10 s. Ends after the game's end.
+    pub async fn watch_game(
+        &self,
+        game_id: &str,
+        from_ply: Option<u32>,
+    ) -> Result<EventStream<pb::WatchGameResponse>, Status> {
+        watch::watch_game(self.clone(), game_id.to_owned(), from_ply).await
+    }
+
+    /// The events of every game of `player_id` (WatchPlayer; `resume` and
+    /// `cursors` as WatchPlayerRequest has them), from every replica
+    /// serving games, merged; a replica's stream that breaks is opened
+    /// again resuming after what was forwarded. Fails as the first replica
+    /// refuses; ends with UNAVAILABLE if it cannot be followed again
+    /// within 10 s.
+    pub async fn watch_player(
+        &self,
+        player_id: &str,
+        resume: bool,
+        cursors: Vec<common::GameCursor>,
+    ) -> Result<EventStream<pb::WatchPlayerResponse>, Status> {
+        let feed = merge::PlayerFeed {
+            signer: self.signer.clone(),
+            player_id: player_id.to_owned(),
+        };
+        merge::open(Arc::clone(&self.router), feed, resume.then_some(cursors)).await
+    }
+
+    /// The events of every daily game (WatchDailyGames), from every replica
+    /// serving games, merged; what is missed while a replica's stream is
+    /// opened again is not sent. Ends with UNAVAILABLE if it cannot be
+    /// followed again within 10 s.
+    pub async fn watch_daily_games(
+        &self,
+    ) -> Result<EventStream<pb::WatchDailyGamesResponse>, Status> {
+        let feed = merge::DailyFeed {
+            signer: self.signer.clone(),
+        };
+        merge::open(Arc::clone(&self.router), feed, None).await
     }
 }
 

@@ -132,6 +132,38 @@ impl View {
         let i = self.map.as_ref()?.position(id)?;
         self.endpoints.get(i)
     }
+
+    /// The replicas an event stream across games is opened on, each with
+    /// the key that names it: those serving at least one shard (by id), or
+    /// without a map the first address given.
+    pub(crate) fn serving(&self) -> Vec<(Arc<str>, Endpoint)> {
+        match &self.map {
+            Some(map) => map
+                .serving()
+                .iter()
+                .filter_map(|&i| {
+                    let endpoint = self.endpoints.get(i)?;
+                    Some((map.replicas()[i].id.as_str().into(), endpoint.clone()))
+                })
+                .collect(),
+            None => self
+                .endpoints
+                .first()
+                .map(|e| (Arc::clone(&e.address), e.clone()))
+                .into_iter()
+                .collect(),
+        }
+    }
+
+    /// Whether calls and streams can rely on this view: a map where every
+    /// shard has an owner, or no map after a read was tried (the addresses
+    /// given, as before there were shards).
+    pub(crate) fn settled(&self) -> bool {
+        match &self.map {
+            Some(map) => map.complete(),
+            None => self.attempts > 0,
+        }
+    }
 }
 
 /// The shard map, the channels to the replicas, and the task that keeps
@@ -208,6 +240,29 @@ impl Router {
         // Timing out leaves the view as it is, which the caller handles.
         let _ = tokio::time::timeout(within, views.changed()).await;
         self.view()
+    }
+
+    /// A settled view ([`View::settled`]), waiting for fresh maps until
+    /// `deadline`.
+    pub(crate) async fn settled(self: &Arc<Self>, deadline: Instant) -> Result<Arc<View>, Status> {
+        self.start();
+        loop {
+            let view = self.view();
+            if view.settled() {
+                return Ok(view);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Status::unavailable(
+                    "not every game is served by a replica of the game service yet; try again",
+                ));
+            }
+            tracing::debug!(
+                served = view.map.as_ref().map_or(0, ShardMap::served),
+                "waiting until every shard of games is served"
+            );
+            self.refreshed((deadline - now).min(READ_TIMEOUT)).await;
+        }
     }
 
     /// The replica for `target`: the owner of its shard, or any in turn
