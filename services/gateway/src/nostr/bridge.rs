@@ -22,6 +22,7 @@ use chess_proto::{
 use chess_runtime::Reason;
 use nostr_sdk::prelude::{Event, Keys, PublicKey};
 use tokio::{sync::mpsc, time::sleep};
+use tokio_stream::StreamExt as _;
 use tokio_util::sync::CancellationToken;
 
 use super::{
@@ -655,18 +656,8 @@ impl Bridge {
                     return;
                 }
             }
-            let request = game_pb::WatchGameRequest {
-                game_id: game_id.to_owned(),
-                from_ply: Some(told),
-            };
-            let mut stream = match self
-                .backends
-                .game
-                .for_game(game_id)
-                .watch_game(request)
-                .await
-            {
-                Ok(response) => response.into_inner(),
+            let mut stream = match self.backends.game.watch_game(game_id, Some(told)).await {
+                Ok(events) => events,
                 Err(status) => {
                     tracing::debug!(game_id, error = %status, "cannot follow a Nostr game; retrying");
                     if self.pause().await {
@@ -677,10 +668,10 @@ impl Bridge {
             };
             loop {
                 let message = tokio::select! {
-                    message = stream.message() => message,
+                    message = stream.next() => message,
                     () = self.shutdown.cancelled() => return,
                 };
-                let Ok(Some(message)) = message else { break };
+                let Some(Ok(message)) = message else { break };
                 let Some(event) = message.event else { continue };
                 match event.kind {
                     Some(common::game_event::Kind::MoveMade(made)) => {

@@ -17,6 +17,7 @@ use chess_proto::{
     rating::v1::{self as rating, get_player_request::Key},
 };
 use tokio::sync::Semaphore;
+use tokio_stream::StreamExt as _;
 
 use crate::{
     clients::Backends,
@@ -52,29 +53,27 @@ impl Notifier {
         let sends = Arc::new(Semaphore::new(CONCURRENT_SENDS));
         let mut backoff = Duration::from_millis(200);
         while !shutdown.is_cancelled() {
-            let mut client = self.backends.game.across_games();
             let opened = tokio::select! {
-                opened = client.watch_daily_games(game::WatchDailyGamesRequest {}) => opened,
+                opened = self.backends.game.watch_daily_games() => opened,
                 () = shutdown.cancelled() => return,
             };
             match opened {
-                Ok(stream) => {
+                Ok(mut stream) => {
                     tracing::info!("following daily games for email notices");
                     backoff = Duration::from_millis(200);
-                    let mut stream = stream.into_inner();
                     loop {
                         let next = tokio::select! {
-                            next = stream.message() => next,
+                            next = stream.next() => next,
                             () = shutdown.cancelled() => return,
                         };
                         match next {
-                            Ok(Some(response)) => {
+                            Some(Ok(response)) => {
                                 if let Some(event) = response.event {
                                     self.dispatch(event, &sends);
                                 }
                             }
-                            Ok(None) => break,
-                            Err(status) => {
+                            None => break,
+                            Some(Err(status)) => {
                                 tracing::warn!(error = %status.message(), "daily game stream broke; reconnecting");
                                 break;
                             }

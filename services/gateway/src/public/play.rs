@@ -8,14 +8,14 @@
 
 use std::{pin::Pin, sync::Arc, time::Duration};
 
-use chess_internal_clients::GameRpc;
+use chess_internal_clients::{EventStream as GameEvents, GameRpc};
 use chess_proto::{
     game::v1 as game,
     gateway::v1::{self as pb, play_service_server::PlayService, stream_events_response::Event},
     matchmaking::v1 as mm,
 };
 use tokio::sync::mpsc;
-use tokio_stream::{Stream, wrappers::ReceiverStream};
+use tokio_stream::{Stream, StreamExt as _, wrappers::ReceiverStream};
 use tonic::{Code, Request, Response, Status, Streaming};
 use tracing::instrument;
 
@@ -392,15 +392,9 @@ impl PlayService for Play {
             .shared
             .backends
             .game
-            .for_player(&session.player_id)
-            .watch_player(game::WatchPlayerRequest {
-                player_id: session.player_id.clone(),
-                resume: r.resume,
-                games: r.games,
-            })
+            .watch_player(&session.player_id, r.resume, r.games)
             .await
-            .map_err(relay)?
-            .into_inner();
+            .map_err(relay)?;
         let (tx, rx) = mpsc::channel(STREAM_BUFFER);
         tokio::spawn(merge(
             lobby,
@@ -424,27 +418,25 @@ impl PlayService for Play {
         let r = request.into_inner();
         require("game_id", &r.game_id)?;
         let mut upstream = self
-            .game(&r.game_id)
-            .watch_game(game::WatchGameRequest {
-                game_id: r.game_id,
-                from_ply: r.from_ply,
-            })
+            .shared
+            .backends
+            .game
+            .watch_game(&r.game_id, r.from_ply)
             .await
-            .map_err(relay)?
-            .into_inner();
+            .map_err(relay)?;
         let (tx, rx) = mpsc::channel(STREAM_BUFFER);
         let shutdown = self.shared.shutdown.clone();
         tokio::spawn(async move {
             loop {
                 let next = tokio::select! {
-                    next = upstream.message() => next,
+                    next = upstream.next() => next,
                     () = tx.closed() => return,
                     () = shutdown.cancelled() => return,
                 };
                 let item = match next {
-                    Ok(Some(m)) => Ok(pb::WatchGameResponse { event: m.event }),
-                    Ok(None) => return,
-                    Err(status) => Err(relay(status)),
+                    Some(Ok(m)) => Ok(pb::WatchGameResponse { event: m.event }),
+                    None => return,
+                    Some(Err(status)) => Err(relay(status)),
                 };
                 let failed = item.is_err();
                 if tx.send(item).await.is_err() || failed {
@@ -467,7 +459,7 @@ const SESSION_RECHECK: Duration = Duration::from_secs(5);
 /// closes with UNAUTHENTICATED).
 async fn merge(
     mut lobby: Streaming<mm::WatchPlayerResponse>,
-    mut games: Streaming<game::WatchPlayerResponse>,
+    mut games: GameEvents<game::WatchPlayerResponse>,
     tx: mpsc::Sender<Result<pb::StreamEventsResponse, Status>>,
     shared: Arc<Shared>,
     session: Session,
@@ -489,10 +481,10 @@ async fn merge(
                 Ok(None) => Some(Err(Status::unavailable("the lobby stream ended; open the event stream again"))),
                 Err(status) => Some(Err(relay(status))),
             },
-            next = games.message() => match next {
-                Ok(Some(m)) => m.event.map(|e| Ok(Event::Game(e))),
-                Ok(None) => Some(Err(Status::unavailable("the game stream ended; open the event stream again"))),
-                Err(status) => Some(Err(relay(status))),
+            next = games.next() => match next {
+                Some(Ok(m)) => m.event.map(|e| Ok(Event::Game(e))),
+                None => Some(Err(Status::unavailable("the game stream ended; open the event stream again"))),
+                Some(Err(status)) => Some(Err(relay(status))),
             },
             () = tx.closed() => return,
             () = shutdown.cancelled() => return,

@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use chess_domain::{Color, color_from_pb};
-use chess_internal_clients::NewGame;
+use chess_internal_clients::{EventStream, NewGame};
 use chess_proto::{
     common::v1 as common,
     game::v1::{self as game_pb, HintKind},
@@ -22,6 +22,7 @@ use tokio::{
     io::{AsyncRead, AsyncWrite, AsyncWriteExt as _},
     time::sleep,
 };
+use tokio_stream::StreamExt as _;
 use tokio_util::sync::CancellationToken;
 use tonic::Streaming;
 use tracing::Instrument as _;
@@ -58,7 +59,7 @@ struct Play {
     in_progress: bool,
     /// After a move against the computer: its reply is part of the answer.
     awaiting_engine: bool,
-    events: Option<Streaming<game_pb::WatchGameResponse>>,
+    events: Option<EventStream<game_pb::WatchGameResponse>>,
 }
 
 impl Play {
@@ -267,19 +268,9 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
         &mut self,
         game_id: &str,
         from_ply: u32,
-    ) -> Option<Streaming<game_pb::WatchGameResponse>> {
-        let request = game_pb::WatchGameRequest {
-            game_id: game_id.to_owned(),
-            from_ply: Some(from_ply),
-        };
-        match self
-            .backends
-            .game
-            .for_game(&request.game_id)
-            .watch_game(request)
-            .await
-        {
-            Ok(response) => Some(response.into_inner()),
+    ) -> Option<EventStream<game_pb::WatchGameResponse>> {
+        match self.backends.game.watch_game(game_id, Some(from_ply)).await {
+            Ok(events) => Some(events),
             Err(status) => {
                 tracing::warn!(game_id, error = %status, "cannot follow the game; retrying");
                 None
@@ -586,7 +577,7 @@ async fn next_event(state: &mut State) -> Wake {
         State::Game(Play {
             events: Some(events),
             ..
-        }) => Wake::Event(Box::new(events.message().await)),
+        }) => Wake::Event(Box::new(events.next().await.transpose())),
         State::Game(Play {
             events: None,
             in_progress: true,
