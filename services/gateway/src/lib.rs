@@ -53,7 +53,9 @@ pub struct Config {
     /// by a supervisor (`LISTEN_FDS`) instead of binding `--uqchess-listen`.
     #[arg(long)]
     pub uqchess_listen_fd: Option<usize>,
-    /// The game service, `host:port`.
+    /// The game service, `host:port`; with several replicas, the
+    /// addresses of one or more of them separated by commas (any one tells
+    /// where the others are).
     #[arg(long, default_value = chess_runtime::addr::GAME)]
     pub game_addr: String,
     /// The matchmaking service, `host:port`.

@@ -39,7 +39,9 @@ pub struct Config {
     /// `postgres://…`.
     #[arg(long, default_value = "sqlite://data/matchmaking.sqlite?mode=rwc")]
     pub database_url: String,
-    /// The game service, `host:port`.
+    /// The game service, `host:port`; with several replicas, the
+    /// addresses of one or more of them separated by commas (any one tells
+    /// where the others are).
     #[arg(long, default_value = chess_runtime::addr::GAME)]
     pub game_addr: String,
     /// The rating service, `host:port`.
