@@ -192,18 +192,19 @@ impl Manager {
         Ok(plan.waiting)
     }
 
-    /// Hands every shard back and removes the heartbeat.
+    /// Removes the heartbeat, so that the others count this replica out and
+    /// wait for its shards, then hands every shard back.
     async fn leave(&mut self) {
         let me = self.shards.me().id.clone();
+        if let Err(e) = leases::leave(&self.db, &me, &self.instance).await {
+            tracing::warn!(error = %e, "cannot remove this replica's heartbeat");
+        }
         for (shard, serving) in self.shards.served() {
             let Some(fence) = serving.fence else { continue };
             self.registry.drop_shard(shard, Some(fence.epoch)).await;
             if let Err(e) = leases::release(&self.db, &me, shard, fence.epoch).await {
                 tracing::warn!(shard, error = %e, "cannot release a shard's lease; it expires on its own");
             }
-        }
-        if let Err(e) = leases::leave(&self.db, &me, &self.instance).await {
-            tracing::warn!(error = %e, "cannot remove this replica's heartbeat");
         }
         tracing::info!("handed every shard back");
     }
