@@ -217,6 +217,11 @@ pub struct StackProcess {
     pub uqchess: String,
     /// `name → address` of the internal services.
     pub internal: Vec<(String, String)>,
+    /// `replica id → address` of the game replicas, when there are several.
+    pub game_replicas: Vec<(String, String)>,
+    /// Every line the stack and its services wrote to standard error so far
+    /// (each also passed on to the test's own).
+    pub log: Arc<Mutex<Vec<String>>>,
     pub data: tempfile::TempDir,
 }
 
@@ -245,14 +250,26 @@ impl StackProcess {
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
             .expect("start chess-stack");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr")).lines();
+        tokio::spawn({
+            let log = Arc::clone(&log);
+            async move {
+                while let Ok(Some(line)) = stderr.next_line().await {
+                    eprintln!("{line}");
+                    log.lock().expect("not poisoned").push(line);
+                }
+            }
+        });
         let mut stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
         let mut gateway = String::new();
         let mut uqchess = String::new();
         let mut internal = Vec::new();
+        let mut game_replicas = Vec::new();
         loop {
             let line = read_line(&mut stdout, "chess-stack")
                 .await
@@ -268,6 +285,13 @@ impl StackProcess {
                         }
                     }
                 }
+                ["game", "replicas", rest @ ..] => {
+                    for pair in rest.join(" ").split(", ") {
+                        if let Some((id, addr)) = pair.split_once(' ') {
+                            game_replicas.push((id.to_owned(), addr.to_owned()));
+                        }
+                    }
+                }
                 ["Ctrl-C", ..] => break,
                 _ => {}
             }
@@ -278,8 +302,21 @@ impl StackProcess {
             gateway,
             uqchess,
             internal,
+            game_replicas,
+            log,
             data,
         }
+    }
+
+    /// The lines of the log so far that contain `text`.
+    pub fn log_lines(&self, text: &str) -> Vec<String> {
+        self.log
+            .lock()
+            .expect("not poisoned")
+            .iter()
+            .filter(|line| line.contains(text))
+            .cloned()
+            .collect()
     }
 
     /// The address of internal service `name`.

@@ -1,0 +1,593 @@
+//! The game service as several replicas sharing one PostgreSQL database,
+//! under load through the public gRPC API: real binaries, real kills.
+//!
+//! `chess-stack --game-replicas 2` runs `game-0` and `game-1` (supervised:
+//! restarted at once if they die), and the test runs `game-2` itself, so
+//! that a replica can die and stay dead, or leave and come back. Callers
+//! learn of `game-2` from the shard map alone.
+//!
+//! - A replica killed with SIGKILL: only its games pause, and every one
+//!   resumes on the others once its leases expire.
+//! - A replica paused with SIGSTOP past its leases: another takes its
+//!   shards over and the games go on there; resumed, the paused replica's
+//!   stale writes are refused and it drops the shards.
+//! - Scaling 3 → 2 → 3 under load: the leaving replica hands its shards
+//!   over, the coming one takes its share.
+//!
+//! Throughout: every move a client was told was made is in its game's
+//! record and PGN, with no gap and nothing twice; clients only ever see
+//! UNAVAILABLE, which tells them to retry; each finished rated game counts
+//! once in the ratings. The pauses each game saw are printed.
+
+mod support;
+
+use std::{
+    collections::{BTreeMap, HashSet},
+    path::PathBuf,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use chess_domain::shard_of;
+use chess_e2e::{StackProcess, binary, signal};
+use chess_proto::{
+    common::v1 as common,
+    game::v1::{self as game_pb, game_service_client::GameServiceClient},
+    gateway::v1::{
+        self as pb, lobby_service_client::LobbyServiceClient,
+        play_service_client::PlayServiceClient,
+    },
+};
+use chess_testkit::{Service, process::kill9};
+use nix::sys::signal::Signal;
+use support::*;
+use tonic::{Code, transport::Channel};
+
+/// Pairs of players driving games in the kill and scaling drills.
+const REPLICA_PAIRS: usize = 16;
+/// White's time in the games of the pause drill: shorter than the pause,
+/// longer than a takeover and the gateway's learning of it.
+const WHITE_SECONDS: u32 = 6;
+/// How long a client of a killed replica's games may wait for them: the
+/// lease (3 s), a renewal period (1 s), loading, and the client's retries.
+const FAILOVER_BOUND: Duration = Duration::from_secs(8);
+
+/// The stack with two supervised game replicas on a fresh PostgreSQL
+/// database, and the database's URL.
+async fn stack() -> (StackProcess, String) {
+    let url = chess_storage::testing::fresh_postgres_database().await;
+    let stack =
+        StackProcess::start(&["--game-replicas", "2", "--database-url", &url], UNLIMITED).await;
+    assert_eq!(stack.game_replicas.len(), 2, "{:?}", stack.game_replicas);
+    (stack, url)
+}
+
+/// Starts replica `id` of the game service beside the stack's, on its
+/// database and with its key, and waits until it is SERVING.
+async fn third_replica(stack: &StackProcess, url: &str, id: &str) -> Service {
+    let key: PathBuf = stack.data.path().join("internal.key");
+    let key = key.to_str().expect("a UTF-8 path");
+    Service::start(
+        binary("chess-game"),
+        &[
+            "--internal-key-file",
+            key,
+            "--database-url",
+            url,
+            "--engine-addr",
+            stack.internal("engine"),
+            "--rating-addr",
+            stack.internal("rating"),
+            "--replica-id",
+            id,
+        ],
+    )
+    .await
+}
+
+/// The shard map as game replica `addr` reports it.
+async fn shard_map(stack: &StackProcess, addr: &str) -> game_pb::GetShardMapResponse {
+    let key = chess_runtime::InternalKey::read(&stack.data.path().join("internal.key"))
+        .expect("the stack's key");
+    let signer = chess_runtime::Signer::new(key, "gateway");
+    let channel = chess_runtime::channel(addr).expect("a game replica's address");
+    GameServiceClient::new(signer.channel(channel, None, None))
+        .get_shard_map(game_pb::GetShardMapRequest {})
+        .await
+        .expect("GetShardMap")
+        .into_inner()
+}
+
+/// Shards owned per replica id in `map` ("" for none).
+fn owners(map: &game_pb::GetShardMapResponse) -> BTreeMap<String, usize> {
+    let mut count = BTreeMap::new();
+    for owner in &map.owners {
+        *count.entry(owner.clone()).or_default() += 1;
+    }
+    count
+}
+
+/// Waits until game replica `addr` reports a map for which `done` holds.
+async fn wait_for_map(
+    stack: &StackProcess,
+    addr: &str,
+    what: &str,
+    done: impl Fn(&game_pb::GetShardMapResponse) -> bool,
+) -> Instant {
+    let deadline = Instant::now() + OUTAGE_LIMIT;
+    loop {
+        let map = shard_map(stack, addr).await;
+        if done(&map) {
+            return Instant::now();
+        }
+        assert!(Instant::now() < deadline, "{what}: {:?}", owners(&map));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Every shard served, by exactly the replicas `ids`, each with a share.
+fn served_by(ids: &[&str]) -> impl Fn(&game_pb::GetShardMapResponse) -> bool {
+    let ids: HashSet<String> = ids.iter().map(|s| (*s).to_owned()).collect();
+    move |map| {
+        let count = owners(map);
+        count.keys().all(|k| ids.contains(k)) && ids.iter().all(|id| count.contains_key(id))
+    }
+}
+
+/// Pauses each game saw across `at`: the time from its last acknowledged
+/// move before `at` to its first after, for games with moves on both sides,
+/// split by whether `affected` (a game id) says the game was hit.
+fn pauses(log: &Log, at: Instant, affected: impl Fn(&str) -> bool) -> (Vec<f64>, Vec<f64>) {
+    let mut hit = Vec::new();
+    let mut spared = Vec::new();
+    for (game, times) in log.acknowledged_at.lock().expect("not poisoned").iter() {
+        let before = times.iter().filter(|&&t| t < at).max();
+        let after = times.iter().filter(|&&t| t >= at).min();
+        if let (Some(before), Some(after)) = (before, after) {
+            let pause = after.duration_since(*before).as_secs_f64();
+            if affected(game) {
+                hit.push(pause);
+            } else {
+                spared.push(pause);
+            }
+        }
+    }
+    hit.sort_by(f64::total_cmp);
+    spared.sort_by(f64::total_cmp);
+    (hit, spared)
+}
+
+fn summary(pauses: &[f64]) -> String {
+    if pauses.is_empty() {
+        return "no games".to_owned();
+    }
+    let median = pauses[pauses.len() / 2];
+    let max = pauses[pauses.len() - 1];
+    format!(
+        "{} games, median {median:.2} s, max {max:.2} s",
+        pauses.len()
+    )
+}
+
+/// Starts `pairs` drivers and waits until they all play and the load is
+/// steady.
+async fn load(
+    channel: &Channel,
+    log: &Arc<Log>,
+    stop: &Arc<AtomicBool>,
+    pairs: usize,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let drivers: Vec<_> = (0..pairs)
+        .map(|pair| {
+            tokio::spawn(drive(
+                channel.clone(),
+                Arc::clone(log),
+                pair,
+                Arc::clone(stop),
+            ))
+        })
+        .collect();
+    // Signing up hashes passwords: slow on purpose, and this machine is
+    // busy.
+    let deadline = Instant::now() + 3 * OUTAGE_LIMIT;
+    while log.playing.load(Ordering::Relaxed) < pairs {
+        assert!(
+            !drivers.iter().any(tokio::task::JoinHandle::is_finished),
+            "a driver stopped before the drill began"
+        );
+        assert!(Instant::now() < deadline, "the pairs never all began");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let warm = Instant::now();
+    while log.successes_since(warm) < 300 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    drivers
+}
+
+/// Stops the drivers and checks what they saw: only UNAVAILABLE, every
+/// acknowledged move kept, every finished game rated once.
+async fn finish(
+    channel: &Channel,
+    log: &Arc<Log>,
+    stop: &Arc<AtomicBool>,
+    drivers: Vec<tokio::task::JoinHandle<()>>,
+) {
+    stop.store(true, Ordering::Relaxed);
+    for driver in drivers {
+        tokio::time::timeout(OUTAGE_LIMIT, driver)
+            .await
+            .expect("the drivers stop")
+            .expect("a driver panicked");
+    }
+    let other: Vec<String> = log
+        .failures
+        .lock()
+        .expect("not poisoned")
+        .iter()
+        .filter(|f| f.connection_lost || f.code != Code::Unavailable)
+        .map(|f| format!("{:?}: {}", f.code, f.message))
+        .collect();
+    assert!(
+        other.is_empty(),
+        "clients saw more than UNAVAILABLE: {other:?}"
+    );
+    let moves = check_records(channel, log).await;
+    let games = check_ratings(channel, log).await;
+    println!(
+        "replicas: {moves} acknowledged moves checked; {games} finished games rated once each; {} failed calls",
+        log.failures.lock().expect("not poisoned").len()
+    );
+    assert!(games >= 50, "only {games} games finished");
+}
+
+fn gateway(stack: &StackProcess) -> Channel {
+    Channel::from_shared(format!("http://{}", stack.gateway))
+        .expect("uri")
+        .connect_lazy()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_replica_s_games_resume_elsewhere_and_nothing_is_lost() {
+    let (stack, url) = stack().await;
+    let first = stack.game_replicas[0].1.clone();
+    let third = third_replica(&stack, &url, "game-2").await;
+    wait_for_map(
+        &stack,
+        &first,
+        "three replicas share the shards",
+        served_by(&["game-0", "game-1", "game-2"]),
+    )
+    .await;
+    let channel = gateway(&stack);
+    let log = Arc::new(Log::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let drivers = load(&channel, &log, &stop, REPLICA_PAIRS).await;
+
+    let map = shard_map(&stack, &first).await;
+    let victim: HashSet<u16> = map
+        .owners
+        .iter()
+        .enumerate()
+        .filter(|(_, owner)| *owner == "game-2")
+        .map(|(shard, _)| shard as u16)
+        .collect();
+    assert!(!victim.is_empty());
+    let killed = Instant::now();
+    kill9(third.pid());
+    let taken_over = wait_for_map(
+        &stack,
+        &first,
+        "the others take the killed replica's shards",
+        served_by(&["game-0", "game-1"]),
+    )
+    .await;
+    println!(
+        "replicas: game-2 killed; its {} shards served again after {:.2} s",
+        victim.len(),
+        taken_over.duration_since(killed).as_secs_f64()
+    );
+    // Load goes on for a while on two replicas.
+    let after = Instant::now();
+    while log.successes_since(after) < 300 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (hit, spared) = pauses(&log, killed, |game| victim.contains(&shard_of(game)));
+    println!(
+        "replicas: pauses across the kill: games of the killed replica {}; the others {}",
+        summary(&hit),
+        summary(&spared)
+    );
+    assert!(!hit.is_empty(), "no game of the killed replica was watched");
+    let longest = hit[hit.len() - 1];
+    assert!(
+        longest <= FAILOVER_BOUND.as_secs_f64(),
+        "a game of the killed replica paused {longest:.2} s"
+    );
+    // Only its games paused: the others went on as before.
+    if !spared.is_empty() {
+        let median = spared[spared.len() / 2];
+        assert!(
+            median < 1.5,
+            "the other replicas' games paused too: median {median:.2} s"
+        );
+    }
+    finish(&channel, &log, &stop, drivers).await;
+    stack.stop().await;
+}
+
+/// Two players' casual game of 6 s + 60 s a move, through a challenge.
+async fn short_game(
+    channel: &Channel,
+    white: &chess_e2e::load::grpc::Player,
+    black: &chess_e2e::load::grpc::Player,
+) -> String {
+    let mut lobby = LobbyServiceClient::new(channel.clone());
+    let control = common::TimeControl {
+        kind: Some(common::time_control::Kind::Incremental(
+            common::Incremental {
+                initial_seconds: WHITE_SECONDS,
+                increment_seconds: 60,
+            },
+        )),
+    };
+    let challenge = lobby
+        .create_challenge(white.request(pb::CreateChallengeRequest {
+            opponent_username: black.username.clone(),
+            time_control: Some(control),
+            color: common::ColorChoice::White as i32,
+            rated: false,
+            expires_in_seconds: 0,
+            allow_hints: false,
+        }))
+        .await
+        .expect("challenge")
+        .into_inner()
+        .challenge
+        .expect("a challenge");
+    lobby
+        .accept_challenge(black.request(pb::AcceptChallengeRequest {
+            challenge_id: challenge.challenge_id,
+        }))
+        .await
+        .expect("accept")
+        .into_inner()
+        .challenge
+        .expect("a challenge")
+        .game_id
+}
+
+async fn make_move(
+    channel: &Channel,
+    player: &chess_e2e::load::grpc::Player,
+    game_id: &str,
+    uci: &str,
+    ply: u32,
+) {
+    let mut play = PlayServiceClient::new(channel.clone());
+    let deadline = Instant::now() + OUTAGE_LIMIT;
+    loop {
+        let made = play
+            .make_move(player.request(pb::MakeMoveRequest {
+                game_id: game_id.to_owned(),
+                r#move: uci.to_owned(),
+                ply: Some(ply),
+            }))
+            .await;
+        match made {
+            Ok(made) => {
+                assert_eq!(made.into_inner().ply, ply);
+                return;
+            }
+            Err(status) if status.code() == Code::Unavailable && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(status) => panic!("{uci} in game {game_id}: {status:?}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_replica_s_stale_writes_are_refused() {
+    let (stack, _url) = stack().await;
+    let (first, paused) = (
+        stack.game_replicas[0].1.clone(),
+        stack.game_replicas[1].0.clone(),
+    );
+    wait_for_map(
+        &stack,
+        &first,
+        "two replicas share the shards",
+        served_by(&["game-0", "game-1"]),
+    )
+    .await;
+    let channel = gateway(&stack);
+    let white = sign_up(&channel, "fwhite".to_owned()).await;
+    let black = sign_up(&channel, "fblack".to_owned()).await;
+    // Games in the shards of the replica to pause; white to move, with
+    // WHITE_SECONDS on the clock.
+    let map = shard_map(&stack, &first).await;
+    let mut games = Vec::new();
+    while games.len() < 4 {
+        let game = short_game(&channel, &white, &black).await;
+        if map.owners[usize::from(shard_of(&game))] == paused {
+            games.push(game);
+        } else {
+            // Not needed: ended at once.
+            PlayServiceClient::new(channel.clone())
+                .abort(white.request(pb::AbortRequest { game_id: game }))
+                .await
+                .expect("abort");
+        }
+    }
+    for game in &games {
+        make_move(&channel, &white, game, "e2e4", 1).await;
+        make_move(&channel, &black, game, "e7e5", 2).await;
+    }
+    let pid = supervised_replica_pid(&stack, &paused);
+    signal(pid, Signal::SIGSTOP);
+    let stopped = Instant::now();
+    // game-0 takes the paused replica's shards once their leases expire;
+    // the games go on there, white's clock given back the time meanwhile.
+    wait_for_map(
+        &stack,
+        &first,
+        "game-0 takes the paused replica's shards",
+        served_by(&["game-0"]),
+    )
+    .await;
+    println!(
+        "replicas: {paused} paused; its shards served by game-0 after {:.2} s",
+        stopped.elapsed().as_secs_f64()
+    );
+    // The gateway learns of the new owner within a refresh of its map.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for game in &games {
+        make_move(&channel, &white, game, "g1f3", 3).await;
+        make_move(&channel, &black, game, "b8c6", 4).await;
+    }
+    // In the paused replica's view, white's flag fell WHITE_SECONDS after
+    // black's move: its timers fire as soon as it runs again.
+    let stale_deadline = stopped + Duration::from_secs(2 * u64::from(WHITE_SECONDS));
+    tokio::time::sleep_until(stale_deadline.into()).await;
+    signal(pid, Signal::SIGCONT);
+    let refusals = |text: &str| {
+        stack
+            .log_lines(text)
+            .into_iter()
+            .filter(|line| line.starts_with(&format!("[{paused}]")))
+            .count()
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while refusals("write refused") == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "{paused} never tried a stale write: {:?}",
+            stack.log_lines(&format!("[{paused}]"))
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    println!(
+        "replicas: {paused} resumed: {} stale writes refused",
+        refusals("write refused")
+    );
+    // The games are as game-0 has them: no timeout, no fork; the replicas
+    // share the shards again, and play goes on.
+    wait_for_map(
+        &stack,
+        &first,
+        "the replicas share the shards again",
+        served_by(&["game-0", "game-1"]),
+    )
+    .await;
+    let mut play = PlayServiceClient::new(channel.clone());
+    for game in &games {
+        let state = play
+            .get_game(pb::GetGameRequest {
+                game_id: game.clone(),
+            })
+            .await
+            .expect("get game")
+            .into_inner()
+            .game
+            .expect("a game");
+        assert_eq!(state.status, common::GameStatus::Active as i32, "{state:?}");
+        let moves: Vec<&str> = state.moves.iter().map(|m| m.uci.as_str()).collect();
+        assert_eq!(moves, ["e2e4", "e7e5", "g1f3", "b8c6"], "game {game}");
+        make_move(&channel, &white, game, "f1c4", 5).await;
+    }
+    stack.stop().await;
+}
+
+/// The pid of the stack's game replica `id`.
+fn supervised_replica_pid(stack: &StackProcess, id: &str) -> u32 {
+    chess_e2e::children_of(stack.pid())
+        .into_iter()
+        .find(|&pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+                let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+                args.windows(2)
+                    .any(|w| w[0] == b"--replica-id" && w[1] == id.as_bytes())
+            })
+        })
+        .unwrap_or_else(|| panic!("no replica {id} among the stack's children"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scaling_three_two_three_under_load_loses_nothing() {
+    let (stack, url) = stack().await;
+    let first = stack.game_replicas[0].1.clone();
+    let third = third_replica(&stack, &url, "game-2").await;
+    wait_for_map(
+        &stack,
+        &first,
+        "three replicas share the shards",
+        served_by(&["game-0", "game-1", "game-2"]),
+    )
+    .await;
+    let channel = gateway(&stack);
+    let log = Arc::new(Log::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let drivers = load(&channel, &log, &stop, REPLICA_PAIRS).await;
+
+    // 3 → 2: game-2 stops (as a scaled-down pod is told to) and hands its
+    // shards over.
+    let map = shard_map(&stack, &first).await;
+    let leaving: HashSet<u16> = (0..map.owners.len())
+        .filter(|&s| map.owners[s] == "game-2")
+        .map(|s| s as u16)
+        .collect();
+    let down = Instant::now();
+    let status = third.stop().await;
+    assert!(status.success(), "game-2 exited with {status}");
+    let handed = wait_for_map(
+        &stack,
+        &first,
+        "scaled to two",
+        served_by(&["game-0", "game-1"]),
+    )
+    .await;
+    let after = Instant::now();
+    while log.successes_since(after) < 300 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (hit, spared) = pauses(&log, down, |game| leaving.contains(&shard_of(game)));
+    println!(
+        "replicas: 3 → 2 in {:.2} s; pauses: games handed over {}; the others {}",
+        handed.duration_since(down).as_secs_f64(),
+        summary(&hit),
+        summary(&spared)
+    );
+
+    // 2 → 3: game-2 comes back and takes its share.
+    let up = Instant::now();
+    let _third = third_replica(&stack, &url, "game-2").await;
+    let shared = wait_for_map(
+        &stack,
+        &first,
+        "scaled to three",
+        served_by(&["game-0", "game-1", "game-2"]),
+    )
+    .await;
+    let map = shard_map(&stack, &first).await;
+    let coming: HashSet<u16> = (0..map.owners.len())
+        .filter(|&s| map.owners[s] == "game-2")
+        .map(|s| s as u16)
+        .collect();
+    let after = Instant::now();
+    while log.successes_since(after) < 300 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (hit, spared) = pauses(&log, up, |game| coming.contains(&shard_of(game)));
+    println!(
+        "replicas: 2 → 3 in {:.2} s; pauses: games handed over {}; the others {}",
+        shared.duration_since(up).as_secs_f64(),
+        summary(&hit),
+        summary(&spared)
+    );
+    finish(&channel, &log, &stop, drivers).await;
+    stack.stop().await;
+}
