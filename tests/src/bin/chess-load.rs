@@ -14,6 +14,9 @@
 //! chess-load hints [--games 50] [--duration 20] [--hint-clients 8] [--think-ms 0]
 //! chess-load idle [--connections 10000]
 //! ```
+//!
+//! `--game-replicas N --database-url postgres://…` runs any scenario
+//! against N replicas of the game service sharing one PostgreSQL database.
 
 use std::{
     collections::BTreeMap,
@@ -44,6 +47,15 @@ struct Cli {
     /// `--stack-arg=--engine-pool-size=1`.
     #[arg(long, global = true, allow_hyphen_values = true)]
     stack_arg: Vec<String>,
+    /// Replicas of the game service (`chess-stack --game-replicas`); more
+    /// than one needs --database-url.
+    #[arg(long, global = true, default_value_t = 1)]
+    game_replicas: u16,
+    /// The game service's database (`chess-stack --database-url`), e.g.
+    /// `postgres://postgres:postgres@127.0.0.1:5432/load` (default: SQLite
+    /// in the stack's data directory).
+    #[arg(long, global = true)]
+    database_url: Option<String>,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -126,8 +138,15 @@ enum Scenario {
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
-fn stack_args(cli: &Cli) -> Vec<&str> {
-    cli.stack_arg.iter().map(String::as_str).collect()
+fn stack_args(cli: &Cli) -> Vec<String> {
+    let mut args = cli.stack_arg.clone();
+    if cli.game_replicas > 1 {
+        args.extend(["--game-replicas".to_owned(), cli.game_replicas.to_string()]);
+    }
+    if let Some(url) = &cli.database_url {
+        args.extend(["--database-url".to_owned(), url.clone()]);
+    }
+    args
 }
 
 async fn start_stack(cli: &Cli) -> (StackProcess, Duration) {
@@ -138,7 +157,9 @@ async fn start_stack(cli: &Cli) -> (StackProcess, Duration) {
         ("CHESS_GATEWAY_REGISTRATIONS_PER_ADDRESS", "0"),
         ("CHESS_GATEWAY_LOGIN_FAILURES_PER_ADDRESS", "0"),
     ];
-    let stack = StackProcess::start(&stack_args(cli), &unlimited).await;
+    let args = stack_args(cli);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let stack = StackProcess::start(&args, &unlimited).await;
     (stack, started.elapsed())
 }
 
