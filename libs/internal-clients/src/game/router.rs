@@ -44,9 +44,11 @@ use super::map::ShardMap;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// How often the map is read again while nothing asks for it, so that
-/// replicas added are seen.
-pub(crate) const REFRESH_EVERY: Duration = Duration::from_secs(5);
+/// How often the map is read again while nothing asks for it: as often as
+/// the replicas renew their leases, so that a takeover (or a replica added)
+/// is seen within about a second, even when the replica that lost its
+/// shards gives no sign (a paused process neither answers nor refuses).
+pub(crate) const REFRESH_EVERY: Duration = Duration::from_secs(1);
 /// How soon the map is read again after a read failed.
 const RETRY_EVERY: Duration = Duration::from_secs(1);
 /// The least time between two reads of the map, however many calls ask.
