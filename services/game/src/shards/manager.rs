@@ -136,15 +136,19 @@ impl Manager {
             .collect();
         let renewed = leases::renew(&self.db, &me.id, &held, ttl_ms).await?;
         self.shards.renewed(started, self.timing.ttl);
-        for &(shard, epoch) in &held {
-            if !renewed.contains(&shard) {
-                tracing::warn!(
-                    shard,
-                    epoch,
-                    "lost a shard's lease to another replica; dropping it"
-                );
-                self.registry.drop_shard(shard, Some(epoch)).await;
-            }
+        let lost: Vec<(u16, i64)> = held
+            .iter()
+            .copied()
+            .filter(|(shard, _)| !renewed.contains(shard))
+            .collect();
+        if !lost.is_empty() {
+            tracing::warn!(
+                shards = ?lost.iter().map(|(s, _)| s).collect::<Vec<_>>(),
+                "lost shards' leases to other replicas (this one was paused or cut off); dropping them"
+            );
+        }
+        for (shard, epoch) in lost {
+            self.registry.drop_shard(shard, Some(epoch)).await;
         }
 
         let snapshot = leases::read(&self.db, ttl_ms).await?;
