@@ -175,7 +175,10 @@ pub(crate) struct Router {
     /// The addresses given, never empty.
     bootstrap: Vec<Endpoint>,
     signer: Signer,
+    /// What it knows; receivers are told when the map changes.
     view: watch::Sender<Arc<View>>,
+    /// Reads of the map done, which those waiting for a fresh map follow.
+    reads: watch::Sender<u64>,
     /// Asks the reading task for a fresh map.
     wake: Arc<Notify>,
     started: OnceLock<()>,
@@ -198,6 +201,7 @@ impl Router {
             bootstrap,
             signer,
             view: watch::Sender::new(Arc::new(view)),
+            reads: watch::Sender::new(0),
             wake: Arc::new(Notify::new()),
             started: OnceLock::new(),
             turn: AtomicUsize::new(0),
@@ -222,7 +226,7 @@ impl Router {
         Arc::clone(&self.view.borrow())
     }
 
-    /// Changes of what the router knows.
+    /// Changes of the map.
     pub(crate) fn views(self: &Arc<Self>) -> watch::Receiver<Arc<View>> {
         self.start();
         self.view.subscribe()
@@ -237,11 +241,21 @@ impl Router {
     /// Asks for the map to be read again and waits (at most `within`) for
     /// the read to be done; what the router knows then.
     pub(crate) async fn refreshed(self: &Arc<Self>, within: Duration) -> Arc<View> {
-        let mut views = self.views();
-        self.wake.notify_one();
+        let mut reads = self.reads.subscribe();
+        self.refresh();
         // Timing out leaves the view as it is, which the caller handles.
-        let _ = tokio::time::timeout(within, views.changed()).await;
+        let _ = tokio::time::timeout(within, reads.changed()).await;
         self.view()
+    }
+
+    /// Makes `view` current, telling the receivers of [`Self::views`] if
+    /// `changed`, and those waiting for a read in any case.
+    fn publish_view(&self, view: View, changed: bool) {
+        self.view.send_if_modified(|current| {
+            *current = Arc::new(view);
+            changed
+        });
+        self.reads.send_modify(|n| *n += 1);
     }
 
     /// A settled view ([`View::settled`]), waiting for fresh maps until
@@ -341,11 +355,12 @@ impl Router {
                 ),
             }
         }
-        self.view.send_replace(Arc::new(View::new(
+        let view = View::new(
             current.attempts + 1,
             current.map.clone(),
             current.endpoints.clone(),
-        )));
+        );
+        self.publish_view(view, false);
         false
     }
 
@@ -405,11 +420,10 @@ impl Router {
         } else {
             tracing::debug!(served = map.served(), "game shard map read again");
         }
-        self.view.send_replace(Arc::new(View::new(
-            current.attempts + 1,
-            Some(map),
-            endpoints,
-        )));
+        self.publish_view(
+            View::new(current.attempts + 1, Some(map), endpoints),
+            changed,
+        );
     }
 
     /// Sends `request` for `target`, following refusals; see the module
