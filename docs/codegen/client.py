@@ -11,7 +11,15 @@ import os
 import sys
 import uuid
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen", "python"))
+GENERATED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen", "python")
+sys.path.insert(0, GENERATED)
+# protoc writes no __init__.py, so `chess` would be a namespace package, which
+# any installed package of that name (python-chess) takes precedence over:
+# made a regular package first on the path, the stubs are found.
+for package in ["chess", "chess/common", "chess/common/v1", "chess/gateway", "chess/gateway/v1"]:
+    init = os.path.join(GENERATED, package, "__init__.py")
+    if not os.path.exists(init):
+        open(init, "a").close()
 
 import grpc  # noqa: E402
 from chess.common.v1 import common_pb2 as common  # noqa: E402
