@@ -23,6 +23,12 @@ struct CreateGames;
 
 #[async_trait::async_trait]
 impl MigrationTrait for CreateGames {
+    // Each migration is all or nothing on SQLite too, so a crash during
+    // one leaves it to be applied again whole.
+    fn use_transaction(&self) -> Option<bool> {
+        Some(true)
+    }
+
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         manager
             .create_table(
@@ -148,6 +154,10 @@ impl MigrationName for UntimedCategory {
 
 #[async_trait::async_trait]
 impl MigrationTrait for UntimedCategory {
+    fn use_transaction(&self) -> Option<bool> {
+        Some(true)
+    }
+
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         let untimed = || Expr::col("time_control").eq("untimed");
         let statements = [
@@ -215,6 +225,10 @@ impl MigrationName for HintsAllowed {
 
 #[async_trait::async_trait]
 impl MigrationTrait for HintsAllowed {
+    fn use_transaction(&self) -> Option<bool> {
+        Some(true)
+    }
+
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         manager
             .alter_table(
@@ -269,6 +283,10 @@ impl MigrationName for Shards {
 
 #[async_trait::async_trait]
 impl MigrationTrait for Shards {
+    fn use_transaction(&self) -> Option<bool> {
+        Some(true)
+    }
+
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         manager
             .alter_table(

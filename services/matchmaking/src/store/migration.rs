@@ -27,6 +27,12 @@ impl MigrationName for CreateLobby {
 
 #[async_trait::async_trait]
 impl MigrationTrait for CreateLobby {
+    // Each migration is all or nothing on SQLite too, so a crash during
+    // one leaves it to be applied again whole.
+    fn use_transaction(&self) -> Option<bool> {
+        Some(true)
+    }
+
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         manager
             .create_table(
@@ -133,6 +139,10 @@ impl MigrationName for AllowHints {
 
 #[async_trait::async_trait]
 impl MigrationTrait for AllowHints {
+    fn use_transaction(&self) -> Option<bool> {
+        Some(true)
+    }
+
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         for table in ["seeks", "challenges"] {
             manager

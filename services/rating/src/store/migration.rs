@@ -33,6 +33,12 @@ struct CreateRatingTables;
 
 #[async_trait::async_trait]
 impl MigrationTrait for CreateRatingTables {
+    // Each migration is all or nothing on SQLite too, so a crash during
+    // one leaves it to be applied again whole.
+    fn use_transaction(&self) -> Option<bool> {
+        Some(true)
+    }
+
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         create_players(manager).await?;
         create_ratings(manager).await?;
@@ -62,6 +68,10 @@ impl MigrationName for AddSessions {
 
 #[async_trait::async_trait]
 impl MigrationTrait for AddSessions {
+    fn use_transaction(&self) -> Option<bool> {
+        Some(true)
+    }
+
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         manager
             .alter_table(
@@ -134,6 +144,10 @@ const NOSTR_KEY_INDEX: &str = "players_nostr_public_key_unique";
 
 #[async_trait::async_trait]
 impl MigrationTrait for AddNostrKeys {
+    fn use_transaction(&self) -> Option<bool> {
+        Some(true)
+    }
+
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         // SQLite cannot add a UNIQUE column: the column, then its index.
         manager
