@@ -981,11 +981,16 @@ class Account:
 
 
 class Watch:
-    """PlayService.WatchGame read on a thread into a queue."""
+    """PlayService.WatchGame read on a thread: every move it tells of, by ply.
+
+    The call starts when the thread first reads it, so moves made before
+    then come in its first message, the snapshot, rather than as MoveMade
+    events: both count."""
 
     def __init__(self, game_id):
         self.call = STACK.play.WatchGame(gw.WatchGameRequest(game_id=game_id))
         self.queue = queue.Queue()
+        self.seen = {}
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self):
@@ -996,15 +1001,20 @@ class Watch:
             pass
 
     def move(self, ply, timeout=TIMEOUT):
-        """The MoveMade of ply `ply`."""
+        """The UCI of the move of ply `ply`."""
         deadline = time.monotonic() + timeout
-        while True:
+        while ply not in self.seen:
             try:
                 event = self.queue.get(timeout=max(0.01, deadline - time.monotonic()))
             except queue.Empty:
                 raise AssertionError(f"WatchGame: no move of ply {ply} within {timeout} s") from None
-            if event.WhichOneof("kind") == "move_made" and event.ply == ply:
-                return event.move_made
+            kind = event.WhichOneof("kind")
+            if kind == "snapshot":
+                for m in event.snapshot.moves:
+                    self.seen[m.ply] = m.uci
+            elif kind == "move_made":
+                self.seen[event.ply] = event.move_made.move.uci
+        return self.seen[ply]
 
     def close(self):
         self.call.cancel()
@@ -1080,7 +1090,7 @@ class Test2Linked(NostrTestCase):
                 else:
                     # The guest plays over Nostr; the account sees it over gRPC.
                     game.play(uci)
-                self.assertEqual(watch.move(ply).move.uci, uci)
+                self.assertEqual(watch.move(ply), uci)
                 self.assertEqual(game.state().ply, ply)
         finally:
             watch.close()
