@@ -13,6 +13,8 @@
 //!   stale writes are refused and it drops the shards.
 //! - Scaling 3 → 2 → 3 under load: the leaving replica hands its shards
 //!   over, the coming one takes its share.
+//! - Daily games served by each replica are all mailed: the gateway
+//!   follows every replica's daily games.
 //!
 //! Throughout: every move a client was told was made is in its game's
 //! record and PGN, with no gap and nothing twice; clients only ever see
@@ -589,5 +591,112 @@ async fn scaling_three_two_three_under_load_loses_nothing() {
         summary(&spared)
     );
     finish(&channel, &log, &stop, drivers).await;
+    stack.stop().await;
+}
+
+/// A daily game between `white` and `black`: a table white sets, black
+/// joins.
+async fn daily_game(
+    channel: &Channel,
+    white: &chess_e2e::load::grpc::Player,
+    black: &chess_e2e::load::grpc::Player,
+) -> String {
+    let mut lobby = LobbyServiceClient::new(channel.clone());
+    let table = lobby
+        .create_seek(white.request(pb::CreateSeekRequest {
+            time_control: Some(common::TimeControl {
+                kind: Some(common::time_control::Kind::Daily(common::Daily {
+                    turn_hours: 48,
+                })),
+            }),
+            color: common::ColorChoice::White as i32,
+            accept_mode: common::AcceptMode::Automatic as i32,
+            ..Default::default()
+        }))
+        .await
+        .expect("create a table")
+        .into_inner()
+        .seek
+        .expect("a table");
+    lobby
+        .request_seek(black.request(pb::RequestSeekRequest {
+            seek_id: table.seek_id,
+        }))
+        .await
+        .expect("join the table")
+        .into_inner()
+        .request
+        .expect("a request")
+        .game_id
+}
+
+/// The moves of daily games served by every replica are mailed: the
+/// gateway follows the daily games of all of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn daily_games_on_every_replica_are_mailed() {
+    let (stack, url) = stack().await;
+    let first = stack.game_replicas[0].1.clone();
+    let _third = third_replica(&stack, &url, "game-2").await;
+    wait_for_map(
+        &stack,
+        &first,
+        "three replicas share the shards",
+        served_by(&["game-0", "game-1", "game-2"]),
+    )
+    .await;
+    let channel = gateway(&stack);
+    let white = sign_up(&channel, "mwhite".to_owned()).await;
+    let black = sign_up(&channel, "mblack".to_owned()).await;
+    let map = shard_map(&stack, &first).await;
+    // A daily game served by each replica.
+    let mut games: BTreeMap<String, String> = BTreeMap::new();
+    let deadline = Instant::now() + OUTAGE_LIMIT;
+    while games.len() < 3 {
+        assert!(
+            Instant::now() < deadline,
+            "games on {:?} only",
+            games.keys()
+        );
+        let game = daily_game(&channel, &white, &black).await;
+        let owner = map.owners[usize::from(shard_of(&game))].clone();
+        games.entry(owner).or_insert(game);
+    }
+    for game in games.values() {
+        make_move(&channel, &white, game, "e2e4", 1).await;
+    }
+    // chess-stack mails into <data>/mail when no SMTP server is given.
+    let mail_dir = stack.data.path().join("mail");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let mails: Vec<String> = std::fs::read_dir(&mail_dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
+            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+            .collect();
+        let unmailed: Vec<(&String, &String)> = games
+            .iter()
+            .filter(|(_, game)| {
+                !mails.iter().any(|mail| {
+                    mail.contains("To: mblack@load.test")
+                        && mail.contains(&format!("/games/{game}"))
+                })
+            })
+            .collect();
+        if unmailed.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no mail for the games of {unmailed:?} ({} mails)",
+            mails.len()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    println!(
+        "replicas: a move in a daily game of each replica was mailed ({:?})",
+        games.keys()
+    );
     stack.stop().await;
 }
