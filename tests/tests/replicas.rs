@@ -67,6 +67,36 @@ async fn stack() -> (StackProcess, String) {
     (stack, url)
 }
 
+/// The stack's two game replicas and a third, sharing the shards.
+struct Three {
+    stack: StackProcess,
+    /// The database's URL.
+    url: String,
+    /// The address of `game-0`, whose shard map the test reads.
+    first: String,
+    /// `game-2`, run by the test.
+    third: Service,
+}
+
+async fn three() -> Three {
+    let (stack, url) = stack().await;
+    let first = stack.game_replicas[0].1.clone();
+    let third = third_replica(&stack, &url, "game-2").await;
+    wait_for_map(
+        &stack,
+        &first,
+        "three replicas share the shards",
+        served_by(&["game-0", "game-1", "game-2"]),
+    )
+    .await;
+    Three {
+        stack,
+        url,
+        first,
+        third,
+    }
+}
+
 /// Starts replica `id` of the game service beside the stack's, on its
 /// database and with its key, and waits until it is SERVING.
 async fn third_replica(stack: &StackProcess, url: &str, id: &str) -> Service {
@@ -254,16 +284,12 @@ fn gateway(stack: &StackProcess) -> Channel {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_replica_s_games_resume_elsewhere_and_nothing_is_lost() {
-    let (stack, url) = stack().await;
-    let first = stack.game_replicas[0].1.clone();
-    let third = third_replica(&stack, &url, "game-2").await;
-    wait_for_map(
-        &stack,
-        &first,
-        "three replicas share the shards",
-        served_by(&["game-0", "game-1", "game-2"]),
-    )
-    .await;
+    let Three {
+        stack,
+        first,
+        third,
+        ..
+    } = three().await;
     let channel = gateway(&stack);
     let log = Arc::new(Log::default());
     let stop = Arc::new(AtomicBool::new(false));
@@ -520,16 +546,12 @@ fn supervised_replica_pid(stack: &StackProcess, id: &str) -> u32 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scaling_three_two_three_under_load_loses_nothing() {
-    let (stack, url) = stack().await;
-    let first = stack.game_replicas[0].1.clone();
-    let third = third_replica(&stack, &url, "game-2").await;
-    wait_for_map(
-        &stack,
-        &first,
-        "three replicas share the shards",
-        served_by(&["game-0", "game-1", "game-2"]),
-    )
-    .await;
+    let Three {
+        stack,
+        url,
+        first,
+        third,
+    } = three().await;
     let channel = gateway(&stack);
     let log = Arc::new(Log::default());
     let stop = Arc::new(AtomicBool::new(false));
@@ -634,16 +656,12 @@ async fn daily_game(
 /// gateway follows the daily games of all of them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn daily_games_on_every_replica_are_mailed() {
-    let (stack, url) = stack().await;
-    let first = stack.game_replicas[0].1.clone();
-    let _third = third_replica(&stack, &url, "game-2").await;
-    wait_for_map(
-        &stack,
-        &first,
-        "three replicas share the shards",
-        served_by(&["game-0", "game-1", "game-2"]),
-    )
-    .await;
+    let Three {
+        stack,
+        first,
+        third: _third,
+        ..
+    } = three().await;
     let channel = gateway(&stack);
     let white = sign_up(&channel, "mwhite".to_owned()).await;
     let black = sign_up(&channel, "mblack".to_owned()).await;

@@ -994,6 +994,29 @@ mod tests {
         }
     }
 
+    /// `g` (a standard game between guests w and b) rebuilt from what the
+    /// store keeps of it.
+    fn reloaded(g: &Game) -> Game {
+        Game::restore(
+            g.id().to_owned(),
+            GameSetup {
+                white: guest("w"),
+                black: guest("b"),
+                time_control: g.time_control(),
+                rules: RuleSet::Standard,
+                rated: false,
+                allow_hints: false,
+                initial_fen: None,
+            },
+            g.created_at(),
+            g.moves().to_vec(),
+            g.credits().to_vec(),
+            g.draw_offer(),
+            g.ending(),
+        )
+        .unwrap()
+    }
+
     fn game_with(rules: RuleSet, tc: TimeControl, fen: Option<&str>) -> Game {
         Game::new(
             "g1".to_owned(),
@@ -1414,24 +1437,7 @@ mod tests {
         g.play(Color::Black, "e5", 2_000).unwrap();
         g.play(Color::White, "Nf3", 7_000).unwrap();
         g.offer_draw(Color::White, 7_500).unwrap();
-        let restored = Game::restore(
-            g.id().to_owned(),
-            GameSetup {
-                white: guest("w"),
-                black: guest("b"),
-                time_control: tc,
-                rules: RuleSet::Standard,
-                rated: false,
-                allow_hints: false,
-                initial_fen: None,
-            },
-            g.created_at(),
-            g.moves().to_vec(),
-            Vec::new(),
-            g.draw_offer(),
-            g.ending(),
-        )
-        .unwrap();
+        let restored = reloaded(&g);
         assert_eq!(restored.fen(), g.fen());
         assert_eq!(restored.clock(9_000), g.clock(9_000));
         assert_eq!(restored.next_deadline(), g.next_deadline());
@@ -1469,24 +1475,7 @@ mod tests {
         assert_eq!(g.clock(20_000).remaining.white, 51_000);
         // Nothing is owed when the shard was served since the last move.
         assert_eq!(g.credit_ownerless(21_000, 21_000), None);
-        let restored = Game::restore(
-            g.id().to_owned(),
-            GameSetup {
-                white: guest("w"),
-                black: guest("b"),
-                time_control: tc,
-                rules: RuleSet::Standard,
-                rated: false,
-                allow_hints: false,
-                initial_fen: None,
-            },
-            g.created_at(),
-            g.moves().to_vec(),
-            g.credits().to_vec(),
-            g.draw_offer(),
-            g.ending(),
-        )
-        .unwrap();
+        let restored = reloaded(&g);
         assert_eq!(restored.clock(30_000), g.clock(30_000));
         assert_eq!(restored.next_deadline(), g.next_deadline());
         assert_eq!(restored.credits(), g.credits());
