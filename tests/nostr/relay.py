@@ -244,6 +244,21 @@ class OpenRelay:
 # --- main -----------------------------------------------------------------------
 
 
+async def bound(start, port, timeout=30):
+    """`start()`, again while the port is still in use: a relay started again
+    right after being killed may find its port held for a moment (by the
+    dead one's connections, or by a client's outgoing connection)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return await start()
+        except Exception as error:
+            if "in use" not in str(error) or time.monotonic() > deadline:
+                raise
+            print(f"port {port} is in use; trying again", file=sys.stderr, flush=True)
+            await asyncio.sleep(0.5)
+
+
 async def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
@@ -254,14 +269,14 @@ async def main():
     loop = asyncio.get_running_loop()
     if args.no_verify:
         relay = OpenRelay()
-        stop_relay = await relay.run(port)
+        stop_relay = await bound(lambda: relay.run(port), port)
 
         def refuse_more():
             relay.refuse += REFUSALS_PER_SIGNAL
 
         loop.add_signal_handler(signal.SIGUSR1, refuse_more)
     else:
-        stop_relay = await run_local_relay(port)
+        stop_relay = await bound(lambda: run_local_relay(port), port)
     await listening(port)
     print(f"ws://127.0.0.1:{port}", flush=True)
 

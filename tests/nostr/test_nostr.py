@@ -126,12 +126,29 @@ def wait_for(check, what, timeout=TIMEOUT * 3, interval=0.2):
 # --- The processes --------------------------------------------------------
 
 
-def free_port():
+def relay_port():
+    """A free loopback port below the kernel's ephemeral range, for a relay
+    that is killed and started again on the same port: a port inside that
+    range may meanwhile become the source port of some outgoing connection
+    (the bridge reconnecting, a gRPC channel), and the relay could not bind
+    it again."""
+    import random
     import socket
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    for _ in range(1000):
+        port = random.randrange(10_000, max(low, 10_001))
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port below the ephemeral range")
 
 
 def dies_with_us(sig):
@@ -150,7 +167,7 @@ class RelayProcess:
     """relay.py in its own process, restartable on the same port."""
 
     def __init__(self, port=0, extra=()):
-        self.port = port or free_port()
+        self.port = port or relay_port()
         self.extra = list(extra)
         self.process = None
         self.start()
@@ -176,11 +193,11 @@ class RelayProcess:
 
         threading.Thread(target=read, daemon=True).start()
         try:
-            line = lines.get(timeout=30).strip()
+            line = lines.get(timeout=45).strip()
         except queue.Empty:
-            raise AssertionError("the relay did not start within 30 s") from None
+            raise AssertionError("the relay did not start within 45 s") from None
         if not line.startswith("ws://"):
-            raise AssertionError(f"the relay did not start: {line!r}")
+            raise AssertionError(f"the relay did not start (exit status {process.poll()}; its error is above)")
         self.url = line
 
     def rate_limit(self):
