@@ -13,6 +13,7 @@
 //! chess-load latency [--moves 2000]
 //! chess-load hints [--games 50] [--duration 20] [--hint-clients 8] [--think-ms 0]
 //! chess-load idle [--connections 10000]
+//! chess-load open [--front uqchess|grpc] [--games N] [--loads 10,50,80] [--duration 20]
 //! ```
 //!
 //! `--game-replicas N --database-url postgres://…` runs any scenario
@@ -21,6 +22,7 @@
 use std::{
     collections::BTreeMap,
     process::ExitCode,
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -128,6 +130,31 @@ enum Scenario {
         #[arg(long, default_value_t = 0)]
         think_ms: u64,
     },
+    /// Open loop: moves arriving at random (a Poisson process per game) at
+    /// fractions of the front's maximum, itself measured first in the same
+    /// run by a closed loop of the same games; latency from each move's due
+    /// time.
+    Open {
+        /// The front the games are played through.
+        #[arg(long, value_enum, default_value_t = Front::Uqchess)]
+        front: Front,
+        /// Games played at once (default: 1000 through uqchess, 200 through
+        /// gRPC).
+        #[arg(long)]
+        games: Option<usize>,
+        /// Loads, in percent of the measured maximum.
+        #[arg(long, value_delimiter = ',', default_values_t = [10, 50, 80])]
+        loads: Vec<u32>,
+        /// Seconds measured at each load.
+        #[arg(long, default_value_t = 20)]
+        duration: u64,
+        /// Seconds of the closed loop that measures the maximum.
+        #[arg(long, default_value_t = 10)]
+        probe: u64,
+        /// The maximum in moves/s, instead of measuring it.
+        #[arg(long)]
+        max: Option<f64>,
+    },
     /// Gateway memory per idle connection, and after they leave.
     Idle {
         /// Idle uqchess connections opened.
@@ -137,6 +164,20 @@ enum Scenario {
 }
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// Plies after which a game through the public API is resigned and
+/// replaced, so games keep going on the move path instead of drifting into
+/// long endgames.
+const GRPC_MAX_PLIES: u32 = 200;
+
+/// A front of the server the load goes through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Front {
+    /// The uqchess line protocol.
+    Uqchess,
+    /// The public gRPC API.
+    Grpc,
+}
 
 fn stack_args(cli: &Cli) -> Vec<String> {
     let mut args = cli.stack_arg.clone();
@@ -257,10 +298,7 @@ async fn moves(
         port,
         games,
         window.clone(),
-        Pace {
-            max_plies,
-            think: Duration::ZERO,
-        },
+        Pace::closed(max_plies, Duration::ZERO),
     )
     .await;
     let end = Instant::now().min(window.end);
@@ -310,7 +348,13 @@ async fn grpc(cli: &Cli, games: usize, duration: u64, warmup: u64) -> Result<(),
         tokio::time::sleep_until(start.into()).await;
         procs::tree_usage(stack_pid)
     });
-    let figures = chess_e2e::load::grpc::games(&stack.gateway, games, window.clone()).await?;
+    let figures = chess_e2e::load::grpc::games(
+        &stack.gateway,
+        games,
+        window.clone(),
+        Pace::closed(GRPC_MAX_PLIES, Duration::ZERO),
+    )
+    .await?;
     let after = procs::tree_usage(stack_pid);
     let before = sampler.await?;
     let seconds = (Instant::now().min(window.end) - window.start).as_secs_f64();
@@ -338,10 +382,7 @@ async fn latency(cli: &Cli, moves: usize) -> Result<(), Error> {
         port,
         1,
         window.clone(),
-        Pace {
-            max_plies: 200,
-            think: Duration::ZERO,
-        },
+        Pace::closed(200, Duration::ZERO),
     ));
     let started = Instant::now();
     let expected = Duration::from_secs(1) + Duration::from_millis(5 * moves as u64);
@@ -374,16 +415,7 @@ async fn hints_impact(
         let window = Window::new(Duration::from_secs(3), Duration::from_secs(duration));
         let hints =
             (clients > 0).then(|| tokio::spawn(uqchess::hints(port, clients, window.clone())));
-        let figures = uqchess::games(
-            port,
-            games,
-            window.clone(),
-            Pace {
-                max_plies: 200,
-                think,
-            },
-        )
-        .await;
+        let figures = uqchess::games(port, games, window.clone(), Pace::closed(200, think)).await;
         println!(
             "{games} games ({} ms thinking a move), {clients} hint clients: {:.0} moves/s",
             think.as_millis(),
@@ -410,6 +442,133 @@ async fn hints_impact(
     }
     stack.stop().await;
     Ok(())
+}
+
+/// Plays `games` games through `front` in `window`, paced by `pace`; the
+/// usage of the stack's processes over the window comes back beside the
+/// figures.
+async fn phase(
+    stack: &StackProcess,
+    front: Front,
+    games: usize,
+    window: Arc<Window>,
+    pace: Pace,
+) -> Result<(GameFigures, BTreeMap<String, f64>, f64), Error> {
+    let stack_pid = stack.pid();
+    let start = window.start;
+    let sampler = tokio::spawn(async move {
+        tokio::time::sleep_until(start.into()).await;
+        procs::tree_usage(stack_pid)
+    });
+    let figures = match front {
+        Front::Uqchess => uqchess::games(stack.uqchess_port(), games, window.clone(), pace).await,
+        Front::Grpc => {
+            chess_e2e::load::grpc::games(&stack.gateway, games, window.clone(), pace).await?
+        }
+    };
+    let after = procs::tree_usage(stack_pid);
+    let before = sampler.await?;
+    let seconds = (Instant::now().min(window.end) - window.start).as_secs_f64();
+    Ok((figures, procs::cpu_between(&before, &after), seconds))
+}
+
+/// Each busy process's CPU time per move, in microseconds.
+fn cpu_per_move(cpu: &BTreeMap<String, f64>, moves: u64) -> String {
+    let mut parts: Vec<String> = cpu
+        .iter()
+        .filter(|(_, used)| **used > 0.005)
+        .map(|(name, used)| {
+            let name = name.strip_prefix("chess-").unwrap_or(name);
+            format!("{name} {:.0}", used * 1e6 / moves.max(1) as f64)
+        })
+        .collect();
+    let server: f64 = ["chess-gateway", "chess-game"]
+        .iter()
+        .filter_map(|name| cpu.get(*name))
+        .sum();
+    parts.push(format!(
+        "gateway+game {:.0}",
+        server * 1e6 / moves.max(1) as f64
+    ));
+    format!("cpu per move (us): {}", parts.join(", "))
+}
+
+async fn open_loop(
+    cli: &Cli,
+    front: Front,
+    games: usize,
+    loads: &[u32],
+    duration: u64,
+    probe: u64,
+    max: Option<f64>,
+) -> Result<(), Error> {
+    let (_, grpc) = baselines().await?;
+    let (stack, _) = start_stack(cli).await;
+    // Signing the players of the public API up takes a while (each password
+    // is hashed): it happens in the warm-up.
+    let warmup = Duration::from_secs(match front {
+        Front::Uqchess => 3,
+        Front::Grpc => 15,
+    });
+    let max_plies = match front {
+        Front::Uqchess => 100_000,
+        Front::Grpc => GRPC_MAX_PLIES,
+    };
+    println!("scenario: open loop, {games} games through {front:?}, {duration} s at each load");
+    let max = match max {
+        Some(max) => max,
+        None => {
+            let window = Window::new(warmup, Duration::from_secs(probe));
+            let (figures, cpu, seconds) = phase(
+                &stack,
+                front,
+                games,
+                window,
+                Pace::closed(max_plies, Duration::ZERO),
+            )
+            .await?;
+            let max = figures.moves as f64 / seconds;
+            println!("maximum (closed loop, {probe} s): {max:.0} moves/s");
+            report_open(&figures, &cpu, grpc);
+            max
+        }
+    };
+    for &load in loads {
+        let rate = max * f64::from(load) / 100.0;
+        let window = Window::new(warmup, Duration::from_secs(duration));
+        let pace = Pace {
+            max_plies,
+            think: Duration::ZERO,
+            rate: Some(rate / games as f64),
+        };
+        let (figures, cpu, seconds) = phase(&stack, front, games, window, pace).await?;
+        println!(
+            "load {load}% = {rate:.0} moves/s offered: {:.0} moves/s answered",
+            figures.moves as f64 / seconds
+        );
+        report_open(&figures, &cpu, grpc);
+    }
+    stack.stop().await;
+    Ok(())
+}
+
+fn report_open(figures: &GameFigures, cpu: &BTreeMap<String, f64>, grpc: Duration) {
+    if let Some(s) = figures.move_latency.summary() {
+        println!(
+            "  move (due -> ok)     {}",
+            s.line(Some(("tonic unary", grpc)))
+        );
+    }
+    if let Some(s) = figures.notify_latency.summary() {
+        println!(
+            "  opponent notified    {}",
+            s.line(Some(("tonic unary", grpc)))
+        );
+    }
+    println!("  {}", cpu_per_move(cpu, figures.moves));
+    for e in figures.errors.iter().take(3) {
+        println!("  error: {e}");
+    }
 }
 
 fn gateway_usage(stack: &StackProcess) -> Option<Usage> {
@@ -529,6 +688,20 @@ async fn main() -> ExitCode {
             .await
         }
         Scenario::Idle { connections } => idle(&cli, *connections).await,
+        Scenario::Open {
+            front,
+            games,
+            loads,
+            duration,
+            probe,
+            max,
+        } => {
+            let games = games.unwrap_or(match front {
+                Front::Uqchess => 1000,
+                Front::Grpc => 200,
+            });
+            open_loop(&cli, *front, games, loads, *duration, *probe, *max).await
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -15,12 +15,11 @@ use chess_proto::{
         lobby_service_client::LobbyServiceClient, play_service_client::PlayServiceClient,
     },
 };
-use rand::{SeedableRng as _, rngs::StdRng};
 use shakmaty::{CastlingMode, Chess, Position as _};
 use tokio::sync::Notify;
 use tonic::{Request, metadata::MetadataValue, transport::Channel};
 
-use super::uqchess::{GameFigures, Window, choose_move};
+use super::uqchess::{GameFigures, Pace, Schedule, Window, choose_move};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -126,10 +125,6 @@ async fn follow(channel: Channel, player: &Player, arrivals: Arc<Arrivals>) -> R
     Ok(())
 }
 
-/// Plies after which a game is resigned and replaced, so games keep going
-/// on the move path instead of drifting into long endgames.
-const MAX_PLIES: u32 = 200;
-
 /// One pair of players: signs both up, follows both event streams, then
 /// plays game after game between them until the window closes.
 async fn play_games(
@@ -137,6 +132,7 @@ async fn play_games(
     index: usize,
     run: u64,
     window: Arc<Window>,
+    pace: Pace,
 ) -> Result<GameFigures, Error> {
     let white = sign_up(&channel, format!("w{run}x{index}")).await?;
     let black = sign_up(&channel, format!("b{run}x{index}")).await?;
@@ -144,16 +140,17 @@ async fn play_games(
     for (player, arrived) in [(&white, &arrivals[0]), (&black, &arrivals[1])] {
         follow(channel.clone(), player, Arc::clone(arrived)).await?;
     }
-    let mut rng = StdRng::seed_from_u64(index as u64);
+    let mut schedule = Schedule::new(pace, index as u64);
     let mut figures = GameFigures::default();
     while !window.over() {
         let game_id = start_game(&channel, &white, &black).await?;
+        schedule.begin();
         play_game(
             &channel,
             &game_id,
             [&white, &black],
             &arrivals,
-            &mut rng,
+            &mut schedule,
             &window,
             &mut figures,
         )
@@ -192,14 +189,15 @@ async fn start_game(channel: &Channel, white: &Player, black: &Player) -> Result
         .ok_or_else(|| "no game".into())
 }
 
-/// Plays one game until it ends, the window closes, or it reaches
-/// `MAX_PLIES` (then the side to move resigns).
+/// Plays one game until it ends, the window closes, or it reaches the
+/// pace's `max_plies` (then the side to move resigns), its moves sent when
+/// `schedule` says.
 async fn play_game(
     channel: &Channel,
     game_id: &str,
     [white, black]: [&Player; 2],
     arrivals: &[Arc<Arrivals>; 2],
-    rng: &mut StdRng,
+    schedule: &mut Schedule,
     window: &Window,
     figures: &mut GameFigures,
 ) -> Result<(), Error> {
@@ -208,7 +206,7 @@ async fn play_game(
     let mut ply = 0;
     loop {
         let mover = if ply % 2 == 0 { white } else { black };
-        if window.over() || ply >= MAX_PLIES {
+        if window.over() || ply >= schedule.max_plies() {
             play.resign(mover.request(pb::ResignRequest {
                 game_id: game_id.to_owned(),
             }))
@@ -216,12 +214,12 @@ async fn play_game(
             figures.games += 1;
             return Ok(());
         }
-        let m = choose_move(&position, rng);
+        let sent = schedule.due().await;
+        let m = choose_move(&position, schedule.rng());
         let uci = m.to_uci(CastlingMode::Standard).to_string();
         position.play_unchecked(m);
         ply += 1;
         let opponent = &arrivals[usize::from(ply % 2 == 1)];
-        let sent = Instant::now();
         let request = mover.request(pb::MakeMoveRequest {
             game_id: game_id.to_owned(),
             r#move: uci,
@@ -249,15 +247,25 @@ async fn play_game(
 }
 
 /// Runs `games` concurrent games through the public gRPC API at `addr`.
-pub async fn games(addr: &str, games: usize, window: Arc<Window>) -> Result<GameFigures, Error> {
+pub async fn games(
+    addr: &str,
+    games: usize,
+    window: Arc<Window>,
+    pace: Pace,
+) -> Result<GameFigures, Error> {
     let channel = Channel::from_shared(format!("http://{addr}"))?
         .tcp_nodelay(true)
         .connect()
         .await?;
+    // Each call's players are new accounts.
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let run = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)?
         .as_secs()
-        % 100_000;
+        % 100_000
+        * 100
+        + call % 100;
     let mut tasks = Vec::with_capacity(games);
     for index in 0..games {
         tasks.push(tokio::spawn(play_games(
@@ -265,6 +273,7 @@ pub async fn games(addr: &str, games: usize, window: Arc<Window>) -> Result<Game
             index,
             run,
             Arc::clone(&window),
+            pace,
         )));
     }
     let mut total = GameFigures::default();

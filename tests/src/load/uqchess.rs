@@ -155,6 +155,98 @@ pub struct Pace {
     /// A player's thinking time before each move (zero: as fast as the
     /// system answers).
     pub think: Duration,
+    /// Open loop: each game's moves arrive at random (exponentially spaced,
+    /// a Poisson process) at this mean rate in moves per second, whatever
+    /// the answers to the earlier ones; `None` is a closed loop.
+    pub rate: Option<f64>,
+}
+
+impl Pace {
+    /// A closed loop: each move sent once the one before it is answered,
+    /// after `think`.
+    pub fn closed(max_plies: u32, think: Duration) -> Self {
+        Self {
+            max_plies,
+            think,
+            rate: None,
+        }
+    }
+}
+
+/// When a game's moves are due.
+///
+/// Closed loop: now, after the thinking time. Open loop: at the arrival
+/// times of a Poisson process, each gap drawn independently of the
+/// server's answers. A move is sent at its due time or, if the game's
+/// previous move is still unanswered then, as soon as it is answered; the
+/// latency of a move held back that way counts from its due time, so a
+/// slow answer is charged for the moves it delayed too (no coordinated
+/// omission).
+#[derive(Debug)]
+pub struct Schedule {
+    pace: Pace,
+    rng: StdRng,
+    next: Instant,
+}
+
+impl Schedule {
+    pub fn new(pace: Pace, seed: u64) -> Self {
+        let mut schedule = Self {
+            pace,
+            rng: StdRng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15),
+            next: Instant::now(),
+        };
+        schedule.begin();
+        schedule
+    }
+
+    /// Starts the arrivals afresh, from now: a new game's first move is not
+    /// due before the game exists.
+    pub fn begin(&mut self) {
+        self.next = Instant::now();
+        if let Some(rate) = self.pace.rate {
+            self.next += Self::gap(&mut self.rng, rate);
+        }
+    }
+
+    fn gap(rng: &mut StdRng, rate: f64) -> Duration {
+        let uniform: f64 = rng.random_range(f64::EPSILON..1.0);
+        Duration::from_secs_f64(-uniform.ln() / rate.max(1e-9))
+    }
+
+    /// The game's random numbers, for choosing its moves too.
+    pub fn rng(&mut self) -> &mut StdRng {
+        &mut self.rng
+    }
+
+    pub fn max_plies(&self) -> u32 {
+        self.pace.max_plies
+    }
+
+    /// Waits until the next move is due; returns the instant its latency
+    /// counts from.
+    pub async fn due(&mut self) -> Instant {
+        match self.pace.rate {
+            None => {
+                if !self.pace.think.is_zero() {
+                    tokio::time::sleep(self.pace.think).await;
+                }
+                Instant::now()
+            }
+            Some(rate) => {
+                let due = self.next;
+                self.next += Self::gap(&mut self.rng, rate);
+                if Instant::now() >= due {
+                    // Held back by the answer to the previous move.
+                    return due;
+                }
+                // The timer wakes up to a millisecond late: that is the load
+                // generator's delay, not the server's.
+                tokio::time::sleep_until(due.into()).await;
+                Instant::now()
+            }
+        }
+    }
 }
 
 /// Plays games between two connections until the window closes; a game is
@@ -167,6 +259,7 @@ async fn play_games(
     pace: Pace,
 ) -> Result<GameFigures, Error> {
     let mut rng = StdRng::seed_from_u64(seed);
+    let mut schedule = Schedule::new(pace, seed);
     let mut white = Conn::open(port).await?;
     let mut black = Conn::open(port).await?;
     let mut figures = GameFigures::default();
@@ -179,6 +272,7 @@ async fn play_games(
             white.expect("started white").await?;
             black.expect("started black").await?;
         }
+        schedule.begin();
         let mut position = Chess::default();
         let mut plies = 0;
         loop {
@@ -204,14 +298,11 @@ async fn play_games(
                 figures.games += 1;
                 break;
             }
-            if !pace.think.is_zero() {
-                tokio::time::sleep(pace.think).await;
-            }
+            let sent = schedule.due().await;
             let m = choose_move(&position, &mut rng);
             let uci = m.to_uci(CastlingMode::Standard).to_string();
             position.play_unchecked(m);
             plies += 1;
-            let sent = Instant::now();
             me.send(&format!("move {uci}\n")).await?;
             let moved = format!("moved {uci}");
             let (ok, notified) = tokio::join!(
