@@ -14,6 +14,7 @@
 //! chess-load hints [--games 50] [--duration 20] [--hint-clients 8] [--think-ms 0]
 //! chess-load idle [--connections 10000]
 //! chess-load open [--front uqchess|grpc] [--games N] [--loads 10,50,80] [--duration 20]
+//! chess-load resume [--games 10000] [--plies 40] [--runs 3]
 //! ```
 //!
 //! `--game-replicas N --database-url postgres://…` runs any scenario
@@ -154,6 +155,20 @@ enum Scenario {
         /// The maximum in moves/s, instead of measuring it.
         #[arg(long)]
         max: Option<f64>,
+    },
+    /// Time for the game service to resume stored active games when it
+    /// starts, and its memory per active game: stacks started on a data
+    /// directory holding that many games, beside stacks started empty.
+    Resume {
+        /// Active games stored.
+        #[arg(long, default_value_t = 10_000)]
+        games: usize,
+        /// Moves played in each.
+        #[arg(long, default_value_t = 40)]
+        plies: u32,
+        /// Starts of each kind.
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
     },
     /// Gateway memory per idle connection, and after they leave.
     Idle {
@@ -625,6 +640,73 @@ async fn idle(cli: &Cli, connections: usize) -> Result<(), Error> {
     Ok(())
 }
 
+fn game_usage(stack: &StackProcess) -> Option<Usage> {
+    chess_e2e::children_of(stack.pid())
+        .into_iter()
+        .find(|&pid| chess_e2e::process_name(pid).as_deref() == Some("chess-game"))
+        .and_then(procs::usage)
+}
+
+async fn resume(cli: &Cli, games: usize, plies: u32, runs: usize) -> Result<(), Error> {
+    if cli.game_replicas > 1 || cli.database_url.is_some() {
+        return Err("resume measures the lone game service on its SQLite file".into());
+    }
+    let mut empty = Vec::new();
+    let mut full = Vec::new();
+    let mut rss = (Vec::new(), Vec::new());
+    for run in 0..runs {
+        let data = tempfile::tempdir()?;
+        let seeding = Instant::now();
+        chess_e2e::load::resume::seed(&data.path().join("game.sqlite"), games, plies).await?;
+        if run == 0 {
+            println!(
+                "stored {games} active games of {plies} plies in {}",
+                ms(seeding.elapsed())
+            );
+        }
+        let args = stack_args(cli);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        for (dir, stored) in [(data, true), (tempfile::tempdir()?, false)] {
+            let started = Instant::now();
+            let stack = StackProcess::start_in(dir, &args, &[]).await;
+            let took = started.elapsed();
+            let game_rss = game_usage(&stack).map_or(0, |u| u.rss_kib);
+            let (times, sizes) = if stored {
+                (&mut full, &mut rss.0)
+            } else {
+                (&mut empty, &mut rss.1)
+            };
+            times.push(took);
+            sizes.push(game_rss);
+            println!(
+                "  start to SERVING, {}: {}   game service RSS {game_rss} KiB",
+                if stored { "with the games" } else { "empty" },
+                ms(took)
+            );
+            stack.stop().await;
+        }
+    }
+    let median = |v: &mut Vec<Duration>| {
+        v.sort_unstable();
+        v[v.len() / 2]
+    };
+    let (full, empty) = (median(&mut full), median(&mut empty));
+    println!(
+        "median: {} with {games} games, {} empty: resuming them took {}",
+        ms(full),
+        ms(empty),
+        ms(full.saturating_sub(empty))
+    );
+    let mean = |v: &[u64]| v.iter().sum::<u64>() as f64 / v.len().max(1) as f64;
+    println!(
+        "game service RSS: {:.0} KiB with the games, {:.0} KiB empty: {:.1} KiB per active game",
+        mean(&rss.0),
+        mean(&rss.1),
+        (mean(&rss.0) - mean(&rss.1)) / games.max(1) as f64
+    );
+    Ok(())
+}
+
 async fn startup(cli: &Cli, runs: usize) -> Result<(), Error> {
     let mut times = Vec::new();
     for _ in 0..runs {
@@ -688,6 +770,7 @@ async fn main() -> ExitCode {
             .await
         }
         Scenario::Idle { connections } => idle(&cli, *connections).await,
+        Scenario::Resume { games, plies, runs } => resume(&cli, *games, *plies, *runs).await,
         Scenario::Open {
             front,
             games,
