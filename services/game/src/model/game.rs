@@ -406,7 +406,7 @@ impl Game {
                 .map_err(|e| replay_error(e.to_string()))?;
             let mover = game.position.turn();
             game.clock.charge(mover, game.ply(), stored.at);
-            game.apply(m, stored.submitted, stored.at);
+            game.replay(m, stored);
         }
         for credit in pending {
             game.clock.credit(credit.ms);
@@ -750,6 +750,16 @@ impl Game {
         events.push(self.apply(m, input.to_owned(), now));
         events.extend(self.after_move(side, now));
         Ok(events)
+    }
+
+    /// Replays a stored legal move: the position, its history and the
+    /// record, as [`apply`](Self::apply) left them when the move was made,
+    /// without what announcing it needs (its notations and the clock after
+    /// it were stored with it).
+    fn replay(&mut self, m: Move, stored: PlayedMove) {
+        self.position.play_unchecked(m);
+        self.history.push(hash_of(&self.position));
+        self.moves.push(stored);
     }
 
     /// Applies a legal move, recording it; no rules about endings yet.
