@@ -47,7 +47,9 @@ pub(super) struct GameActor {
     /// shard now: the actor stops at once.
     fenced: bool,
     inbox: mpsc::Receiver<Message>,
-    events: broadcast::Sender<WireEvent>,
+    /// The game's watchers, made with the first one and dropped with the
+    /// last (an unwatched game keeps no buffer of events).
+    events: Option<broadcast::Sender<WireEvent>>,
     engine_tx: mpsc::Sender<(u32, Result<String, EngineError>)>,
     engine_rx: mpsc::Receiver<(u32, Result<String, EngineError>)>,
     engine_pending: bool,
@@ -73,7 +75,6 @@ impl GameActor {
         serving: Arc<Serving>,
     ) -> GameHandle {
         let (tx, inbox) = mpsc::channel(64);
-        let (events, _) = broadcast::channel(WATCH_CAPACITY);
         let (engine_tx, engine_rx) = mpsc::channel(4);
         let actor = Self {
             game,
@@ -83,7 +84,7 @@ impl GameActor {
             serving: Arc::clone(&serving),
             fenced: false,
             inbox,
-            events,
+            events: None,
             engine_tx,
             engine_rx,
             engine_pending: false,
@@ -147,7 +148,10 @@ impl GameActor {
                 let _ = reply.send(self.game.clone());
             }
             Message::Watch { reply } => {
-                let _ = reply.send((self.game.clone(), self.events.subscribe()));
+                let watchers = self
+                    .events
+                    .get_or_insert_with(|| broadcast::channel(WATCH_CAPACITY).0);
+                let _ = reply.send((self.game.clone(), watchers.subscribe()));
             }
             Message::Hint { actor, reply } => {
                 let _ = reply.send(self.hint(&actor));
@@ -270,10 +274,14 @@ impl GameActor {
         Ok(())
     }
 
-    fn publish(&self, event: impl Into<WireEvent>) {
+    fn publish(&mut self, event: impl Into<WireEvent>) {
         let event = event.into();
-        // No watchers is fine.
-        let _ = self.events.send(Arc::clone(&event));
+        if let Some(watchers) = &self.events
+            && watchers.send(Arc::clone(&event)).is_err()
+        {
+            // The last watcher left.
+            self.events = None;
+        }
         for player in [self.game.white(), self.game.black()] {
             if let Some(id) = player.actor_id() {
                 self.ctx.hub.publish(id, &event);
