@@ -648,6 +648,7 @@ fn game_usage(stack: &StackProcess) -> Option<Usage> {
 }
 
 async fn resume(cli: &Cli, games: usize, plies: u32, runs: usize) -> Result<(), Error> {
+    const SETTLE: Duration = Duration::from_secs(15);
     if cli.game_replicas > 1 || cli.database_url.is_some() {
         return Err("resume measures the lone game service on its SQLite file".into());
     }
@@ -670,6 +671,9 @@ async fn resume(cli: &Cli, games: usize, plies: u32, runs: usize) -> Result<(), 
             let started = Instant::now();
             let stack = StackProcess::start_in(dir, &args, &[]).await;
             let took = started.elapsed();
+            // Memory the start-up used for a moment goes back to the system
+            // within seconds (jemalloc's background thread).
+            tokio::time::sleep(SETTLE).await;
             let game_rss = game_usage(&stack).map_or(0, |u| u.rss_kib);
             let (times, sizes) = if stored {
                 (&mut full, &mut rss.0)
@@ -679,9 +683,10 @@ async fn resume(cli: &Cli, games: usize, plies: u32, runs: usize) -> Result<(), 
             times.push(took);
             sizes.push(game_rss);
             println!(
-                "  start to SERVING, {}: {}   game service RSS {game_rss} KiB",
+                "  start to SERVING, {}: {}   game service RSS {game_rss} KiB {} s later",
                 if stored { "with the games" } else { "empty" },
-                ms(took)
+                ms(took),
+                SETTLE.as_secs()
             );
             stack.stop().await;
         }
