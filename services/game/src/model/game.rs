@@ -411,6 +411,8 @@ impl Game {
         for credit in pending {
             game.clock.credit(credit.ms);
         }
+        game.moves.shrink_to_fit();
+        game.history.shrink_to_fit();
         game.credits = credits;
         game.draw_offer = draw_offer;
         if let Some(ending) = ending {
@@ -756,10 +758,19 @@ impl Game {
     /// record, as [`apply`](Self::apply) left them when the move was made,
     /// without what announcing it needs (its notations and the clock after
     /// it were stored with it).
+    ///
+    /// The strings are copied: the stored ones were allocated among the
+    /// other rows of a bulk read, and keeping them would keep the memory of
+    /// that whole read in use, a little of it on every page.
     fn replay(&mut self, m: Move, stored: PlayedMove) {
         self.position.play_unchecked(m);
         self.history.push(hash_of(&self.position));
-        self.moves.push(stored);
+        self.moves.push(PlayedMove {
+            uci: stored.uci.as_str().to_owned(),
+            san: stored.san.as_str().to_owned(),
+            submitted: stored.submitted.as_str().to_owned(),
+            ..stored
+        });
     }
 
     /// Applies a legal move, recording it; no rules about endings yet.

@@ -9,6 +9,8 @@ use sea_orm::{
     QuerySelect as _, sea_query::Query,
 };
 
+use tokio_stream::StreamExt as _;
+
 use super::{
     ListFilter, Store, StoreError, clock_credits, games, moves, results_outbox, rows::restore,
 };
@@ -67,16 +69,26 @@ impl Store {
                 .cond_where(active.clone())
                 .to_owned()
         };
+        // Row by row rather than all at once: SQLite copies each value it
+        // hands out with the C allocator, which keeps the memory of a bulk
+        // read for good once freed; streamed, only a few rows are in flight.
         let mut moves_by_game: HashMap<String, Vec<moves::Model>> = HashMap::new();
-        for m in moves::Entity::find()
+        let mut stream = moves::Entity::find()
             .filter(moves::Column::GameId.in_subquery(active_ids()))
             .order_by_asc(moves::Column::GameId)
             .order_by_asc(moves::Column::Ply)
-            .all(&self.db)
-            .await?
-        {
-            moves_by_game.entry(m.game_id.clone()).or_default().push(m);
+            .stream(&self.db)
+            .await?;
+        while let Some(m) = stream.next().await {
+            let m = m?;
+            match moves_by_game.get_mut(&m.game_id) {
+                Some(moves) => moves.push(m),
+                None => {
+                    moves_by_game.insert(m.game_id.clone(), vec![m]);
+                }
+            }
         }
+        drop(stream);
         let mut credits_by_game: HashMap<String, Vec<clock_credits::Model>> = HashMap::new();
         for c in clock_credits::Entity::find()
             .filter(clock_credits::Column::GameId.in_subquery(active_ids()))
