@@ -64,6 +64,9 @@ pub enum ListFilter {
 pub struct Store {
     db: DatabaseConnection,
     writer: mpsc::Sender<writer::Job>,
+    /// The URL of the SQLite file, when the database is one: bulk reads go
+    /// to it on a connection of their own (see `reads`).
+    sqlite_file: Option<std::sync::Arc<str>>,
 }
 
 impl Store {
@@ -88,7 +91,12 @@ impl Store {
         })
         .await?;
         let writer = writer::spawn(db.clone(), url, replica)?;
-        Ok(Self { db, writer })
+        let sqlite_file = chess_storage::sqlite_path(url).map(|_| url.into());
+        Ok(Self {
+            db,
+            writer,
+            sqlite_file,
+        })
     }
 
     /// The connection, for the shard leases kept beside the games.

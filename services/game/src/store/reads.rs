@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use chess_domain::{GameResult, GameStatus, ResultReport, SpeedCategory};
 use sea_orm::{
-    ColumnTrait as _, Condition, EntityTrait as _, QueryFilter as _, QueryOrder as _,
+    ColumnTrait as _, Condition, DbErr, EntityTrait as _, QueryFilter as _, QueryOrder as _,
     QuerySelect as _, sea_query::Query,
 };
 
@@ -69,26 +69,27 @@ impl Store {
                 .cond_where(active.clone())
                 .to_owned()
         };
-        // Row by row rather than all at once: SQLite copies each value it
-        // hands out with the C allocator, which keeps the memory of a bulk
-        // read for good once freed; streamed, only a few rows are in flight.
-        let mut moves_by_game: HashMap<String, Vec<moves::Model>> = HashMap::new();
-        let mut stream = moves::Entity::find()
-            .filter(moves::Column::GameId.in_subquery(active_ids()))
-            .order_by_asc(moves::Column::GameId)
-            .order_by_asc(moves::Column::Ply)
-            .stream(&self.db)
-            .await?;
-        while let Some(m) = stream.next().await {
-            let m = m?;
-            match moves_by_game.get_mut(&m.game_id) {
-                Some(moves) => moves.push(m),
-                None => {
-                    moves_by_game.insert(m.game_id.clone(), vec![m]);
+        let mut moves_by_game = match (&self.sqlite_file, shards) {
+            (Some(url), None) => active_moves_direct(std::sync::Arc::clone(url)).await?,
+            _ => {
+                // Row by row rather than all at once: SQLite copies each
+                // value it hands out with the C allocator, which keeps the
+                // memory of a bulk read for good once freed; streamed, only
+                // a few rows are in flight.
+                let mut moves_by_game: HashMap<String, Vec<moves::Model>> = HashMap::new();
+                let mut stream = moves::Entity::find()
+                    .filter(moves::Column::GameId.in_subquery(active_ids()))
+                    .order_by_asc(moves::Column::GameId)
+                    .order_by_asc(moves::Column::Ply)
+                    .stream(&self.db)
+                    .await?;
+                while let Some(m) = stream.next().await {
+                    let m = m?;
+                    group(&mut moves_by_game, m);
                 }
+                moves_by_game
             }
-        }
-        drop(stream);
+        };
         let mut credits_by_game: HashMap<String, Vec<clock_credits::Model>> = HashMap::new();
         for c in clock_credits::Entity::find()
             .filter(clock_credits::Column::GameId.in_subquery(active_ids()))
@@ -209,4 +210,52 @@ impl Store {
 fn parse_token(token: &str) -> Option<(i64, String)> {
     let (created, id) = token.split_once(':')?;
     Some((created.parse().ok()?, id.to_owned()))
+}
+
+/// Adds `m` to its game's moves (the rows come ordered by game and ply).
+fn group(moves_by_game: &mut HashMap<String, Vec<moves::Model>>, m: moves::Model) {
+    match moves_by_game.get_mut(&m.game_id) {
+        Some(moves) => moves.push(m),
+        None => {
+            moves_by_game.insert(m.game_id.clone(), vec![m]);
+        }
+    }
+}
+
+/// The moves of every active game, read from the SQLite file at `url` on a
+/// connection of its own, on a blocking thread: through sqlx, each of what
+/// may be hundreds of thousands of rows would cross from its SQLite thread
+/// to the runtime on its own.
+async fn active_moves_direct(
+    url: std::sync::Arc<str>,
+) -> Result<HashMap<String, Vec<moves::Model>>, StoreError> {
+    const QUERY: &str = "SELECT game_id, ply, uci, san, submitted, played_at, clock_after_ms \
+        FROM moves WHERE game_id IN (SELECT id FROM games WHERE status = ?1) \
+        ORDER BY game_id, ply";
+    let read = move || -> Result<_, StoreError> {
+        let conn = chess_storage::connect_sqlite_direct(&url)?
+            .ok_or_else(|| DbErr::Custom("not a SQLite file".to_owned()))?;
+        let sqlite = |e: rusqlite::Error| DbErr::Custom(format!("sqlite: {e}"));
+        let mut statement = conn.prepare(QUERY).map_err(sqlite)?;
+        let mut rows = statement
+            .query([GameStatus::Active.as_str()])
+            .map_err(sqlite)?;
+        let mut moves_by_game = HashMap::new();
+        while let Some(row) = rows.next().map_err(sqlite)? {
+            let m = moves::Model {
+                game_id: row.get(0).map_err(sqlite)?,
+                ply: row.get(1).map_err(sqlite)?,
+                uci: row.get(2).map_err(sqlite)?,
+                san: row.get(3).map_err(sqlite)?,
+                submitted: row.get(4).map_err(sqlite)?,
+                played_at: row.get(5).map_err(sqlite)?,
+                clock_after_ms: row.get(6).map_err(sqlite)?,
+            };
+            group(&mut moves_by_game, m);
+        }
+        Ok(moves_by_game)
+    };
+    tokio::task::spawn_blocking(read)
+        .await
+        .map_err(|e| DbErr::Custom(format!("reading the moves: {e}")))?
 }
