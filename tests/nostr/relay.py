@@ -4,7 +4,7 @@
 
 Listens on 127.0.0.1:N (N = 0 or none: a free port), prints its URL
 (`ws://127.0.0.1:N`) on one line once it accepts connections, and runs until
-it is killed (or SIGTERM/SIGINT). Killing it and starting it again on the
+it is killed (or SIGTERM/SIGINT), or the process that started it is gone. Killing it and starting it again on the
 same port is how the tests restart a relay; nothing is kept between runs
 (the chess events are ephemeral: relays never store them anyway).
 
@@ -29,6 +29,7 @@ import asyncio
 import base64
 import hashlib
 import json
+import os
 import signal
 import socket
 import struct
@@ -244,6 +245,15 @@ class OpenRelay:
 # --- main -----------------------------------------------------------------------
 
 
+async def exit_with_parent(stop):
+    """Stops the relay once the process that started it is gone, so that
+    nothing outlives a test that was killed."""
+    parent = os.getppid()
+    while os.getppid() == parent:
+        await asyncio.sleep(0.5)
+    stop.set()
+
+
 async def bound(start, port, timeout=30):
     """`start()`, again while the port is still in use: a relay started again
     right after being killed may find its port held for a moment (by the
@@ -283,7 +293,9 @@ async def main():
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    watch = asyncio.create_task(exit_with_parent(stop))
     await stop.wait()
+    watch.cancel()
     stop_relay()
 
 

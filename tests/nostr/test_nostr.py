@@ -177,7 +177,10 @@ class RelayProcess:
             [sys.executable, os.path.join(HERE, "relay.py"), "--port", str(self.port), *self.extra],
             stdout=subprocess.PIPE,
             text=True,
-            preexec_fn=dies_with_us(signal.SIGKILL),
+            # No `preexec_fn` here: the relay is started again mid-test, when
+            # gRPC's threads run in this process, and a fork that runs Python
+            # code in the child then can fail before the exec. relay.py
+            # watches for this process's death itself.
         )
         lines = queue.Queue()
         # The events it refused (relay.py --no-verify, after a SIGUSR1), as
