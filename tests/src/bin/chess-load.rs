@@ -586,10 +586,11 @@ fn report_open(figures: &GameFigures, cpu: &BTreeMap<String, f64>, grpc: Duratio
     }
 }
 
-fn gateway_usage(stack: &StackProcess) -> Option<Usage> {
+/// The usage of the stack's child process named `name`.
+fn service_usage(stack: &StackProcess, name: &str) -> Option<Usage> {
     chess_e2e::children_of(stack.pid())
         .into_iter()
-        .find(|&pid| chess_e2e::process_name(pid).as_deref() == Some("chess-gateway"))
+        .find(|&pid| chess_e2e::process_name(pid).as_deref() == Some(name))
         .and_then(procs::usage)
 }
 
@@ -599,7 +600,7 @@ async fn idle(cli: &Cli, connections: usize) -> Result<(), Error> {
     const SETTLE: Duration = Duration::from_secs(15);
     let (stack, _) = start_stack(cli).await;
     let port = stack.uqchess_port();
-    let gateway = || gateway_usage(&stack).ok_or("no gateway process");
+    let gateway = || service_usage(&stack, "chess-gateway").ok_or("no gateway process");
     // Warm the gateway up so one-off allocations are not charged to the
     // connections.
     drop(uqchess::idle_connections(port, 100).await?);
@@ -640,13 +641,6 @@ async fn idle(cli: &Cli, connections: usize) -> Result<(), Error> {
     Ok(())
 }
 
-fn game_usage(stack: &StackProcess) -> Option<Usage> {
-    chess_e2e::children_of(stack.pid())
-        .into_iter()
-        .find(|&pid| chess_e2e::process_name(pid).as_deref() == Some("chess-game"))
-        .and_then(procs::usage)
-}
-
 async fn resume(cli: &Cli, games: usize, plies: u32, runs: usize) -> Result<(), Error> {
     const SETTLE: Duration = Duration::from_secs(15);
     if cli.game_replicas > 1 || cli.database_url.is_some() {
@@ -674,7 +668,7 @@ async fn resume(cli: &Cli, games: usize, plies: u32, runs: usize) -> Result<(), 
             // Memory the start-up used for a moment goes back to the system
             // within seconds (jemalloc's background thread).
             tokio::time::sleep(SETTLE).await;
-            let game_rss = game_usage(&stack).map_or(0, |u| u.rss_kib);
+            let game_rss = service_usage(&stack, "chess-game").map_or(0, |u| u.rss_kib);
             let (times, sizes) = if stored {
                 (&mut full, &mut rss.0)
             } else {

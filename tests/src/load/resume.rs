@@ -23,7 +23,7 @@ const PER_WRITE: usize = 100;
 /// guests, 30 minutes a side, so no clock runs out meanwhile) into the
 /// game database at `path`, created with the service's own migrations.
 pub async fn seed(path: &Path, games: usize, plies: u32) -> Result<(), Error> {
-    let store = Store::open(&chess_storage_url(path)).await?;
+    let store = Store::open(&chess_storage::sqlite_url(path)).await?;
     let mut rng = StdRng::seed_from_u64(games as u64);
     let now = chess_domain::now_ms();
     let mut ops = Vec::new();
@@ -65,10 +65,6 @@ pub async fn seed(path: &Path, games: usize, plies: u32) -> Result<(), Error> {
         }
     }
     Ok(())
-}
-
-fn chess_storage_url(path: &Path) -> String {
-    format!("sqlite://{}?mode=rwc", path.display())
 }
 
 /// An id shaped like the service's own: 12 letters and digits.
