@@ -57,6 +57,12 @@ pub struct Config {
     /// The server's name in the `Site` tag of exported PGN.
     #[arg(long, default_value = "Rookery")]
     pub site: String,
+    /// How long an active game with nothing happening (no move, no call, no
+    /// watcher, no engine search) stays in memory, in seconds; it is loaded
+    /// back from the database when it is next needed, or when its clock
+    /// runs out. 0 keeps every active game in memory.
+    #[arg(long, default_value_t = 60.0)]
+    pub evict_after_secs: f64,
     #[command(flatten)]
     pub replica: ReplicaArgs,
 }
@@ -135,6 +141,13 @@ pub enum StartError {
 /// Runs the service until shutdown.
 pub async fn run(config: Config) -> Result<(), StartError> {
     let timing = config.replica.timing()?;
+    let evict_after =
+        std::time::Duration::try_from_secs_f64(config.evict_after_secs).map_err(|_| {
+            StartError::Flags(format!(
+                "--evict-after-secs must be a number of seconds, 0 or more (got {})",
+                config.evict_after_secs
+            ))
+        })?;
     let key = config.internal_key.load()?;
     let signer = chess_runtime::Signer::new(key.clone(), "game");
     let server =
@@ -180,6 +193,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         reporter,
         time: time::TimeSource::system(),
         shutdown: shutdown.clone(),
+        evict_after,
     });
     let registry = registry::Registry::new(ctx, Arc::clone(&shards));
     let manager = if leased {

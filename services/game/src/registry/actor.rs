@@ -9,6 +9,11 @@
 //!
 //! Finished games linger briefly for readers, then their actor stops, and the
 //! [`Registry`] loads the game back from the store when it is asked for again.
+//! So does an active game left alone for the context's `evict_after` (no
+//! message, no watcher, no engine search under way): everything it holds is
+//! in the store already, and a deadline it has (a flag, the first-move
+//! window) is handed to the registry, which loads the game back at that
+//! instant so that time still runs out with nobody connected.
 
 use std::{
     sync::{Arc, Weak},
@@ -55,6 +60,8 @@ pub(super) struct GameActor {
     engine_pending: bool,
     engine_retry_at: Option<Instant>,
     engine_failures: u32,
+    /// When the actor last had anything to do.
+    busy_at: Instant,
 }
 
 /// Sleeps until `at`, or forever.
@@ -90,6 +97,7 @@ impl GameActor {
             engine_pending: false,
             engine_retry_at: None,
             engine_failures: 0,
+            busy_at: Instant::now(),
         };
         serving.tasks.spawn(actor.run());
         GameHandle { tx, generation }
@@ -104,12 +112,21 @@ impl GameActor {
                 .next_deadline()
                 .map(|at| self.ctx.time.instant_at(at));
             let linger = (!self.game.is_active()).then(|| Instant::now() + LINGER);
+            let evict = self
+                .evictable()
+                .then(|| self.busy_at + self.ctx.evict_after);
             tokio::select! {
                 message = self.inbox.recv() => match message {
-                    Some(message) => self.handle(message).await,
+                    Some(message) => {
+                        self.busy_at = Instant::now();
+                        self.handle(message).await;
+                    }
                     None => break,
                 },
-                Some((ply, answer)) = self.engine_rx.recv() => self.engine_answered(ply, answer).await,
+                Some((ply, answer)) = self.engine_rx.recv() => {
+                    self.busy_at = Instant::now();
+                    self.engine_answered(ply, answer).await;
+                }
                 () = until(deadline) => {
                     let now = self.ctx.time.now();
                     let events = self.game.check_deadline(now);
@@ -123,6 +140,15 @@ impl GameActor {
                     self.ask_engine();
                 }
                 () = until(linger) => break,
+                () = until(evict) => {
+                    if self.watched() {
+                        // Looked at again once the watchers may have gone.
+                        self.busy_at = Instant::now();
+                    } else {
+                        self.evict();
+                        break;
+                    }
+                }
                 () = self.ctx.shutdown.cancelled() => break,
                 () = self.serving.stop.cancelled() => break,
             }
@@ -130,6 +156,41 @@ impl GameActor {
         if let Some(registry) = self.registry.upgrade() {
             registry.forget(&game_id, self.generation);
         }
+    }
+
+    /// Whether the game may leave memory once idle: it is active (a
+    /// finished one lingers instead), eviction is on, and no engine search
+    /// is under way or due.
+    fn evictable(&self) -> bool {
+        !self.ctx.evict_after.is_zero()
+            && self.game.is_active()
+            && !self.engine_pending
+            && self.engine_retry_at.is_none()
+    }
+
+    /// Whether anyone watches the game through this actor.
+    fn watched(&self) -> bool {
+        self.events
+            .as_ref()
+            .is_some_and(|watchers| watchers.receiver_count() > 0)
+    }
+
+    /// Leaves memory: the store holds the whole game already (every change
+    /// was written before it was answered). A deadline is left with the
+    /// registry, which loads the game back then.
+    fn evict(&mut self) {
+        // Anything sent from now on finds the mailbox closed and is sent
+        // again to a reloaded actor; anything already in it is dropped
+        // unhandled, and its caller does the same.
+        self.inbox.close();
+        let deadline = self
+            .game
+            .next_deadline()
+            .map(|at| self.ctx.time.instant_at(at));
+        if let Some(registry) = self.registry.upgrade() {
+            registry.evicted(self.game.id(), deadline);
+        }
+        tracing::debug!(game_id = self.game.id(), "idle game evicted from memory");
     }
 
     async fn handle(&mut self, message: Message) {

@@ -6,6 +6,9 @@
 //!
 //! Finished games linger briefly for readers, then their actor stops; the
 //! [`Registry`] loads a game back from the store when it is asked for again.
+//! Active games left alone for [`Context::evict_after`] leave memory the
+//! same way; one with a deadline (a flag that will fall) is loaded back by
+//! the registry at that instant.
 //!
 //! Only games of the shards this replica serves ([`Shards`]) are run here:
 //! asked about another, the registry refuses with where to go instead. The
@@ -50,6 +53,9 @@ const WATCH_CAPACITY: usize = 256;
 /// How long stopping a shard waits for its games' actors to finish what
 /// they are doing.
 const STOP_WAIT: Duration = Duration::from_secs(10);
+/// How long to wait before loading an evicted game at its deadline again,
+/// after a failure to.
+const RELOAD_RETRY: Duration = Duration::from_secs(1);
 /// Game ids drawn before giving up finding one in a served shard.
 const ID_TRIES: usize = 8192;
 
@@ -62,6 +68,9 @@ pub struct Context {
     pub reporter: Reporter,
     pub time: TimeSource,
     pub shutdown: Shutdown,
+    /// How long an active game stays in memory with nothing to do; zero
+    /// keeps every active game in memory.
+    pub evict_after: Duration,
 }
 
 /// An action a player takes.
@@ -391,6 +400,58 @@ impl Registry {
             self.forget(id, handle.generation);
         }
         Err(Error::Busy)
+    }
+
+    /// Whether game `id` is in memory now.
+    pub fn is_live(&self, id: &str) -> bool {
+        self.cached(id).is_some()
+    }
+
+    /// How many games are in memory now.
+    pub fn live_count(&self) -> usize {
+        self.live
+            .iter()
+            .map(|bucket| bucket.read().unwrap_or_else(|p| p.into_inner()).len())
+            .sum()
+    }
+
+    /// Game `id` left memory while active; if it has a deadline, it is
+    /// loaded back then, so that its actor ends the game on time.
+    fn evicted(self: &Arc<Self>, id: &str, deadline: Option<tokio::time::Instant>) {
+        let Some(at) = deadline else {
+            return;
+        };
+        let registry = Arc::downgrade(self);
+        let id = id.to_owned();
+        let shutdown = self.ctx.shutdown.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = tokio::time::sleep_until(at) => {}
+                () = shutdown.cancelled() => return,
+            }
+            loop {
+                let Some(registry) = registry.upgrade() else {
+                    return;
+                };
+                // Loaded meanwhile, its own actor keeps the deadline.
+                if registry.is_live(&id) {
+                    return;
+                }
+                match registry.handle(&id).await {
+                    // Its shard went to another replica, which keeps the
+                    // time; or it is gone.
+                    Ok(_) | Err(Error::NotServed { .. } | Error::NotFound(_)) => return,
+                    Err(e) => {
+                        tracing::warn!(game_id = id, error = %e, "cannot load an evicted game at its deadline; retrying");
+                    }
+                }
+                drop(registry);
+                tokio::select! {
+                    () = tokio::time::sleep(RELOAD_RETRY) => {}
+                    () = shutdown.cancelled() => return,
+                }
+            }
+        });
     }
 
     fn forget(&self, id: &str, generation: u64) {
