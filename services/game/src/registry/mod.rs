@@ -22,7 +22,7 @@ use actor::GameActor;
 use std::{
     collections::HashMap,
     sync::{
-        Arc, RwLock,
+        Arc, RwLock, Weak,
         atomic::{AtomicU64, Ordering},
     },
     time::Duration,
@@ -32,8 +32,15 @@ use chess_domain::{SHARDS, shard_of};
 use chess_runtime::Shutdown;
 use rand::Rng as _;
 use shakmaty::Color;
-use tokio::sync::{broadcast, mpsc, oneshot};
-use tokio_util::{sync::CancellationToken, task::TaskTracker};
+use tokio::{
+    sync::{broadcast, mpsc, oneshot},
+    time::Instant,
+};
+use tokio_util::{
+    sync::CancellationToken,
+    task::TaskTracker,
+    time::{DelayQueue, delay_queue},
+};
 
 use crate::{
     clients::{EngineClient, Reporter},
@@ -155,17 +162,24 @@ pub struct Registry {
     /// never loaded twice.
     loading: Vec<tokio::sync::Mutex<()>>,
     generations: AtomicU64,
+    /// Evicted games with a deadline, to the task that loads each back then.
+    evicted: mpsc::UnboundedSender<(String, Instant)>,
 }
 
 impl Registry {
     pub fn new(ctx: Arc<Context>, shards: Arc<Shards>) -> Arc<Self> {
-        Arc::new(Self {
+        let (evicted, deadlines) = mpsc::unbounded_channel();
+        let shutdown = ctx.shutdown.clone();
+        let registry = Arc::new(Self {
             ctx,
             shards,
             live: (0..SHARDS).map(|_| RwLock::default()).collect(),
             loading: (0..SHARDS).map(|_| tokio::sync::Mutex::default()).collect(),
             generations: AtomicU64::new(0),
-        })
+            evicted,
+        });
+        tokio::spawn(wake_evicted(Arc::downgrade(&registry), deadlines, shutdown));
+        registry
     }
 
     pub fn context(&self) -> &Arc<Context> {
@@ -417,41 +431,31 @@ impl Registry {
 
     /// Game `id` left memory while active; if it has a deadline, it is
     /// loaded back then, so that its actor ends the game on time.
-    fn evicted(self: &Arc<Self>, id: &str, deadline: Option<tokio::time::Instant>) {
-        let Some(at) = deadline else {
-            return;
-        };
-        let registry = Arc::downgrade(self);
-        let id = id.to_owned();
-        let shutdown = self.ctx.shutdown.clone();
-        tokio::spawn(async move {
+    fn evicted(&self, id: &str, deadline: Option<Instant>) {
+        if let Some(at) = deadline {
+            // Refused only once the waker has stopped, at shutdown.
+            let _ = self.evicted.send((id.to_owned(), at));
+        }
+    }
+
+    /// Loads game `id` at its deadline, unless it is in memory already
+    /// (its own actor keeps the deadline then), retrying while the store
+    /// fails.
+    async fn load_at_deadline(self: Arc<Self>, id: String) {
+        while !self.is_live(&id) {
+            match self.handle(&id).await {
+                // Its shard went to another replica, which keeps the time;
+                // or it is gone.
+                Ok(_) | Err(Error::NotServed { .. } | Error::NotFound(_)) => return,
+                Err(e) => {
+                    tracing::warn!(game_id = id, error = %e, "cannot load an evicted game at its deadline; retrying");
+                }
+            }
             tokio::select! {
-                () = tokio::time::sleep_until(at) => {}
-                () = shutdown.cancelled() => return,
+                () = tokio::time::sleep(RELOAD_RETRY) => {}
+                () = self.ctx.shutdown.cancelled() => return,
             }
-            loop {
-                let Some(registry) = registry.upgrade() else {
-                    return;
-                };
-                // Loaded meanwhile, its own actor keeps the deadline.
-                if registry.is_live(&id) {
-                    return;
-                }
-                match registry.handle(&id).await {
-                    // Its shard went to another replica, which keeps the
-                    // time; or it is gone.
-                    Ok(_) | Err(Error::NotServed { .. } | Error::NotFound(_)) => return,
-                    Err(e) => {
-                        tracing::warn!(game_id = id, error = %e, "cannot load an evicted game at its deadline; retrying");
-                    }
-                }
-                drop(registry);
-                tokio::select! {
-                    () = tokio::time::sleep(RELOAD_RETRY) => {}
-                    () = shutdown.cancelled() => return,
-                }
-            }
-        });
+        }
     }
 
     fn forget(&self, id: &str, generation: u64) {
@@ -585,6 +589,38 @@ pub enum HintKind {
     Best,
     /// Every legal move, in the engine's order.
     AllMoves,
+}
+
+/// Keeps the deadlines of evicted games, one entry per game (the latest),
+/// and loads each game back when its deadline comes. One queue for them all:
+/// an evicted game costs an entry here, not a task.
+async fn wake_evicted(
+    registry: Weak<Registry>,
+    mut evicted: mpsc::UnboundedReceiver<(String, Instant)>,
+    shutdown: Shutdown,
+) {
+    let mut queue: DelayQueue<String> = DelayQueue::new();
+    let mut keys: HashMap<String, delay_queue::Key> = HashMap::new();
+    loop {
+        tokio::select! {
+            Some((id, at)) = evicted.recv() => match keys.get(&id) {
+                Some(key) => queue.reset_at(key, at),
+                None => {
+                    let key = queue.insert_at(id.clone(), at);
+                    keys.insert(id, key);
+                }
+            },
+            Some(due) = std::future::poll_fn(|cx| queue.poll_expired(cx)) => {
+                let id = due.into_inner();
+                keys.remove(&id);
+                let Some(registry) = registry.upgrade() else {
+                    return;
+                };
+                tokio::spawn(registry.load_at_deadline(id));
+            }
+            () = shutdown.cancelled() => return,
+        }
+    }
 }
 
 /// A new game id: 12 letters and digits.
