@@ -703,6 +703,69 @@ async fn resume(cli: &Cli, games: usize, plies: u32, runs: usize) -> Result<(), 
         mean(&rss.1),
         (mean(&rss.0) - mean(&rss.1)) / games.max(1) as f64
     );
+    evicted(cli, games, plies, mean(&rss.1)).await
+}
+
+/// The same games once they have left memory (evicted after `EVICT` idle),
+/// and read back: each game asked for again must come back with every
+/// stored move. `empty_rss` is the service's RSS with no games, in KiB.
+async fn evicted(cli: &Cli, games: usize, plies: u32, empty_rss: f64) -> Result<(), Error> {
+    const EVICT: &str = "5";
+    const SETTLE: Duration = Duration::from_secs(20);
+    const READ_BACK: usize = 1000;
+    let data = tempfile::tempdir()?;
+    let seeded =
+        chess_e2e::load::resume::seed(&data.path().join("game.sqlite"), games, plies).await?;
+    let args = stack_args(cli);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let stack =
+        StackProcess::start_in(data, &args, &[("CHESS_GAME_EVICT_AFTER_SECS", EVICT)]).await;
+    // Evicted after 5 s; what they used goes back to the system within
+    // seconds more.
+    tokio::time::sleep(SETTLE).await;
+    let rss = service_usage(&stack, "chess-game").map_or(0, |u| u.rss_kib);
+    println!(
+        "evicted after {EVICT} s idle: game service RSS {rss} KiB {} s after start, {:.2} KiB per active game",
+        SETTLE.as_secs(),
+        (rss as f64 - empty_rss) / games.max(1) as f64
+    );
+    let key = chess_runtime::InternalKey::read(&stack.data.path().join("internal.key"))?;
+    let signer = chess_runtime::Signer::new(key, "gateway");
+    let channel = StackProcess::channel(stack.internal("game")).await;
+    let mut client =
+        chess_proto::game::v1::game_service_client::GameServiceClient::with_interceptor(
+            channel,
+            signer.bound(None, None),
+        );
+    let mut latency = Samples::default();
+    let step = (seeded.len() / READ_BACK).max(1);
+    let mut lost = 0;
+    for (id, ply) in seeded.iter().step_by(step) {
+        let sent = Instant::now();
+        let game = client
+            .get_game(chess_proto::game::v1::GetGameRequest {
+                game_id: id.clone(),
+            })
+            .await?
+            .into_inner()
+            .game
+            .ok_or("GetGame answered no game")?;
+        latency.record(sent.elapsed());
+        if game.moves.len() != *ply as usize {
+            lost += 1;
+        }
+    }
+    if let Some(s) = latency.summary() {
+        println!(
+            "read back {} evicted games one at a time: {}; {lost} came back with moves missing",
+            s.count,
+            s.line(None)
+        );
+    }
+    stack.stop().await;
+    if lost > 0 {
+        return Err(format!("{lost} evicted games came back with moves missing").into());
+    }
     Ok(())
 }
 

@@ -22,11 +22,14 @@ const PER_WRITE: usize = 100;
 /// Writes `games` active games of `plies` random moves each (between
 /// guests, 30 minutes a side, so no clock runs out meanwhile) into the
 /// game database at `path`, created with the service's own migrations.
-pub async fn seed(path: &Path, games: usize, plies: u32) -> Result<(), Error> {
+/// Returns each game's id and the half-moves stored in it (fewer than
+/// `plies` where a random move ended the game early).
+pub async fn seed(path: &Path, games: usize, plies: u32) -> Result<Vec<(String, u32)>, Error> {
     let store = Store::open(&chess_storage::sqlite_url(path)).await?;
     let mut rng = StdRng::seed_from_u64(games as u64);
     let now = chess_domain::now_ms();
     let mut ops = Vec::new();
+    let mut seeded = Vec::with_capacity(games);
     for g in 0..games {
         let setup = GameSetup {
             white: Participant::Guest {
@@ -60,11 +63,12 @@ pub async fn seed(path: &Path, games: usize, plies: u32) -> Result<(), Error> {
                 break;
             }
         }
+        seeded.push((game.id().to_owned(), game.ply()));
         if (g + 1) % PER_WRITE == 0 || g + 1 == games {
             store.write(None, std::mem::take(&mut ops)).await?;
         }
     }
-    Ok(())
+    Ok(seeded)
 }
 
 /// An id shaped like the service's own: 12 letters and digits.
