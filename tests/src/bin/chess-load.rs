@@ -11,7 +11,7 @@
 //! chess-load moves [--games 1000] [--duration 60] [--warmup 5] [--hint-clients 0]
 //! chess-load grpc [--games 100] [--duration 30] [--warmup 10]
 //! chess-load latency [--moves 2000]
-//! chess-load hints [--games 50] [--duration 20] [--hint-clients 8] [--think-ms 0]
+//! chess-load hints [--games 50] [--duration 20] [--hint-clients 8] [--think-ms 0] [--rounds 3]
 //! chess-load idle [--connections 10000]
 //! chess-load open [--front uqchess|grpc] [--games N] [--loads 10,50,80] [--duration 20]
 //! chess-load resume [--games 10000] [--plies 40] [--runs 3]
@@ -30,7 +30,7 @@ use std::{
 use chess_e2e::{
     StackProcess,
     load::{
-        baseline,
+        baseline, engine,
         procs::{self, Usage},
         stats::{Samples, ms},
         uqchess::{self, GameFigures, Pace, Window},
@@ -130,6 +130,11 @@ enum Scenario {
         /// the games play as fast as the system answers, using every core).
         #[arg(long, default_value_t = 0)]
         think_ms: u64,
+        /// Rounds of the pool with hint clients alone, each `duration` long
+        /// and each compared with one bare Stockfish measured just before
+        /// and just after it (the machine's speed drifts).
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
     },
     /// Open loop: moves arriving at random (a Poisson process per game) at
     /// fractions of the front's maximum, itself measured first in the same
@@ -421,10 +426,63 @@ async fn hints_impact(
     duration: u64,
     hint_clients: usize,
     think: Duration,
+    rounds: usize,
 ) -> Result<(), Error> {
     let (_, grpc) = baselines().await?;
+    let pool = engine::service_defaults();
+    let processes = cli
+        .stack_arg
+        .iter()
+        .find_map(|a| a.strip_prefix("--engine-pool-size="))
+        .map_or(Ok(pool.size), str::parse)?;
+    let seconds = Duration::from_secs(duration);
+    println!(
+        "the search of a hint: {}; Stockfish with {} thread, {} MiB hash; pool of {processes}",
+        engine::hint_search().go,
+        pool.threads,
+        pool.hash_mb
+    );
+    let bare = engine::bare_stockfish(1, seconds).await?;
+    let together = engine::bare_stockfish(processes, seconds).await?;
+    println!(
+        "bare Stockfish: one alone {bare:.2} searches/s (x {processes} = {:.2}); \
+         {processes} at once {together:.2}/s = {:.1} % of that",
+        bare * processes as f64,
+        100.0 * together / (bare * processes as f64)
+    );
     let (stack, _) = start_stack(cli).await;
     let port = stack.uqchess_port();
+    // The pool at its limit with nothing else to do, each time against one
+    // bare process measured just before and just after (the machine's speed
+    // drifts by tens of per cent within minutes).
+    let mut ratios = Vec::with_capacity(rounds);
+    let mut before = bare;
+    for round in 0..rounds {
+        let window = Window::new(Duration::from_secs(3), seconds);
+        let alone = uqchess::hints(port, hint_clients, window).await?;
+        let Some(s) = alone.summary() else {
+            return Err("no hint was answered".into());
+        };
+        let after = engine::bare_stockfish(1, seconds).await?;
+        let rate = s.count as f64 / duration as f64;
+        let ratio = rate / (processes as f64 * (before + after) / 2.0);
+        println!(
+            "round {}: bare {before:.2} then {after:.2} searches/s; {hint_clients} hint clients alone {rate:.2} hints/s \
+             = {:.1} % of {processes} x bare; hint {}",
+            round + 1,
+            100.0 * ratio,
+            s.line(None)
+        );
+        ratios.push(ratio);
+        before = after;
+    }
+    let bare = before;
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "hints/s with {hint_clients} clients / ({processes} x one bare Stockfish): median {:.1} % over {rounds} rounds (lowest {:.1} %)",
+        100.0 * ratios[ratios.len() / 2],
+        100.0 * ratios[0]
+    );
     let mut p99 = Vec::new();
     for clients in [0, hint_clients] {
         let window = Window::new(Duration::from_secs(3), Duration::from_secs(duration));
@@ -446,7 +504,12 @@ async fn hints_impact(
         if let Some(hints) = hints
             && let Some(s) = hints.await??.summary()
         {
-            println!("  engine hint (send -> moves) {}", s.line(None));
+            let rate = s.count as f64 / duration as f64;
+            println!(
+                "  engine hint (send -> moves) {}; {rate:.2} hints/s = {:.1} % of {processes} x bare",
+                s.line(None),
+                100.0 * rate / (bare * processes as f64)
+            );
         }
     }
     if let [without, with] = p99[..] {
@@ -821,6 +884,7 @@ async fn main() -> ExitCode {
             duration,
             hint_clients,
             think_ms,
+            rounds,
         } => {
             hints_impact(
                 &cli,
@@ -828,6 +892,7 @@ async fn main() -> ExitCode {
                 *duration,
                 *hint_clients,
                 Duration::from_millis(*think_ms),
+                *rounds,
             )
             .await
         }
