@@ -141,8 +141,9 @@ impl GameActor {
                 }
                 () = until(linger) => break,
                 () = until(evict) => {
-                    if self.watched() {
-                        // Looked at again once the watchers may have gone.
+                    if self.watched() || !self.inbox.is_empty() {
+                        // Looked at again once the watchers may have gone,
+                        // or once the message that just came is handled.
                         self.busy_at = Instant::now();
                     } else {
                         self.evict();

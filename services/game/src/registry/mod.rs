@@ -60,6 +60,9 @@ const WATCH_CAPACITY: usize = 256;
 /// How long stopping a shard waits for its games' actors to finish what
 /// they are doing.
 const STOP_WAIT: Duration = Duration::from_secs(10);
+/// How many times a request is sent to a game's actor that keeps stopping
+/// before it gets there.
+const ASK_TRIES: usize = 4;
 /// How long to wait before loading an evicted game at its deadline again,
 /// after a failure to.
 const RELOAD_RETRY: Duration = Duration::from_secs(1);
@@ -399,14 +402,15 @@ impl Registry {
         Ok(self.start(game, serving))
     }
 
-    /// Sends a request to game `id`'s actor, retrying once if the actor
-    /// stopped in between.
+    /// Sends a request to game `id`'s actor, trying again (with the game
+    /// loaded anew) if the actor stopped in between: it lingered out or left
+    /// memory idle just as the request came.
     async fn ask<T>(
         self: &Arc<Self>,
         id: &str,
         make: impl Fn(oneshot::Sender<T>) -> Message,
     ) -> Result<T, Error> {
-        for _ in 0..2 {
+        for _ in 0..ASK_TRIES {
             let handle = self.handle(id).await?;
             if let Some(answer) = handle.ask(&make).await {
                 return Ok(answer);
