@@ -39,6 +39,7 @@ use std::{
 pub use api::EngineApi;
 pub use error::{Error, StartError};
 pub use pool::{Pool, PoolConfig};
+pub use process::configure;
 
 use chess_proto::engine::v1::engine_service_server::{EngineServiceServer, SERVICE_NAME};
 

@@ -63,6 +63,25 @@ pub struct SearchOutcome {
     pub pv: Vec<UciMove>,
 }
 
+/// Sets every option a process of the pool relies on, at full strength:
+/// `threads` search threads and `hash_mb` MiB of hash. Returns once the
+/// engine has taken them (`isready`).
+pub async fn configure(
+    engine: &mut Engine,
+    threads: u32,
+    hash_mb: u32,
+) -> Result<(), chess_uci::Error> {
+    let strength = Strength::FULL;
+    engine.set_option("Threads", threads).await?;
+    engine.set_option("Hash", hash_mb).await?;
+    engine.set_option("UCI_LimitStrength", "false").await?;
+    engine
+        .set_option("Skill Level", strength.skill_level)
+        .await?;
+    engine.set_option("MultiPV", strength.multipv).await?;
+    engine.is_ready().await
+}
+
 /// A running Stockfish process.
 #[derive(Debug)]
 pub(crate) struct Process {
@@ -99,22 +118,10 @@ impl Process {
                 tracing::warn!(pid = pid.as_raw_nonzero().get(), error = %e, "cannot run Stockfish under SCHED_IDLE");
             }
         }
-        let strength = Strength::FULL;
-        let configured = async {
-            engine.set_option("Threads", config.threads).await?;
-            engine.set_option("Hash", config.hash_mb).await?;
-            engine.set_option("UCI_LimitStrength", "false").await?;
-            engine
-                .set_option("Skill Level", strength.skill_level)
-                .await?;
-            engine.set_option("MultiPV", strength.multipv).await?;
-            engine.is_ready().await
-        }
-        .await;
-        match configured {
+        match configure(&mut engine, config.threads, config.hash_mb).await {
             Ok(()) => Ok(Self {
                 engine,
-                strength,
+                strength: Strength::FULL,
                 game: None,
                 started: Instant::now(),
                 completed: 0,

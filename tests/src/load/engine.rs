@@ -45,14 +45,7 @@ async fn one_bare(duration: Duration) -> Result<f64, Error> {
     let pool = service_defaults();
     let plan = hint_search();
     let mut engine = Engine::start(&pool.stockfish, pool.timeouts).await?;
-    engine.set_option("Threads", pool.threads).await?;
-    engine.set_option("Hash", pool.hash_mb).await?;
-    engine.set_option("UCI_LimitStrength", "false").await?;
-    engine
-        .set_option("Skill Level", plan.strength.skill_level)
-        .await?;
-    engine.set_option("MultiPV", plan.strength.multipv).await?;
-    engine.is_ready().await?;
+    chess_engine::configure(&mut engine, pool.threads, pool.hash_mb).await?;
     let started = Instant::now();
     let mut searches = 0u32;
     while started.elapsed() < duration {
