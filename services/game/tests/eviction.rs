@@ -87,6 +87,16 @@ fn setup(time_control: TimeControl) -> GameSetup {
     }
 }
 
+/// A new untimed game between "w" and "b"; its id.
+async fn untimed_game(registry: &Arc<Registry>) -> String {
+    registry
+        .create_game(setup(TimeControl::Untimed), None)
+        .await
+        .unwrap()
+        .id()
+        .to_owned()
+}
+
 fn move_(input: &str) -> Action {
     Action::Move {
         input: input.into(),
@@ -210,12 +220,7 @@ async fn a_flag_falls_on_time_while_its_game_is_out_of_memory() {
 async fn a_watched_game_stays_in_memory_until_its_watchers_leave() {
     let f = fixture(Duration::from_millis(50)).await;
     let registry = &f.registry;
-    let id = registry
-        .create_game(setup(TimeControl::Untimed), None)
-        .await
-        .unwrap()
-        .id()
-        .to_owned();
+    let id = untimed_game(registry).await;
     let (_, watcher) = registry.watch(&id).await.unwrap();
     sleep(Duration::from_millis(400)).await;
     assert!(registry.is_live(&id), "a watched game stays");
@@ -229,12 +234,7 @@ async fn calls_racing_evictions_are_all_answered() {
     // leaving memory or gone.
     let f = fixture(Duration::from_millis(1)).await;
     let registry = &f.registry;
-    let id = registry
-        .create_game(setup(TimeControl::Untimed), None)
-        .await
-        .unwrap()
-        .id()
-        .to_owned();
+    let id = untimed_game(registry).await;
     let moves = [
         "e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7", "Re1", "b5", "Bb3",
         "d6", "c3", "O-O", "h3", "Nb8", "d4", "Nbd7",

@@ -146,7 +146,7 @@ impl GameActor {
                         // or once the message that just came is handled.
                         self.busy_at = Instant::now();
                     } else {
-                        self.evict();
+                        self.evict(deadline);
                         break;
                     }
                 }
@@ -177,17 +177,13 @@ impl GameActor {
     }
 
     /// Leaves memory: the store holds the whole game already (every change
-    /// was written before it was answered). A deadline is left with the
-    /// registry, which loads the game back then.
-    fn evict(&mut self) {
+    /// was written before it was answered). The game's `deadline` is left
+    /// with the registry, which loads the game back then.
+    fn evict(&mut self, deadline: Option<Instant>) {
         // Anything sent from now on finds the mailbox closed and is sent
         // again to a reloaded actor; anything already in it is dropped
         // unhandled, and its caller does the same.
         self.inbox.close();
-        let deadline = self
-            .game
-            .next_deadline()
-            .map(|at| self.ctx.time.instant_at(at));
         if let Some(registry) = self.registry.upgrade() {
             registry.evicted(self.game.id(), deadline);
         }

@@ -442,11 +442,10 @@ impl Registry {
         }
     }
 
-    /// Loads game `id` at its deadline, unless it is in memory already
-    /// (its own actor keeps the deadline then), retrying while the store
-    /// fails.
+    /// Loads game `id` at its deadline (if it is in memory already, its own
+    /// actor keeps the deadline), retrying while the store fails.
     async fn load_at_deadline(self: Arc<Self>, id: String) {
-        while !self.is_live(&id) {
+        loop {
             match self.handle(&id).await {
                 // Its shard went to another replica, which keeps the time;
                 // or it is gone.
