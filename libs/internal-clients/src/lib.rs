@@ -18,7 +18,9 @@
 //! ([`GameRpc`]) sends each call to the replica serving its game
 //! ([`GameClient::for_game`], [`GameClient::acting`]) or to any replica
 //! ([`GameClient::for_player`], [`GameClient::across_games`]), following
-//! the replicas' refusals, so callers never see where a game lives. Its
+//! the replicas' refusals, so callers never see where a game lives. Moves,
+//! the calls made most, go over one stream per replica instead
+//! ([`GameClient::make_move`]). Its
 //! event streams are typed methods that follow games across replicas:
 //! one game ([`GameClient::watch_game`]), a player's games
 //! ([`GameClient::watch_player`]) and the daily games

@@ -242,6 +242,13 @@ pub fn verify(key: &InternalKey, assertion: &str, now_ms: u64) -> Result<Claims,
     })
 }
 
+/// The claims of `assertion` if `key` signed it and it is valid now: the
+/// check a server makes of an assertion carried in a message rather than
+/// in the call's metadata.
+pub fn verify_now(key: &InternalKey, assertion: &str) -> Result<Claims, AssertionError> {
+    verify(key, assertion, now_ms())
+}
+
 /// Mints assertions for one calling service.
 #[derive(Clone, Debug)]
 pub struct Signer {

@@ -30,7 +30,9 @@ use tracing_subscriber::{
     EnvFilter, Layer as _, layer::SubscriberExt as _, util::SubscriberInitExt as _,
 };
 
-pub use propagation::{ClientTrace, ClientTraceLayer, ServerTrace, ServerTraceLayer};
+pub use propagation::{
+    ClientTrace, ClientTraceLayer, ServerTrace, ServerTraceLayer, current_context, span_from,
+};
 
 /// The console's filter when neither `--log-filter` nor `RUST_LOG` is set.
 /// Migrations say what they apply at `info`, a dozen lines per start.

@@ -35,6 +35,31 @@ impl Extractor for HeaderExtractor<'_> {
     }
 }
 
+/// The trace context of the current span, as a message carries it (a call
+/// streaming many requests sends each its own): empty when the span is not
+/// traced.
+pub fn current_context() -> std::collections::HashMap<String, String> {
+    let mut carried = std::collections::HashMap::new();
+    let context = tracing::Span::current().context();
+    global::get_text_map_propagator(|p| p.inject_context(&context, &mut carried));
+    carried
+}
+
+/// A span named `name` whose parent is the trace context a message carried
+/// ([`current_context`] on the sending side).
+pub fn span_from(
+    name: &'static str,
+    carried: &std::collections::HashMap<String, String>,
+) -> tracing::Span {
+    let span = tracing::debug_span!("message", otel.name = name);
+    if !carried.is_empty() {
+        let parent = global::get_text_map_propagator(|p| p.extract(carried));
+        // A parent that cannot be attached only means the span stays local.
+        let _ = span.set_parent(parent);
+    }
+    span
+}
+
 /// Splits `/pkg.Service/Method` into its service and method.
 fn rpc_parts(path: &str) -> (&str, &str) {
     let path = path.trim_start_matches('/');

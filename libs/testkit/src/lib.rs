@@ -244,7 +244,13 @@ impl Service {
     /// service takes (`--listen`, a quiet log, stop at the end of standard
     /// input, which stays open), and waits until it is SERVING.
     pub async fn start(program: impl AsRef<Path>, args: &[&str]) -> Self {
-        let Self { mut child, addr } = Self::spawn(program, args);
+        Self::start_at(program, &free_addr(), args).await
+    }
+
+    /// Starts `program` as [`start`](Self::start) does, listening at
+    /// `addr` (where another run of it listened before).
+    pub async fn start_at(program: impl AsRef<Path>, addr: &str, args: &[&str]) -> Self {
+        let Self { mut child, addr } = Self::spawn_at(program, addr, args);
         let what = child
             .id()
             .and_then(process::process_name)
@@ -255,8 +261,12 @@ impl Service {
 
     /// Starts `program` as [`start`](Self::start) does, without waiting.
     pub fn spawn(program: impl AsRef<Path>, args: &[&str]) -> Self {
+        Self::spawn_at(program, &free_addr(), args)
+    }
+
+    fn spawn_at(program: impl AsRef<Path>, addr: &str, args: &[&str]) -> Self {
         let program = program.as_ref();
-        let addr = free_addr();
+        let addr = addr.to_owned();
         let child = Command::new(program)
             .envs(internal_key_env())
             .args(["--listen", &addr])

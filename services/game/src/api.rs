@@ -8,10 +8,10 @@ use chess_proto::{
     common::v1 as common,
     game::v1::{self as pb, game_service_server::GameService},
 };
-use chess_runtime::{Claims, Reason};
+use chess_runtime::{Claims, InternalKey, Reason};
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::{Stream, wrappers::ReceiverStream};
-use tonic::{Code, Request, Response, Status};
+use tonic::{Code, Request, Response, Status, Streaming};
 use tracing::instrument;
 
 use crate::{
@@ -30,11 +30,17 @@ pub struct GameApi {
     registry: Arc<Registry>,
     /// Shown in PGN `Site` tags.
     site: String,
+    /// Checks the assertions PlayMoves' messages carry.
+    key: InternalKey,
 }
 
 impl GameApi {
-    pub fn new(registry: Arc<Registry>, site: String) -> Self {
-        Self { registry, site }
+    pub fn new(registry: Arc<Registry>, site: String, key: InternalKey) -> Self {
+        Self {
+            registry,
+            site,
+            key,
+        }
     }
 
     fn now(&self) -> i64 {
@@ -50,10 +56,7 @@ impl GameApi {
         player_id: &str,
         action: Action,
     ) -> Result<Acted, Status> {
-        require("game_id", game_id)?;
-        require("player_id", player_id)?;
-        claims.check_player_in(player_id, game_id)?;
-        Ok(self.registry.act(game_id, player_id, action).await?)
+        act(&self.registry, claims, game_id, player_id, action).await
     }
 
     /// Creates and starts a game, or returns the one made earlier with the
@@ -71,6 +74,57 @@ impl GameApi {
         let key = Some(request.idempotency_key).filter(|k| !k.is_empty());
         self.registry.create_game(setup, key).await
     }
+}
+
+/// Runs `action` for `player_id` in `game_id`, if `claims` act for that
+/// player in that game.
+async fn act(
+    registry: &Arc<Registry>,
+    claims: &Claims,
+    game_id: &str,
+    player_id: &str,
+    action: Action,
+) -> Result<Acted, Status> {
+    require("game_id", game_id)?;
+    require("player_id", player_id)?;
+    claims.check_player_in(player_id, game_id)?;
+    Ok(registry.act(game_id, player_id, action).await?)
+}
+
+/// MakeMove, once the caller's claims are known: over its own call or
+/// over PlayMoves.
+pub(crate) async fn make_move(
+    registry: &Arc<Registry>,
+    claims: &Claims,
+    request: pb::MakeMoveRequest,
+) -> Result<pb::MakeMoveResponse, Status> {
+    let pb::MakeMoveRequest {
+        game_id,
+        player_id,
+        r#move,
+        ply,
+    } = request;
+    if r#move.is_empty() || r#move.len() > 16 {
+        return Err(Error::Invalid("move must be 1 to 16 characters".to_owned()).into());
+    }
+    let action = Action::Move { input: r#move, ply };
+    let acted = act(registry, claims, &game_id, &player_id, action).await?;
+    let move_made = acted.events.iter().find_map(|e| match e {
+        Event::MoveMade {
+            ply,
+            color,
+            mv,
+            fen,
+            check,
+        } => Some(convert::move_made(*ply, *color, mv, fen, *check)),
+        _ => None,
+    });
+    Ok(pb::MakeMoveResponse {
+        move_made,
+        game_ended: ended(&acted.events),
+        clock: Some(convert::clock(&acted.clock, acted.timed)),
+        ply: acted.ply,
+    })
 }
 
 fn require(field: &str, value: &str) -> Result<(), Status> {
@@ -197,33 +251,25 @@ impl GameService for GameApi {
         request: Request<pb::MakeMoveRequest>,
     ) -> Result<Response<pb::MakeMoveResponse>, Status> {
         let claims = Claims::of(&request)?;
-        let pb::MakeMoveRequest {
-            game_id,
-            player_id,
-            r#move,
-            ply,
-        } = request.into_inner();
-        if r#move.is_empty() || r#move.len() > 16 {
-            return Err(Error::Invalid("move must be 1 to 16 characters".to_owned()).into());
-        }
-        let action = Action::Move { input: r#move, ply };
-        let acted = self.act(&claims, &game_id, &player_id, action).await?;
-        let move_made = acted.events.iter().find_map(|e| match e {
-            Event::MoveMade {
-                ply,
-                color,
-                mv,
-                fen,
-                check,
-            } => Some(convert::move_made(*ply, *color, mv, fen, *check)),
-            _ => None,
-        });
-        Ok(Response::new(pb::MakeMoveResponse {
-            move_made,
-            game_ended: ended(&acted.events),
-            clock: Some(convert::clock(&acted.clock, acted.timed)),
-            ply: acted.ply,
-        }))
+        let answer = make_move(&self.registry, &claims, request.into_inner()).await?;
+        Ok(Response::new(answer))
+    }
+
+    type PlayMovesStream = EventStream<pb::PlayMovesResponse>;
+
+    async fn play_moves(
+        &self,
+        request: Request<Streaming<pb::PlayMovesRequest>>,
+    ) -> Result<Response<Self::PlayMovesStream>, Status> {
+        // Each move's own assertion is checked as it is done.
+        Claims::of(&request)?;
+        let answers = crate::relay::serve(
+            Arc::clone(&self.registry),
+            self.key.clone(),
+            self.registry.context().shutdown.clone(),
+            request.into_inner(),
+        );
+        Ok(Response::new(Box::pin(ReceiverStream::new(answers))))
     }
 
     #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]

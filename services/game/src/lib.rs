@@ -23,6 +23,7 @@ pub mod error;
 pub mod hub;
 pub mod model;
 pub mod registry;
+pub mod relay;
 pub mod shards;
 pub mod store;
 pub mod time;
@@ -153,7 +154,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     let server =
         chess_runtime::Server::bind("game", &config.server, DEFAULT_LISTEN, &[SERVICE_NAME])
             .await?
-            .with_verified_callers(key);
+            .with_verified_callers(key.clone());
     let me = shards::Replica {
         id: config.replica.replica_id.clone(),
         address: config.replica.advertised(server.local_addr()),
@@ -218,7 +219,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         )))
     };
     server.health().set_ready(true).await;
-    let api = api::GameApi::new(registry, config.site);
+    let api = api::GameApi::new(registry, config.site, key);
     let served = server
         .serve(tonic::service::Routes::new(GameServiceServer::new(api)))
         .await;

@@ -18,6 +18,9 @@
 //!   [`chess_runtime::routing`]). A call that cannot be routed, or whose
 //!   replica cannot be reached, fails UNAVAILABLE and is not sent again:
 //!   it may have been done.
+//! - `moves`: moves sent over PlayMoves, one long-lived stream per replica
+//!   shared by every clone of the client ([`GameClient::make_move`]), a
+//!   message each way instead of a call each.
 //! - `merge`: WatchPlayer and WatchDailyGames, which each replica answers
 //!   for its own games, opened on every replica and merged.
 //! - `watch`: WatchGame followed across a move of its game or the death of
@@ -35,6 +38,7 @@
 
 mod map;
 mod merge;
+mod moves;
 mod router;
 mod watch;
 
@@ -45,10 +49,11 @@ use chess_proto::{
     common::v1 as common,
     game::v1::{self as pb, game_service_client::GameServiceClient},
 };
-use chess_runtime::{Channel, Signer, identity::Mint};
+use chess_runtime::{Channel, Signer, identity::Mint, routing};
 use futures::Stream;
 use tonic::{Status, service::interceptor::InterceptedService};
 
+pub use moves::refusal_of;
 pub use router::Routed;
 use router::{Endpoint, Router, Target};
 
@@ -122,6 +127,7 @@ impl NewGame {
 pub struct GameClient {
     router: Arc<Router>,
     signer: Signer,
+    lanes: Arc<moves::Lanes>,
 }
 
 impl GameClient {
@@ -129,7 +135,7 @@ impl GameClient {
     /// by `signer`.
     pub fn new(channel: Channel, signer: Signer) -> Self {
         let router = Router::new(vec![Endpoint::new("", channel)], signer.clone());
-        Self { router, signer }
+        Self::over(router, signer)
     }
 
     /// A client of the game service at `addrs`: one address, or several
@@ -144,7 +150,15 @@ impl GameClient {
             return Err(chess_runtime::client::Error::Address(addrs.to_owned()));
         }
         let router = Router::new(bootstrap, signer.clone());
-        Ok(Self { router, signer })
+        Ok(Self::over(router, signer))
+    }
+
+    fn over(router: Arc<Router>, signer: Signer) -> Self {
+        Self {
+            router,
+            signer,
+            lanes: Arc::default(),
+        }
     }
 
     fn client(&self, target: Target, player: Option<&str>, game: Option<&str>) -> GameRpc {
@@ -194,6 +208,39 @@ impl GameClient {
         .await?
         .game
         .ok_or_else(|| Status::internal("the game service sent no game"))
+    }
+
+    /// Makes a move (MakeMove) for `request.player_id` in `request.game_id`,
+    /// sent with the moves of every other caller of this client over one
+    /// stream per replica (PlayMoves), and answered as MakeMove answers.
+    /// Fails as MakeMove would, after at most [`CALL_TIMEOUT`].
+    pub async fn make_move(
+        &self,
+        request: pb::MakeMoveRequest,
+    ) -> Result<pb::MakeMoveResponse, Status> {
+        let shard = chess_domain::shard_of(&request.game_id);
+        let endpoint = self.router.endpoint_for(Target::Shard(shard));
+        let assertion = self
+            .signer
+            .mint(Some(&request.player_id), Some(&request.game_id))?;
+        let answer = self
+            .lanes
+            .make_move(&endpoint, &self.signer, assertion, request.clone())
+            .await;
+        match answer {
+            Err(status) if routing::redirect(status.code(), status.metadata()).is_some() => {
+                // Refused before anything was done, by a replica that does
+                // not serve the game now: the routed call follows it.
+                let mut game = self.acting(&request.player_id, &request.game_id);
+                within(
+                    "game",
+                    CALL_TIMEOUT,
+                    game.make_move(timed(request, CALL_TIMEOUT)),
+                )
+                .await
+            }
+            answer => answer,
+        }
     }
 
     /// Resigns `player_id`'s side of `game_id`.

@@ -281,6 +281,13 @@ impl Router {
         }
     }
 
+    /// The replica for `target`, as [`Self::pick`] finds it, for a caller
+    /// that sends there itself.
+    pub(crate) fn endpoint_for(self: &Arc<Self>, target: Target) -> Endpoint {
+        self.start();
+        self.pick(target)
+    }
+
     /// The replica for `target`: the owner of its shard, or any in turn
     /// (also for a shard that has no owner in the map: the replica asked
     /// knows better).

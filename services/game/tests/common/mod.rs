@@ -29,8 +29,25 @@ impl GameService {
     }
 
     pub async fn start_with(database_url: &str, engine_addr: &str, rating_addr: &str) -> Self {
-        let Service { child, addr } = Service::start(
+        let addr = chess_testkit::free_addr();
+        Self::start_at(database_url, &addr, engine_addr, rating_addr).await
+    }
+
+    /// Starts the service on `database_url`, listening at `addr` (where a
+    /// crashed run listened), and waits until it is SERVING.
+    pub async fn restart_at(database_url: &str, addr: &str) -> Self {
+        Self::start_at(database_url, addr, "127.0.0.1:9", "127.0.0.1:9").await
+    }
+
+    async fn start_at(
+        database_url: &str,
+        addr: &str,
+        engine_addr: &str,
+        rating_addr: &str,
+    ) -> Self {
+        let Service { child, addr } = Service::start_at(
             env!("CARGO_BIN_EXE_chess-game"),
+            addr,
             &[
                 "--database-url",
                 database_url,

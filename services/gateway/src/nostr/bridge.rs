@@ -587,13 +587,7 @@ impl Bridge {
                 r#move: uci.clone(),
                 ply: Some(ply),
             };
-            match self
-                .backends
-                .game
-                .acting(player_id, game_id)
-                .make_move(request)
-                .await
-            {
+            match self.backends.game.make_move(request).await {
                 Ok(_) => return Ok(()),
                 Err(status) => sleep(retry(status)?).await,
             }

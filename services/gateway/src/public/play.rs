@@ -74,16 +74,16 @@ impl PlayService for Play {
             r#move: r.r#move,
             ply: r.ply,
         };
-        let mut client = self.acting(&request.player_id, &request.game_id);
+        let game = self.shared.backends.game.clone();
         // A move with its ply is safe to send again: at worst it is
         // answered as already made.
         let made = if request.ply.is_some() {
-            with_retries(client, request, |mut client, request| async move {
-                client.make_move(request).await
+            with_retries(game, request, |game, request| async move {
+                game.make_move(request).await.map(Response::new)
             })
             .await?
         } else {
-            client.make_move(request).await.map_err(relay)?.into_inner()
+            game.make_move(request).await.map_err(relay)?
         };
         Ok(Response::new(pb::MakeMoveResponse {
             move_made: made.move_made,

@@ -480,14 +480,8 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
             r#move: m,
             ply: None,
         };
-        let response = match self
-            .backends
-            .game
-            .acting(&request.player_id, &request.game_id)
-            .make_move(request)
-            .await
-        {
-            Ok(response) => response.into_inner(),
+        let response = match self.backends.game.make_move(request).await {
+            Ok(response) => response,
             Err(status) => {
                 self.refused(&status);
                 return;
