@@ -102,13 +102,28 @@ async fn write_loop(
 ) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while jobs.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        let results = match &fencing {
-            Some(fencing) => fencing.commit(&db, &batch).await,
-            None => commit_unfenced(&db, direct.as_mut(), &batch).await,
-        };
-        for (job, result) in batch.drain(..).zip(results) {
-            // A caller that stopped waiting no longer needs the answer.
-            let _ = job.done.send(result);
+        // Moves alone take the fast path: one statement, or straight into
+        // SQLite. Any other write (a heartbeat each second, a game's end)
+        // would send a whole batch down the slower path with it, so the
+        // jobs holding one are committed apart. Jobs of one batch never
+        // depend on each other: a game has one write under way at a time.
+        let (moves, others): (Vec<Job>, Vec<Job>) = batch.drain(..).partition(|job| {
+            job.ops
+                .iter()
+                .all(|op| matches!(op, WriteOp::InsertMove(_)))
+        });
+        for group in [moves, others] {
+            if group.is_empty() {
+                continue;
+            }
+            let results = match &fencing {
+                Some(fencing) => fencing.commit(&db, &group).await,
+                None => commit_unfenced(&db, direct.as_mut(), &group).await,
+            };
+            for (job, result) in group.into_iter().zip(results) {
+                // A caller that stopped waiting no longer needs the answer.
+                let _ = job.done.send(result);
+            }
         }
     }
 }
