@@ -9,7 +9,7 @@ use chess_proto::{
     game::v1::{self as pb, game_service_server::GameService},
 };
 use chess_runtime::{Claims, InternalKey, Reason};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 use tokio_stream::{Stream, wrappers::ReceiverStream};
 use tonic::{Code, Request, Response, Status, Streaming};
 use tracing::instrument;
@@ -161,60 +161,76 @@ fn already_sent(sent: &Sent, event: &common::GameEvent) -> bool {
 
 /// Forwards live events into a response stream until the game ends, the
 /// caller goes away, the service shuts down, or the watcher falls behind.
+///
+/// The stream reads the game's broadcast itself as the connection polls
+/// it: no task of its own and no queue between, so an event costs each
+/// watcher one wake-up, of the connection that sends it.
 fn forward<T: Send + 'static>(
     first: Vec<T>,
-    mut events: Option<broadcast::Receiver<Arc<common::GameEvent>>>,
+    events: Option<broadcast::Receiver<Arc<common::GameEvent>>>,
     shutdown: chess_runtime::Shutdown,
     wrap: fn(common::GameEvent) -> T,
     stop_at_end: bool,
     sent: Sent,
 ) -> EventStream<T> {
-    let (tx, rx) = mpsc::channel(64);
-    tokio::spawn(async move {
-        for item in first {
-            if tx.send(Ok(item)).await.is_err() {
-                return;
-            }
+    struct Watch<T> {
+        first: std::vec::IntoIter<T>,
+        events: Option<broadcast::Receiver<Arc<common::GameEvent>>>,
+        shutdown: chess_runtime::Shutdown,
+        wrap: fn(common::GameEvent) -> T,
+        stop_at_end: bool,
+        sent: Sent,
+    }
+    let watch = Watch {
+        first: first.into_iter(),
+        events,
+        shutdown,
+        wrap,
+        stop_at_end,
+        sent,
+    };
+    Box::pin(futures::stream::unfold(Some(watch), |watch| async move {
+        let mut watch = watch?;
+        if let Some(item) = watch.first.next() {
+            return Some((Ok(item), Some(watch)));
         }
-        let Some(events) = events.as_mut() else {
-            return;
-        };
+        let mut events = watch.events.take()?;
         loop {
-            tokio::select! {
-                received = events.recv() => match received {
-                    Ok(event) if already_sent(&sent, &event) => {}
-                    Ok(event) => {
-                        let last = stop_at_end
-                            && matches!(event.kind, Some(common::game_event::Kind::GameEnded(_)));
-                        if tx.send(Ok(wrap((*event).clone()))).await.is_err() || last {
-                            return;
-                        }
+            let received = tokio::select! {
+                received = events.recv() => received,
+                () = watch.shutdown.cancelled() => return None,
+            };
+            let item = match received {
+                Ok(event) if already_sent(&watch.sent, &event) => continue,
+                Ok(event) => {
+                    let last = watch.stop_at_end
+                        && matches!(event.kind, Some(common::game_event::Kind::GameEnded(_)));
+                    let item = (watch.wrap)((*event).clone());
+                    if last {
+                        return Some((Ok(item), None));
                     }
-                    Err(broadcast::error::RecvError::Lagged(missed)) => {
-                        let status = Status::aborted(format!(
-                            "the watcher fell {missed} events behind; watch again from the last ply seen"
-                        ));
-                        // Closing right after is the point; a send failure
-                        // means the caller is gone anyway.
-                        let _ = tx.send(Err(status)).await;
-                        return;
-                    }
-                    Err(broadcast::error::RecvError::Closed) => {
-                        // The game's actor stopped before its end: its shard
-                        // moved to another replica (or this one stops).
-                        let status = Status::unavailable(
-                            "this replica stopped serving the game; watch again from the last ply seen",
-                        );
-                        let _ = tx.send(Err(status)).await;
-                        return;
-                    }
-                },
-                () = tx.closed() => return,
-                () = shutdown.cancelled() => return,
-            }
+                    item
+                }
+                // Ending right after is the point.
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    let status = Status::aborted(format!(
+                        "the watcher fell {missed} events behind; watch again from the last ply seen"
+                    ));
+                    return Some((Err(status), None));
+                }
+                Err(broadcast::error::RecvError::Closed) => {
+                    // The game's actor stopped before its end: its shard
+                    // moved to another replica (or this one stops).
+                    let status = Status::unavailable(
+                        "this replica stopped serving the game; watch again from the last ply seen",
+                    );
+                    return Some((Err(status), None));
+                }
+            };
+            watch.events = Some(events);
+            return Some((Ok(item), Some(watch)));
         }
-    });
-    Box::pin(ReceiverStream::new(rx))
+    }))
 }
 
 #[tonic::async_trait]
