@@ -159,6 +159,14 @@ fn already_sent(sent: &Sent, event: &common::GameEvent) -> bool {
     }
 }
 
+/// Whether `event` is a move of the side `color` (a `common::Color`).
+fn moved_by(event: &common::GameEvent, color: Option<i32>) -> bool {
+    match (&event.kind, color) {
+        (Some(common::game_event::Kind::MoveMade(made)), Some(color)) => made.color == color,
+        _ => false,
+    }
+}
+
 /// Forwards live events into a response stream until the game ends, the
 /// caller goes away, the service shuts down, or the watcher falls behind.
 ///
@@ -172,6 +180,7 @@ fn forward<T: Send + 'static>(
     wrap: fn(common::GameEvent) -> T,
     stop_at_end: bool,
     sent: Sent,
+    without_moves_of: Option<i32>,
 ) -> EventStream<T> {
     struct Watch<T> {
         first: std::vec::IntoIter<T>,
@@ -180,6 +189,7 @@ fn forward<T: Send + 'static>(
         wrap: fn(common::GameEvent) -> T,
         stop_at_end: bool,
         sent: Sent,
+        without_moves_of: Option<i32>,
     }
     let watch = Watch {
         first: first.into_iter(),
@@ -188,6 +198,7 @@ fn forward<T: Send + 'static>(
         wrap,
         stop_at_end,
         sent,
+        without_moves_of,
     };
     Box::pin(futures::stream::unfold(Some(watch), |watch| async move {
         let mut watch = watch?;
@@ -201,7 +212,12 @@ fn forward<T: Send + 'static>(
                 () = watch.shutdown.cancelled() => return None,
             };
             let item = match received {
-                Ok(event) if already_sent(&watch.sent, &event) => continue,
+                Ok(event)
+                    if already_sent(&watch.sent, &event)
+                        || moved_by(&event, watch.without_moves_of) =>
+                {
+                    continue;
+                }
                 Ok(event) => {
                     let last = watch.stop_at_end
                         && matches!(event.kind, Some(common::game_event::Kind::GameEnded(_)));
@@ -503,6 +519,13 @@ impl GameService for GameApi {
     ) -> Result<Response<Self::WatchGameStream>, Status> {
         let r = request.into_inner();
         require("game_id", &r.game_id)?;
+        if let Some(color) = r.without_moves_of
+            && chess_domain::color_from_pb(color).is_none()
+        {
+            return Err(Status::invalid_argument(
+                "without_moves_of must be white or black",
+            ));
+        }
         let (game, events) = self.registry.watch(&r.game_id).await?;
         let now = self.now();
         let wrap = |event| pb::WatchGameResponse { event: Some(event) };
@@ -538,6 +561,7 @@ impl GameService for GameApi {
             wrap,
             true,
             Sent::new(),
+            r.without_moves_of,
         )))
     }
 
@@ -582,6 +606,7 @@ impl GameService for GameApi {
             wrap,
             false,
             sent,
+            None,
         )))
     }
 
@@ -601,6 +626,7 @@ impl GameService for GameApi {
             wrap,
             false,
             Sent::new(),
+            None,
         )))
     }
 

@@ -25,6 +25,7 @@ async fn fools_mate_with_watchers_board_and_pgn() {
         .watch_game(pb::WatchGameRequest {
             game_id: game.game_id.clone(),
             from_ply: None,
+            without_moves_of: None,
         })
         .await
         .unwrap()
@@ -499,6 +500,7 @@ async fn watching_resumes_from_a_ply() {
         .watch_game(pb::WatchGameRequest {
             game_id: g.clone(),
             from_ply: Some(2),
+            without_moves_of: None,
         })
         .await
         .unwrap()
@@ -534,6 +536,7 @@ async fn watching_resumes_from_a_ply() {
         .watch_game(pb::WatchGameRequest {
             game_id: g.clone(),
             from_ply: Some(5),
+            without_moves_of: None,
         })
         .await
         .unwrap()
@@ -558,10 +561,68 @@ async fn watching_resumes_from_a_ply() {
         .watch_game(pb::WatchGameRequest {
             game_id: g.clone(),
             from_ply: Some(7),
+            without_moves_of: None,
         })
         .await
         .unwrap_err();
     assert_eq!(beyond.code(), tonic::Code::OutOfRange);
+}
+
+#[tokio::test]
+async fn a_player_watching_its_game_can_leave_out_its_own_live_moves() {
+    let (_dir, url) = sqlite();
+    let service = GameService::start(&url).await;
+    let mut client = service.client().await;
+    let g = create(&mut client, "w", "b", untimed()).await.game_id;
+    play(&mut client, &g, "w", "e4").await.unwrap();
+    let mut watch = client
+        .watch_game(pb::WatchGameRequest {
+            game_id: g.clone(),
+            from_ply: Some(0),
+            without_moves_of: Some(c::Color::White as i32),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    for (p, m) in [("b", "e5"), ("w", "Nf3"), ("b", "Nc6"), ("w", "Bb5")] {
+        play(&mut client, &g, p, m).await.unwrap();
+    }
+    client
+        .resign(acting(
+            pb::ResignRequest {
+                game_id: g.clone(),
+                player_id: "b".into(),
+            },
+            "b",
+            Some(g.as_str()),
+        ))
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    while let Some(event) = watch.next().await {
+        let event = event.unwrap().event.unwrap();
+        let kind = match event.kind.unwrap() {
+            c::game_event::Kind::MoveMade(m) => m.r#move.unwrap().uci,
+            c::game_event::Kind::GameEnded(_) => "ended".to_owned(),
+            other => panic!("{other:?}"),
+        };
+        seen.push((event.ply, kind));
+    }
+    // White's move before the watch came in the catch-up; live, only
+    // black's moves and the end.
+    let expected = [(1, "e2e4"), (2, "e7e5"), (4, "b8c6"), (5, "ended")];
+    let seen: Vec<(u32, &str)> = seen.iter().map(|(p, k)| (*p, k.as_str())).collect();
+    assert_eq!(seen, expected);
+
+    let unknown = client
+        .watch_game(pb::WatchGameRequest {
+            game_id: g.clone(),
+            from_ply: None,
+            without_moves_of: Some(0),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.code(), tonic::Code::InvalidArgument);
 }
 
 #[tokio::test]

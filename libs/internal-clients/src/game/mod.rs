@@ -270,7 +270,20 @@ impl GameClient {
         game_id: &str,
         from_ply: Option<u32>,
     ) -> Result<EventStream<pb::WatchGameResponse>, Status> {
-        watch::watch_game(self.clone(), game_id.to_owned(), from_ply).await
+        watch::watch_game(self.clone(), game_id.to_owned(), from_ply, None).await
+    }
+
+    /// The events of game `game_id` as [`Self::watch_game`] follows them,
+    /// for the player of side `me`: its own moves come in the catch-up
+    /// after `from_ply` but not live, since its MakeMove answers tell it
+    /// of them.
+    pub async fn watch_game_as(
+        &self,
+        game_id: &str,
+        from_ply: Option<u32>,
+        me: chess_domain::Color,
+    ) -> Result<EventStream<pb::WatchGameResponse>, Status> {
+        watch::watch_game(self.clone(), game_id.to_owned(), from_ply, Some(me)).await
     }
 
     /// The events of every game of `player_id` (WatchPlayer; `resume` and

@@ -132,8 +132,10 @@ pub(crate) async fn watch_game(
     client: GameClient,
     game_id: String,
     from_ply: Option<u32>,
+    without_moves_of: Option<chess_domain::Color>,
 ) -> Result<EventStream<pb::WatchGameResponse>, Status> {
-    let upstream = open(&client, &game_id, from_ply).await?;
+    let without_moves_of = without_moves_of.map(|c| chess_domain::color_to_pb(c) as i32);
+    let upstream = open(&client, &game_id, from_ply, without_moves_of).await?;
     let seen = match from_ply {
         Some(ply) => Seen::after(&[common::GameCursor {
             game_id: game_id.clone(),
@@ -144,6 +146,7 @@ pub(crate) async fn watch_game(
     let following = Following {
         client,
         game_id,
+        without_moves_of,
         seen,
         upstream,
         done: false,
@@ -161,10 +164,12 @@ async fn open(
     client: &GameClient,
     game_id: &str,
     from_ply: Option<u32>,
+    without_moves_of: Option<i32>,
 ) -> Result<Streaming<pb::WatchGameResponse>, Status> {
     let request = pb::WatchGameRequest {
         game_id: game_id.to_owned(),
         from_ply,
+        without_moves_of,
     };
     Ok(client
         .for_game(game_id)
@@ -177,6 +182,8 @@ async fn open(
 struct Following {
     client: GameClient,
     game_id: String,
+    /// The side whose live moves are left out, as WatchGameRequest has it.
+    without_moves_of: Option<i32>,
     seen: Seen,
     upstream: Streaming<pb::WatchGameResponse>,
     done: bool,
@@ -232,7 +239,7 @@ impl Following {
                 error = failure.as_ref().map(|s| s.message().to_owned()),
                 "following a game's events again"
             );
-            match open(&self.client, &self.game_id, from_ply).await {
+            match open(&self.client, &self.game_id, from_ply, self.without_moves_of).await {
                 Ok(upstream) => {
                     self.upstream = upstream;
                     return Ok(());

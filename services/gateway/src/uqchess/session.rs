@@ -260,16 +260,20 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
             awaiting_engine: versus_computer && colour == Color::Black,
             events: None,
         };
-        play.events = self.subscribe(&play.game_id, 0).await;
+        play.events = self.subscribe(&play.game_id, 0, colour).await;
         self.state = State::Game(play);
     }
 
+    /// Follows the game from `from_ply`: the opponent's moves and the
+    /// game's end (this client's own moves are told by their answers).
     async fn subscribe(
         &mut self,
         game_id: &str,
         from_ply: u32,
+        colour: Color,
     ) -> Option<EventStream<game_pb::WatchGameResponse>> {
-        match self.backends.game.watch_game(game_id, Some(from_ply)).await {
+        let game = &self.backends.game;
+        match game.watch_game_as(game_id, Some(from_ply), colour).await {
             Ok(events) => Some(events),
             Err(status) => {
                 tracing::warn!(game_id, error = %status, "cannot follow the game; retrying");
@@ -351,9 +355,10 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
                 play.events = None;
                 if play.in_progress {
                     // Follow again from what the client has been told.
-                    let (game_id, from) = (play.game_id.clone(), play.told_ply);
+                    let (game_id, from, colour) =
+                        (play.game_id.clone(), play.told_ply, play.colour);
                     sleep(RESUBSCRIBE_DELAY).await;
-                    let events = self.subscribe(&game_id, from).await;
+                    let events = self.subscribe(&game_id, from, colour).await;
                     if let State::Game(play) = &mut self.state {
                         play.events = events;
                     }
