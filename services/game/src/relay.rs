@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 use tonic::{Status, Streaming};
 use tracing::Instrument as _;
 
-use crate::{api, registry::Registry};
+use crate::{api, error::Error, registry::Registry};
 
 /// Moves of one stream being done at once, at most.
 pub const IN_FLIGHT: usize = 4096;
@@ -88,7 +88,7 @@ async fn play(
     let span = chess_telemetry::span_from("GameService/PlayMoves.move", &trace_context);
     let answer = async {
         let claims = identity::verify_now(key, &assertion)?;
-        let request = r#move.ok_or_else(|| Status::invalid_argument("move must be given"))?;
+        let request = r#move.ok_or_else(|| Error::Invalid("move must be given".to_owned()))?;
         api::make_move(registry, &claims, request).await
     }
     .instrument(span)

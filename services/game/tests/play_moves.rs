@@ -163,95 +163,103 @@ async fn each_move_is_refused_as_make_move_would_and_changes_nothing() {
     let mut stream = Stream::open(&service).await;
     let signer = gateway();
 
-    let reason = |answer: Result<pb::MakeMoveResponse, tonic::Status>| {
-        let status = answer.expect_err("refused");
-        (status.code(), Reason::of(&status))
+    let mint = |player: Option<&str>, game: Option<&str>| signer.mint(player, game).unwrap();
+    let with_assertion = |mut request: pb::PlayMovesRequest, assertion: String| {
+        request.assertion = assertion;
+        request
     };
-    // Acting for another player, in another game, or for nobody.
-    assert_eq!(
-        reason(
-            stream
-                .ask(numbered(1, &signer, "b", &game, "w", "e4"))
-                .await
-        ),
-        (Code::PermissionDenied, Some(Reason::CallerMismatch))
-    );
-    let mut elsewhere = numbered(2, &signer, "w", &game, "w", "e4");
-    elsewhere.assertion = signer.mint(Some("w"), Some(&other)).unwrap();
-    assert_eq!(
-        reason(stream.ask(elsewhere).await),
-        (Code::PermissionDenied, Some(Reason::CallerMismatch))
-    );
-    let mut nobody = numbered(2, &signer, "w", &game, "w", "e4");
-    nobody.assertion = signer.mint(None, None).unwrap();
-    assert_eq!(
-        reason(stream.ask(nobody).await),
-        (Code::PermissionDenied, Some(Reason::CallerMismatch))
-    );
-    // Signed with another key, or not an assertion at all.
+    let mut no_move = numbered(12, &signer, "w", &game, "w", "e4");
+    no_move.r#move = None;
     let stranger = Signer::new(InternalKey::from_bytes(&[7; 32]).unwrap(), "gateway");
-    assert_eq!(
-        reason(
-            stream
-                .ask(numbered(3, &stranger, "w", &game, "w", "e4"))
-                .await
-        )
-        .0,
-        Code::Unauthenticated
-    );
-    let mut garbage = numbered(4, &signer, "w", &game, "w", "e4");
-    garbage.assertion = "not an assertion".to_owned();
-    assert_eq!(reason(stream.ask(garbage).await).0, Code::Unauthenticated);
-    // No move in the message; a move too long to be one.
-    let mut empty = numbered(5, &signer, "w", &game, "w", "e4");
-    empty.r#move = None;
-    assert_eq!(reason(stream.ask(empty).await).0, Code::InvalidArgument);
-    let long = "e".repeat(17);
-    assert_eq!(
-        reason(
-            stream
-                .ask(numbered(6, &signer, "w", &game, "w", &long))
-                .await
-        )
-        .0,
-        Code::InvalidArgument
-    );
-    // The game's own refusals keep their reasons.
-    assert_eq!(
-        reason(
-            stream
-                .ask(numbered(7, &signer, "b", &game, "b", "e5"))
-                .await
-        )
-        .1,
-        Some(Reason::NotYourTurn)
-    );
-    assert_eq!(
-        reason(
-            stream
-                .ask(numbered(8, &signer, "w", &game, "w", "e2e5"))
-                .await
-        )
-        .1,
-        Some(Reason::IllegalMove)
-    );
-    assert_eq!(
-        reason(
-            stream
-                .ask(numbered(9, &signer, "w", &game, "w", "zz"))
-                .await
-        )
-        .1,
-        Some(Reason::MalformedMove)
-    );
-    assert_eq!(
-        reason(
-            stream
-                .ask(numbered(10, &signer, "w", "no-such-game", "w", "e4"))
-                .await
+    let refused = [
+        // Acting for another player, in another game, or for nobody.
+        (
+            "another player's assertion",
+            numbered(1, &signer, "b", &game, "w", "e4"),
+            Code::PermissionDenied,
+            Some(Reason::CallerMismatch),
         ),
-        (Code::NotFound, Some(Reason::NotFound))
-    );
+        (
+            "another game's assertion",
+            with_assertion(
+                numbered(2, &signer, "w", &game, "w", "e4"),
+                mint(Some("w"), Some(&other)),
+            ),
+            Code::PermissionDenied,
+            Some(Reason::CallerMismatch),
+        ),
+        (
+            "an assertion for nobody",
+            with_assertion(
+                numbered(3, &signer, "w", &game, "w", "e4"),
+                mint(None, None),
+            ),
+            Code::PermissionDenied,
+            Some(Reason::CallerMismatch),
+        ),
+        // Signed with another key, or not an assertion at all.
+        (
+            "another key",
+            numbered(4, &stranger, "w", &game, "w", "e4"),
+            Code::Unauthenticated,
+            None,
+        ),
+        (
+            "no assertion",
+            with_assertion(
+                numbered(5, &signer, "w", &game, "w", "e4"),
+                "not an assertion".to_owned(),
+            ),
+            Code::Unauthenticated,
+            None,
+        ),
+        // No move in the message; a move too long to be one.
+        (
+            "no move",
+            no_move,
+            Code::InvalidArgument,
+            Some(Reason::InvalidRequest),
+        ),
+        (
+            "a long move",
+            numbered(6, &signer, "w", &game, "w", &"e".repeat(17)),
+            Code::InvalidArgument,
+            Some(Reason::InvalidRequest),
+        ),
+        // The game's own refusals keep their reasons.
+        (
+            "black first",
+            numbered(7, &signer, "b", &game, "b", "e5"),
+            Code::FailedPrecondition,
+            Some(Reason::NotYourTurn),
+        ),
+        (
+            "an illegal move",
+            numbered(8, &signer, "w", &game, "w", "e2e5"),
+            Code::FailedPrecondition,
+            Some(Reason::IllegalMove),
+        ),
+        (
+            "not a move",
+            numbered(9, &signer, "w", &game, "w", "zz"),
+            Code::InvalidArgument,
+            Some(Reason::MalformedMove),
+        ),
+        (
+            "an unknown game",
+            numbered(10, &signer, "w", "no-such-game", "w", "e4"),
+            Code::NotFound,
+            Some(Reason::NotFound),
+        ),
+    ];
+    for (what, request, code, reason) in refused {
+        let status = stream.ask(request).await.expect_err(what);
+        assert_eq!(
+            (status.code(), Reason::of(&status)),
+            (code, reason),
+            "{what}: {status:?}"
+        );
+    }
     assert_eq!(get(&mut client, &game).await.ply, 0, "nothing was played");
 
     // The stream still works after every refusal.
@@ -288,14 +296,7 @@ async fn the_internal_client_plays_whole_games_over_one_stream() {
     let mut client = service.client().await;
     let game_client = GameClient::connect(&service.addr, gateway()).unwrap();
     // Fool's mate in eight games at once.
-    let mut games = Vec::new();
-    for i in 0..8 {
-        games.push(
-            create(&mut client, &format!("w{i}"), &format!("b{i}"), untimed())
-                .await
-                .game_id,
-        );
-    }
+    let games = create_games(&mut client, 8).await;
     let line = ["f2f3", "e7e5", "g2g4", "d8h4"];
     let mut tasks = tokio::task::JoinSet::new();
     for (i, game) in games.iter().enumerate() {
