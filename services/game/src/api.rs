@@ -167,39 +167,30 @@ fn moved_by(event: &common::GameEvent, color: Option<i32>) -> bool {
     }
 }
 
+/// A watcher's stream: what it is sent first, then the live events.
+struct Watch<T> {
+    /// Sent before any live event (a snapshot, or what was missed).
+    first: std::vec::IntoIter<T>,
+    /// The live events; `None` for none (a game already over).
+    events: Option<broadcast::Receiver<Arc<common::GameEvent>>>,
+    shutdown: chess_runtime::Shutdown,
+    /// Makes an event the stream's message.
+    wrap: fn(common::GameEvent) -> T,
+    /// The stream ends after the game's end (a stream of one game).
+    stop_at_end: bool,
+    /// Live events not to send again.
+    sent: Sent,
+    /// The side (a `common::Color`) whose live moves are left out.
+    without_moves_of: Option<i32>,
+}
+
 /// Forwards live events into a response stream until the game ends, the
 /// caller goes away, the service shuts down, or the watcher falls behind.
 ///
 /// The stream reads the game's broadcast itself as the connection polls
 /// it: no task of its own and no queue between, so an event costs each
 /// watcher one wake-up, of the connection that sends it.
-fn forward<T: Send + 'static>(
-    first: Vec<T>,
-    events: Option<broadcast::Receiver<Arc<common::GameEvent>>>,
-    shutdown: chess_runtime::Shutdown,
-    wrap: fn(common::GameEvent) -> T,
-    stop_at_end: bool,
-    sent: Sent,
-    without_moves_of: Option<i32>,
-) -> EventStream<T> {
-    struct Watch<T> {
-        first: std::vec::IntoIter<T>,
-        events: Option<broadcast::Receiver<Arc<common::GameEvent>>>,
-        shutdown: chess_runtime::Shutdown,
-        wrap: fn(common::GameEvent) -> T,
-        stop_at_end: bool,
-        sent: Sent,
-        without_moves_of: Option<i32>,
-    }
-    let watch = Watch {
-        first: first.into_iter(),
-        events,
-        shutdown,
-        wrap,
-        stop_at_end,
-        sent,
-        without_moves_of,
-    };
+fn forward<T: Send + 'static>(watch: Watch<T>) -> EventStream<T> {
     Box::pin(futures::stream::unfold(Some(watch), |watch| async move {
         let mut watch = watch?;
         if let Some(item) = watch.first.next() {
@@ -554,15 +545,15 @@ impl GameService for GameApi {
         };
         let live = game.is_active().then_some(events);
         let shutdown = self.registry.context().shutdown.clone();
-        Ok(Response::new(forward(
-            first,
-            live,
+        Ok(Response::new(forward(Watch {
+            first: first.into_iter(),
+            events: live,
             shutdown,
             wrap,
-            true,
-            Sent::new(),
-            r.without_moves_of,
-        )))
+            stop_at_end: true,
+            sent: Sent::new(),
+            without_moves_of: r.without_moves_of,
+        })))
     }
 
     type WatchPlayerStream = EventStream<pb::WatchPlayerResponse>;
@@ -599,15 +590,15 @@ impl GameService for GameApi {
                 }
             }
         }
-        Ok(Response::new(forward(
-            first,
-            Some(events),
-            ctx.shutdown.clone(),
+        Ok(Response::new(forward(Watch {
+            first: first.into_iter(),
+            events: Some(events),
+            shutdown: ctx.shutdown.clone(),
             wrap,
-            false,
+            stop_at_end: false,
             sent,
-            None,
-        )))
+            without_moves_of: None,
+        })))
     }
 
     type WatchDailyGamesStream = EventStream<pb::WatchDailyGamesResponse>;
@@ -619,15 +610,15 @@ impl GameService for GameApi {
     ) -> Result<Response<Self::WatchDailyGamesStream>, Status> {
         let ctx = self.registry.context();
         let wrap = |event| pb::WatchDailyGamesResponse { event: Some(event) };
-        Ok(Response::new(forward(
-            Vec::new(),
-            Some(ctx.hub.subscribe_daily()),
-            ctx.shutdown.clone(),
+        Ok(Response::new(forward(Watch {
+            first: Vec::new().into_iter(),
+            events: Some(ctx.hub.subscribe_daily()),
+            shutdown: ctx.shutdown.clone(),
             wrap,
-            false,
-            Sent::new(),
-            None,
-        )))
+            stop_at_end: false,
+            sent: Sent::new(),
+            without_moves_of: None,
+        })))
     }
 
     #[instrument(level = "debug", skip_all)]

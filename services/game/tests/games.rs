@@ -294,17 +294,7 @@ async fn bad_input_is_refused_and_changes_nothing() {
     assert!(state.moves.is_empty());
     assert_eq!(state.status, c::GameStatus::Active as i32);
 
-    client
-        .resign(acting(
-            pb::ResignRequest {
-                game_id: id.into(),
-                player_id: "b".into(),
-            },
-            "b",
-            Some(id),
-        ))
-        .await
-        .unwrap();
+    resign(&mut client, id, "b").await.unwrap();
     let e = play(&mut client, id, "w", "e2e4").await.unwrap_err();
     assert_eq!(
         (e.code(), reason(&e)),
@@ -521,17 +511,7 @@ async fn watching_resumes_from_a_ply() {
 
     // Resuming a game that ended meanwhile: the missed move, then the end.
     play(&mut client, &g, "b", "a6").await.unwrap();
-    client
-        .resign(acting(
-            pb::ResignRequest {
-                game_id: g.clone(),
-                player_id: "w".into(),
-            },
-            "w",
-            Some(g.as_str()),
-        ))
-        .await
-        .unwrap();
+    resign(&mut client, &g, "w").await.unwrap();
     let mut watch = client
         .watch_game(pb::WatchGameRequest {
             game_id: g.clone(),
@@ -587,17 +567,7 @@ async fn a_player_watching_its_game_can_leave_out_its_own_live_moves() {
     for (p, m) in [("b", "e5"), ("w", "Nf3"), ("b", "Nc6"), ("w", "Bb5")] {
         play(&mut client, &g, p, m).await.unwrap();
     }
-    client
-        .resign(acting(
-            pb::ResignRequest {
-                game_id: g.clone(),
-                player_id: "b".into(),
-            },
-            "b",
-            Some(g.as_str()),
-        ))
-        .await
-        .unwrap();
+    resign(&mut client, &g, "b").await.unwrap();
     let mut seen = Vec::new();
     while let Some(event) = watch.next().await {
         let event = event.unwrap().event.unwrap();
@@ -734,17 +704,7 @@ async fn listing_pages_and_idempotent_creation() {
                 .game_id,
         );
     }
-    client
-        .resign(acting(
-            pb::ResignRequest {
-                game_id: ids[0].clone(),
-                player_id: "me".into(),
-            },
-            "me",
-            Some(ids[0].as_str()),
-        ))
-        .await
-        .unwrap();
+    resign(&mut client, &ids[0], "me").await.unwrap();
     let mut seen = Vec::new();
     let mut token = String::new();
     loop {

@@ -151,6 +151,25 @@ pub async fn play(
         .map(tonic::Response::into_inner)
 }
 
+/// Resigns `player`'s side of `game_id`.
+pub async fn resign(
+    client: &mut Client,
+    game_id: &str,
+    player: &str,
+) -> Result<pb::ResignResponse, tonic::Status> {
+    client
+        .resign(acting(
+            pb::ResignRequest {
+                game_id: game_id.to_owned(),
+                player_id: player.to_owned(),
+            },
+            player,
+            Some(game_id),
+        ))
+        .await
+        .map(tonic::Response::into_inner)
+}
+
 pub async fn get(client: &mut Client, game_id: &str) -> common::GameState {
     client
         .get_game(pb::GetGameRequest {
