@@ -15,6 +15,8 @@
 //!   over, the coming one takes its share.
 //! - Daily games served by each replica are all mailed: the gateway
 //!   follows every replica's daily games.
+//! - A move streamed (PlayMoves) to a replica that does not serve its game
+//!   is refused there, and the internal client has the owner make it.
 //!
 //! Throughout: every move a client was told was made is in its game's
 //! record and PGN, with no gap and nothing twice; clients only ever see
@@ -716,5 +718,129 @@ async fn daily_games_on_every_replica_are_mailed() {
         "replicas: a move in a daily game of each replica was mailed ({:?})",
         games.keys()
     );
+    stack.stop().await;
+}
+
+/// The signer of the gateway's calls, with the stack's key.
+fn gateway_signer(stack: &StackProcess) -> chess_runtime::Signer {
+    let key = chess_runtime::InternalKey::read(&stack.data.path().join("internal.key"))
+        .expect("the stack's key");
+    chess_runtime::Signer::new(key, "gateway")
+}
+
+/// A move sent over PlayMoves to a replica that does not serve its game is
+/// refused there having done nothing, its owner named; the internal client
+/// then sends it again as a routed MakeMove call, which the owner makes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_streamed_to_a_replica_not_serving_its_game_is_made_by_the_owner() {
+    let (stack, _url) = stack().await;
+    let first = stack.game_replicas[0].1.clone();
+    wait_for_map(
+        &stack,
+        &first,
+        "both replicas serve shards",
+        served_by(&["game-0", "game-1"]),
+    )
+    .await;
+    let channel = gateway(&stack);
+    let white = chess_e2e::load::grpc::sign_up(&channel, "streamwhite".to_owned())
+        .await
+        .expect("sign-up");
+    let black = chess_e2e::load::grpc::sign_up(&channel, "streamblack".to_owned())
+        .await
+        .expect("sign-up");
+    let game_id = short_game(&channel, &white, &black).await;
+    let map = shard_map(&stack, &first).await;
+    let owner_id = &map.owners[usize::from(shard_of(&game_id))];
+    let owner_addr = &stack
+        .game_replicas
+        .iter()
+        .find(|(id, _)| id == owner_id)
+        .expect("the owner is one of the stack's replicas")
+        .1;
+    let other_addr = &stack
+        .game_replicas
+        .iter()
+        .find(|(id, _)| id != owner_id)
+        .expect("a replica that does not serve the game")
+        .1;
+    let signer = gateway_signer(&stack);
+    let state = |addr: &str| {
+        let client = GameServiceClient::new(signer.channel(
+            chess_runtime::channel(addr).expect("a game replica's address"),
+            None,
+            Some(&game_id),
+        ));
+        let game_id = game_id.clone();
+        async move {
+            let mut client = client;
+            client
+                .get_game(game_pb::GetGameRequest { game_id })
+                .await
+                .expect("GetGame")
+                .into_inner()
+                .game
+                .expect("a game")
+        }
+    };
+    let before = state(owner_addr).await;
+    let Some(common::Player {
+        kind: Some(common::player::Kind::Registered(white_player)),
+    }) = before.white
+    else {
+        panic!("white is a registered player: {:?}", before.white);
+    };
+    let request = game_pb::MakeMoveRequest {
+        game_id: game_id.clone(),
+        player_id: white_player.player_id.clone(),
+        r#move: "e2e4".to_owned(),
+        ply: Some(1),
+    };
+
+    // Over a stream of its own to the other replica: refused, nothing done.
+    let mut other = GameServiceClient::new(signer.channel(
+        chess_runtime::channel(other_addr).expect("a game replica's address"),
+        None,
+        None,
+    ));
+    let message = game_pb::PlayMovesRequest {
+        id: 7,
+        assertion: signer
+            .mint(Some(&white_player.player_id), Some(&game_id))
+            .expect("an assertion"),
+        r#move: Some(request.clone()),
+        trace_context: Default::default(),
+    };
+    let mut answers = other
+        .play_moves(tokio_stream::iter([message]))
+        .await
+        .expect("PlayMoves opens")
+        .into_inner();
+    let answer = answers
+        .message()
+        .await
+        .expect("the stream")
+        .expect("an answer");
+    assert_eq!(answer.id, 7);
+    let Some(game_pb::play_moves_response::Result::Refused(refusal)) = answer.result else {
+        panic!("the move was not refused: {answer:?}");
+    };
+    assert_eq!(refusal.code, Code::FailedPrecondition as i32, "{refusal:?}");
+    assert_eq!(
+        refusal.metadata.get(chess_runtime::routing::OWNER_KEY),
+        Some(owner_addr),
+        "{refusal:?}"
+    );
+    assert!(state(owner_addr).await.moves.is_empty());
+
+    // Through the internal client, knowing only the other replica (its
+    // first move goes there, before the shard map is read).
+    let client =
+        chess_internal_clients::GameClient::connect(other_addr, signer.clone()).expect("a client");
+    let made = client.make_move(request).await.expect("the move is made");
+    assert_eq!(made.ply, 1);
+    let after = state(owner_addr).await;
+    let moves: Vec<&str> = after.moves.iter().map(|m| m.uci.as_str()).collect();
+    assert_eq!(moves, ["e2e4"]);
     stack.stop().await;
 }
