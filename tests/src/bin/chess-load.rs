@@ -309,10 +309,7 @@ async fn moves(
     let stack_pid = stack.pid();
     let sampler = tokio::spawn(async move {
         tokio::time::sleep_until(before_start.into()).await;
-        (
-            procs::tree_usage(stack_pid),
-            procs::usage(std::process::id()),
-        )
+        procs::tree_and_own_usage(stack_pid)
     });
     let figures = uqchess::games(
         port,
@@ -322,9 +319,8 @@ async fn moves(
     )
     .await;
     let end = Instant::now().min(window.end);
-    let after = procs::tree_usage(stack_pid);
-    let me_after = procs::usage(std::process::id());
-    let (before, me_before) = sampler.await?;
+    let after = procs::tree_and_own_usage(stack_pid);
+    let before = sampler.await?;
     let seconds = (end - window.start).as_secs_f64();
     println!(
         "scenario: {games} games through uqchess, {hint_clients} hint clients, {duration} s measured after {warmup} s"
@@ -345,14 +341,6 @@ async fn moves(
         &procs::cpu_between(&before, &after),
         seconds,
     );
-    if let (Some(a), Some(b)) = (me_after, me_before) {
-        println!(
-            "  {:<22} cpu {:7.2} s ({:5.1}% of one core)",
-            "chess-load",
-            a.cpu_secs - b.cpu_secs,
-            100.0 * (a.cpu_secs - b.cpu_secs) / seconds
-        );
-    }
     let status = stack.stop().await;
     println!("chess-stack stopped: {status}");
     Ok(())
@@ -366,7 +354,7 @@ async fn grpc(cli: &Cli, games: usize, duration: u64, warmup: u64) -> Result<(),
     let stack_pid = stack.pid();
     let sampler = tokio::spawn(async move {
         tokio::time::sleep_until(start.into()).await;
-        procs::tree_usage(stack_pid)
+        procs::tree_and_own_usage(stack_pid)
     });
     let figures = chess_e2e::load::grpc::games(
         &stack.gateway,
@@ -375,7 +363,7 @@ async fn grpc(cli: &Cli, games: usize, duration: u64, warmup: u64) -> Result<(),
         Pace::closed(GRPC_MAX_PLIES, Duration::ZERO),
     )
     .await?;
-    let after = procs::tree_usage(stack_pid);
+    let after = procs::tree_and_own_usage(stack_pid);
     let before = sampler.await?;
     let seconds = (Instant::now().min(window.end) - window.start).as_secs_f64();
     println!(
@@ -536,7 +524,7 @@ async fn phase(
     let start = window.start;
     let sampler = tokio::spawn(async move {
         tokio::time::sleep_until(start.into()).await;
-        procs::tree_usage(stack_pid)
+        procs::tree_and_own_usage(stack_pid)
     });
     let figures = match front {
         Front::Uqchess => uqchess::games(stack.uqchess_port(), games, window.clone(), pace).await,
@@ -544,7 +532,7 @@ async fn phase(
             chess_e2e::load::grpc::games(&stack.gateway, games, window.clone(), pace).await?
         }
     };
-    let after = procs::tree_usage(stack_pid);
+    let after = procs::tree_and_own_usage(stack_pid);
     let before = sampler.await?;
     let seconds = (Instant::now().min(window.end) - window.start).as_secs_f64();
     Ok((figures, procs::cpu_between(&before, &after), seconds))

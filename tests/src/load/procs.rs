@@ -65,6 +65,16 @@ pub fn tree_usage(root: u32) -> BTreeMap<String, (usize, Usage)> {
     by_name
 }
 
+/// [`tree_usage`] of `root`, and this process (the load generator, which
+/// shares the machine with what it measures) as `chess-load`.
+pub fn tree_and_own_usage(root: u32) -> BTreeMap<String, (usize, Usage)> {
+    let mut by_name = tree_usage(root);
+    if let Some(own) = usage(std::process::id()) {
+        by_name.insert("chess-load".to_owned(), (1, own));
+    }
+    by_name
+}
+
 /// CPU seconds each process used between two snapshots.
 pub fn cpu_between(
     before: &BTreeMap<String, (usize, Usage)>,
