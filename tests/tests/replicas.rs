@@ -69,6 +69,21 @@ async fn stack() -> (StackProcess, String) {
     (stack, url)
 }
 
+/// The stack with two game replicas, once both serve shards, and the
+/// address of `game-0`.
+async fn two() -> (StackProcess, String) {
+    let (stack, _url) = stack().await;
+    let first = stack.game_replicas[0].1.clone();
+    wait_for_map(
+        &stack,
+        &first,
+        "two replicas share the shards",
+        served_by(&["game-0", "game-1"]),
+    )
+    .await;
+    (stack, first)
+}
+
 /// The stack's two game replicas and a third, sharing the shards.
 struct Three {
     stack: StackProcess,
@@ -124,9 +139,7 @@ async fn third_replica(stack: &StackProcess, url: &str, id: &str) -> Service {
 
 /// The shard map as game replica `addr` reports it.
 async fn shard_map(stack: &StackProcess, addr: &str) -> game_pb::GetShardMapResponse {
-    let key = chess_runtime::InternalKey::read(&stack.data.path().join("internal.key"))
-        .expect("the stack's key");
-    let signer = chess_runtime::Signer::new(key, "gateway");
+    let signer = gateway_signer(stack);
     let channel = chess_runtime::channel(addr).expect("a game replica's address");
     GameServiceClient::new(signer.channel(channel, None, None))
         .get_shard_map(game_pb::GetShardMapRequest {})
@@ -422,18 +435,8 @@ async fn make_move(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paused_replica_s_stale_writes_are_refused() {
-    let (stack, _url) = stack().await;
-    let (first, paused) = (
-        stack.game_replicas[0].1.clone(),
-        stack.game_replicas[1].0.clone(),
-    );
-    wait_for_map(
-        &stack,
-        &first,
-        "two replicas share the shards",
-        served_by(&["game-0", "game-1"]),
-    )
-    .await;
+    let (stack, first) = two().await;
+    let paused = stack.game_replicas[1].0.clone();
     let channel = gateway(&stack);
     let white = sign_up(&channel, "fwhite".to_owned()).await;
     let black = sign_up(&channel, "fblack".to_owned()).await;
@@ -733,22 +736,10 @@ fn gateway_signer(stack: &StackProcess) -> chess_runtime::Signer {
 /// then sends it again as a routed MakeMove call, which the owner makes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_move_streamed_to_a_replica_not_serving_its_game_is_made_by_the_owner() {
-    let (stack, _url) = stack().await;
-    let first = stack.game_replicas[0].1.clone();
-    wait_for_map(
-        &stack,
-        &first,
-        "both replicas serve shards",
-        served_by(&["game-0", "game-1"]),
-    )
-    .await;
+    let (stack, first) = two().await;
     let channel = gateway(&stack);
-    let white = chess_e2e::load::grpc::sign_up(&channel, "streamwhite".to_owned())
-        .await
-        .expect("sign-up");
-    let black = chess_e2e::load::grpc::sign_up(&channel, "streamblack".to_owned())
-        .await
-        .expect("sign-up");
+    let white = sign_up(&channel, "streamwhite".to_owned()).await;
+    let black = sign_up(&channel, "streamblack".to_owned()).await;
     let game_id = short_game(&channel, &white, &black).await;
     let map = shard_map(&stack, &first).await;
     let owner_id = &map.owners[usize::from(shard_of(&game_id))];
