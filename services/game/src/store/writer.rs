@@ -19,7 +19,7 @@ use sea_orm::{
     DbErr, EntityTrait as _, QueryFilter as _, Set, Statement, TransactionTrait as _, Value,
 };
 use tokio::{
-    runtime::{Handle, RuntimeFlavor},
+    runtime::Handle,
     sync::{mpsc, oneshot},
 };
 
@@ -67,7 +67,20 @@ pub(super) fn spawn(
     let direct = chess_storage::connect_sqlite_direct(url)?.map(|conn| DirectMoves { conn });
     let (writer, jobs) = mpsc::channel(4096);
     let fencing = replica.map(|replica| Fencing { replica });
-    tokio::spawn(write_loop(db, direct, fencing, jobs));
+    if direct.is_some() {
+        // SQLite's commit blocks for the flush, so the writer of a SQLite
+        // file has a thread of its own. On a runtime worker each commit
+        // would hand the worker's queue to another thread and back
+        // (`block_in_place`): when moves are few, several thread wake-ups
+        // for every commit of one or two moves (see BENCHMARKS.md).
+        let runtime = Handle::current();
+        std::thread::Builder::new()
+            .name("game-writer".to_owned())
+            .spawn(move || runtime.block_on(write_loop(db, direct, fencing, jobs)))
+            .map_err(|e| StoreError::Db(DbErr::Custom(format!("cannot start the writer: {e}"))))?;
+    } else {
+        tokio::spawn(write_loop(db, direct, fencing, jobs));
+    }
     Ok(writer)
 }
 
@@ -344,16 +357,8 @@ async fn commit_any(
     ops: &[&WriteOp],
 ) -> Result<(), DbErr> {
     match direct {
-        Some(direct) if only_moves(ops) => {
-            // The write blocks this thread for the flush; on a multi-threaded
-            // runtime the thread's other tasks move to another one meanwhile.
-            // (A single-threaded runtime, as in some tests, simply waits.)
-            let mut write = || direct.insert(ops).map_err(direct_error);
-            match Handle::current().runtime_flavor() {
-                RuntimeFlavor::MultiThread => tokio::task::block_in_place(write),
-                _ => write(),
-            }
-        }
+        // The writer's own thread (see `spawn`) waits for the flush.
+        Some(direct) if only_moves(ops) => direct.insert(ops).map_err(direct_error),
         _ => commit(db, ops).await,
     }
 }
