@@ -78,7 +78,9 @@ pub struct Session {
 /// Issues and checks tokens. Cloning is cheap.
 #[derive(Clone)]
 pub struct Tokens {
-    key: Arc<[u8]>,
+    /// HMAC-SHA256 keyed once: keying hashes the padded key twice, and
+    /// every signed-in call checks a token.
+    mac: Arc<HmacSha256>,
     ttl: Duration,
 }
 
@@ -102,8 +104,10 @@ impl Tokens {
         if key.len() < MIN_KEY_BYTES {
             return Err(KeyError::TooShort);
         }
+        // HMAC takes a key of any length.
+        let mac = HmacSha256::new_from_slice(key).expect("HMAC accepts any key length");
         Ok(Self {
-            key: key.into(),
+            mac: Arc::new(mac),
             ttl,
         })
     }
@@ -141,8 +145,7 @@ impl Tokens {
     }
 
     fn mac(&self) -> HmacSha256 {
-        // HMAC takes a key of any length.
-        HmacSha256::new_from_slice(&self.key).expect("HMAC accepts any key length")
+        HmacSha256::clone(&self.mac)
     }
 
     /// A token for a new session of the player in session generation
