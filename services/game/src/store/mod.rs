@@ -84,7 +84,8 @@ impl Store {
     }
 
     async fn open_as(url: &str, replica: Option<String>) -> Result<Self, StoreError> {
-        let db = chess_storage::connect(url, 8).await?;
+        // A SQLite file's checkpoints are the writer's (see `writer`).
+        let db = chess_storage::connect_with(url, 8, chess_storage::Checkpoints::Elsewhere).await?;
         // Replicas starting together take turns.
         chess_storage::migrate_exclusively(&db, 0x4348_4553_5347, || {
             migration::Migrator::up(&db, None)

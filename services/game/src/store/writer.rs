@@ -23,6 +23,8 @@ use tokio::{
     sync::{mpsc, oneshot},
 };
 
+use chess_storage::checkpoint::{Limits, WalCheckpoints};
+
 use super::{Store, StoreError, clock_credits, games, moves, results_outbox};
 
 /// Largest number of callers' changes committed in one transaction.
@@ -64,7 +66,13 @@ pub(super) fn spawn(
     url: &str,
     replica: Option<String>,
 ) -> Result<mpsc::Sender<Job>, StoreError> {
-    let direct = chess_storage::connect_sqlite_direct(url)?.map(|conn| DirectMoves { conn });
+    let direct = match chess_storage::connect_sqlite_direct(url)? {
+        Some(conn) => {
+            let checkpoints = WalCheckpoints::take_over(url, &conn, Limits::default())?;
+            Some(DirectMoves { conn, checkpoints })
+        }
+        None => None,
+    };
     let (writer, jobs) = mpsc::channel(4096);
     let fencing = replica.map(|replica| Fencing { replica });
     if direct.is_some() {
@@ -136,6 +144,10 @@ async fn write_loop(
             for (job, result) in group.into_iter().zip(results) {
                 // A caller that stopped waiting no longer needs the answer.
                 let _ = job.done.send(result);
+            }
+            // Answered first: the checkpoint below may take a moment.
+            if let Some(direct) = direct.as_mut() {
+                direct.after_commit(!jobs.is_empty());
             }
         }
     }
@@ -496,8 +508,13 @@ fn move_row(mv: &moves::Model) -> moves::ActiveModel {
 /// on the one write every move makes, that cost about as much as the write
 /// itself (see BENCHMARKS.md). Every other write and every read goes through
 /// sea-orm; the single writer keeps the two connections from contending.
+///
+/// The file's checkpoints are not made in these commits (nor in the pool's:
+/// see `Store::open_as`) but by `checkpoints`, mostly on a thread of its
+/// own: a checkpoint in a commit held up every move queued behind it.
 struct DirectMoves {
     conn: rusqlite::Connection,
+    checkpoints: Option<WalCheckpoints>,
 }
 
 impl DirectMoves {
@@ -526,6 +543,14 @@ impl DirectMoves {
             }
         }
         txn.commit()
+    }
+
+    /// After a batch's commit, once it is answered; `waiting` when more
+    /// jobs are queued.
+    fn after_commit(&mut self, waiting: bool) {
+        if let Some(checkpoints) = &mut self.checkpoints {
+            checkpoints.after_commit(&self.conn, waiting);
+        }
     }
 }
 
