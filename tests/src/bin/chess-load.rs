@@ -160,6 +160,11 @@ enum Scenario {
         /// The maximum in moves/s, instead of measuring it.
         #[arg(long)]
         max: Option<f64>,
+        /// Writes each load's moves to `<TIMELINE>-<load>.csv`: when each
+        /// fell due (µs since the first) and its latency (µs), for
+        /// `scripts/timeline-stalls`.
+        #[arg(long)]
+        timeline: Option<std::path::PathBuf>,
     },
     /// Time for the game service to resume stored active games when it
     /// starts, and its memory per active game: stacks started on a data
@@ -559,15 +564,23 @@ fn cpu_per_move(cpu: &BTreeMap<String, f64>, moves: u64) -> String {
     format!("cpu per move (us): {}", parts.join(", "))
 }
 
-async fn open_loop(
-    cli: &Cli,
-    front: Front,
-    games: usize,
-    loads: &[u32],
+/// The settings of the open loop's phases.
+struct Paced<'a> {
+    loads: &'a [u32],
     duration: u64,
     probe: u64,
     max: Option<f64>,
-) -> Result<(), Error> {
+    timeline: Option<&'a std::path::Path>,
+}
+
+async fn open_loop(cli: &Cli, front: Front, games: usize, paced: Paced<'_>) -> Result<(), Error> {
+    let Paced {
+        loads,
+        duration,
+        probe,
+        max,
+        timeline,
+    } = paced;
     let (_, grpc) = baselines().await?;
     let (stack, _) = start_stack(cli).await;
     // Signing the players of the public API up takes a while (each password
@@ -613,6 +626,11 @@ async fn open_loop(
             figures.moves as f64 / seconds
         );
         report_open(&figures, &cpu, grpc);
+        if let Some(prefix) = timeline {
+            let path = format!("{}-{load}.csv", prefix.display());
+            std::fs::write(&path, figures.timeline.csv())?;
+            println!("  timeline: {path}");
+        }
     }
     stack.stop().await;
     Ok(())
@@ -893,12 +911,20 @@ async fn main() -> ExitCode {
             duration,
             probe,
             max,
+            timeline,
         } => {
             let games = games.unwrap_or(match front {
                 Front::Uqchess => 1000,
                 Front::Grpc => 200,
             });
-            open_loop(&cli, *front, games, loads, *duration, *probe, *max).await
+            let paced = Paced {
+                loads,
+                duration: *duration,
+                probe: *probe,
+                max: *max,
+                timeline: timeline.as_deref(),
+            };
+            open_loop(&cli, *front, games, paced).await
         }
     };
     match result {

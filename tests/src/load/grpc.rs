@@ -233,6 +233,7 @@ async fn play_game(
         if window.contains(ok) {
             figures.moves += 1;
             figures.move_latency.record(ok - sent);
+            figures.timeline.record(sent, ok - sent);
             figures
                 .notify_latency
                 .record(notified.saturating_duration_since(sent));
@@ -283,6 +284,7 @@ pub async fn games(
                 total.moves += f.moves;
                 total.games += f.games;
                 total.move_latency.merge(f.move_latency);
+                total.timeline.merge(f.timeline);
                 total.notify_latency.merge(f.notify_latency);
             }
             Err(e) => total.errors.push(e.to_string()),

@@ -1,6 +1,9 @@
 //! Latency samples and their percentiles.
 
-use std::time::Duration;
+use std::{
+    fmt::Write as _,
+    time::{Duration, Instant},
+};
 
 /// Latencies in microseconds.
 #[derive(Clone, Debug, Default)]
@@ -46,6 +49,39 @@ impl Samples {
             p999: at(0.999),
             max: Duration::from_micros(u64::from(sorted[sorted.len() - 1])),
         })
+    }
+}
+
+/// Latencies beside the instants their moves fell due, to see how the
+/// slow ones are spread over time.
+#[derive(Clone, Debug, Default)]
+pub struct Timeline {
+    moves: Vec<(Instant, u32)>,
+}
+
+impl Timeline {
+    pub fn record(&mut self, due: Instant, latency: Duration) {
+        let micros = latency.as_micros().min(u128::from(u32::MAX)) as u32;
+        self.moves.push((due, micros));
+    }
+
+    pub fn merge(&mut self, other: Timeline) {
+        self.moves.extend(other.moves);
+    }
+
+    /// One line per move, in the order they fell due: microseconds since
+    /// the first fell due, then its latency in microseconds.
+    pub fn csv(&self) -> String {
+        let mut moves = self.moves.clone();
+        moves.sort_unstable();
+        let Some(&(first, _)) = moves.first() else {
+            return String::new();
+        };
+        let mut out = String::with_capacity(moves.len() * 16);
+        for (due, micros) in moves {
+            let _ = writeln!(out, "{},{micros}", (due - first).as_micros());
+        }
+        out
     }
 }
 

@@ -21,7 +21,7 @@ use tokio::{
     sync::Mutex,
 };
 
-use super::stats::Samples;
+use super::stats::{Samples, Timeline};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -108,6 +108,8 @@ pub struct GameFigures {
     pub move_latency: Samples,
     /// Send → the opponent's `moved`.
     pub notify_latency: Samples,
+    /// When each move in the window fell due, beside its move latency.
+    pub timeline: Timeline,
     /// Errors that stopped a game task.
     pub errors: Vec<String>,
 }
@@ -320,6 +322,7 @@ async fn play_games(
                 figures.moves += 1;
                 figures.move_latency.record(ok - sent);
                 figures.notify_latency.record(notified - sent);
+                figures.timeline.record(sent, ok - sent);
             }
             if let Some(line) = aftermath(&position, mover) {
                 me.expect(&line).await?;
@@ -355,6 +358,7 @@ pub async fn games(port: u16, games: usize, window: Arc<Window>, pace: Pace) -> 
                 total.games += f.games;
                 total.move_latency.merge(f.move_latency);
                 total.notify_latency.merge(f.notify_latency);
+                total.timeline.merge(f.timeline);
             }
             Ok(Err(e)) => total.errors.push(e.to_string()),
             Err(e) => total.errors.push(e.to_string()),
