@@ -56,13 +56,13 @@ pub struct Limits {
 }
 
 impl Default for Limits {
-    /// A checkpoint every 4,000 pages (16 MiB of 4 KiB pages); the log
+    /// A checkpoint every 8,000 pages (32 MiB of 4 KiB pages); the log
     /// starts over at 32,000 (128 MiB). SQLite's own default checkpoints
-    /// at 1,000: a larger interval copies each of the busiest pages (an
+    /// at 1,000: a longer interval copies each of the busiest pages (an
     /// index leaf that every move of a game writes) back fewer times.
     fn default() -> Self {
         Self {
-            start: 4_000,
+            start: 8_000,
             bound: 32_000,
             unasked: Duration::from_secs(10),
         }
