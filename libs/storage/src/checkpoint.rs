@@ -267,6 +267,19 @@ mod tests {
             .len()
     }
 
+    /// A fresh database (in the directory returned, removed when it is
+    /// dropped), its URL, and a writer connection whose checkpoints are
+    /// taken over with `limits`.
+    fn writer(limits: Limits) -> (tempfile::TempDir, String, Connection, WalCheckpoints) {
+        let dir = tempfile::tempdir().unwrap();
+        let url = database(dir.path());
+        let writer = crate::connect_sqlite_direct(&url).unwrap().unwrap();
+        let checkpoints = WalCheckpoints::take_over(&url, &writer, limits)
+            .unwrap()
+            .unwrap();
+        (dir, url, writer, checkpoints)
+    }
+
     /// Waits up to 10 s for `done`.
     fn eventually(mut done: impl FnMut() -> bool) -> bool {
         for _ in 0..1000 {
@@ -280,17 +293,12 @@ mod tests {
 
     #[test]
     fn the_log_is_copied_back_and_starts_over_within_its_bound() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = database(dir.path());
-        let writer = crate::connect_sqlite_direct(&url).unwrap().unwrap();
         let limits = Limits {
             start: 40,
             bound: 400,
             unasked: Duration::from_secs(600),
         };
-        let mut checkpoints = WalCheckpoints::take_over(&url, &writer, limits)
-            .unwrap()
-            .unwrap();
+        let (_dir, url, writer, mut checkpoints) = writer(limits);
         let (mut longest, mut restarts, mut last) = (0, 0, 0);
         for _ in 0..3000 {
             insert(&writer);
@@ -320,18 +328,12 @@ mod tests {
 
     #[test]
     fn the_thread_copies_the_log_back_while_the_writer_goes_on() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = database(dir.path());
-        let writer = crate::connect_sqlite_direct(&url).unwrap().unwrap();
-        let limits = Limits {
+        let (_dir, url, writer, mut checkpoints) = writer(Limits {
             start: 100,
             // Never reached: only the thread copies pages back.
             bound: i64::MAX / 2,
             unasked: Duration::from_secs(600),
-        };
-        let mut checkpoints = WalCheckpoints::take_over(&url, &writer, limits)
-            .unwrap()
-            .unwrap();
+        });
         let before = file_len(&url);
         for _ in 0..500 {
             insert(&writer);
@@ -346,17 +348,11 @@ mod tests {
 
     #[test]
     fn writes_the_writer_does_not_see_are_copied_back_unasked() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = database(dir.path());
-        let writer = crate::connect_sqlite_direct(&url).unwrap().unwrap();
-        let limits = Limits {
+        let (_dir, url, _writer, _checkpoints) = writer(Limits {
             start: 100,
             bound: 1000,
             unasked: Duration::from_millis(100),
-        };
-        let _checkpoints = WalCheckpoints::take_over(&url, &writer, limits)
-            .unwrap()
-            .unwrap();
+        });
         // Another connection, with SQLite's own checkpoints off, as the
         // pool's are beside this writer.
         let other = crate::connect_sqlite_direct(&url).unwrap().unwrap();
