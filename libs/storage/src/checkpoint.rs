@@ -120,16 +120,10 @@ impl WalCheckpoints {
     /// Takes the checkpoints of the SQLite file at `url` over from
     /// `writer`, a connection to it: from now on it no longer checkpoints
     /// when it commits. It is then to be used on one thread only, the one
-    /// that calls [`Self::after_commit`] after its commits. None for a URL
-    /// that names no file.
-    pub fn take_over(
-        url: &str,
-        writer: &Connection,
-        limits: Limits,
-    ) -> Result<Option<Self>, Error> {
-        let Some(checkpointer) = crate::connect_sqlite_direct(url)? else {
-            return Ok(None);
-        };
+    /// that calls [`Self::after_commit`] after its commits.
+    pub fn take_over(url: &str, writer: &Connection, limits: Limits) -> Result<Self, Error> {
+        let checkpointer =
+            crate::connect_sqlite_direct(url)?.ok_or_else(|| Error::NoFile(crate::redact(url)))?;
         // The hook replaces SQLite's automatic checkpoints on `writer`.
         writer.wal_hook(Some(note_log_pages));
         let shared = Arc::new(Shared::default());
@@ -138,12 +132,12 @@ impl WalCheckpoints {
             .name("wal-checkpoint".to_owned())
             .spawn(move || checkpoint_loop(&checkpointer, &thread_shared, limits.unasked))
             .map_err(|source| Error::Thread { source })?;
-        Ok(Some(Self {
+        Ok(Self {
             shared,
             limits,
             asked_at: 0,
             ending: None,
-        }))
+        })
     }
 
     /// Pages in the log after the writer's last commit.
@@ -274,9 +268,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let url = database(dir.path());
         let writer = crate::connect_sqlite_direct(&url).unwrap().unwrap();
-        let checkpoints = WalCheckpoints::take_over(&url, &writer, limits)
-            .unwrap()
-            .unwrap();
+        let checkpoints = WalCheckpoints::take_over(&url, &writer, limits).unwrap();
         (dir, url, writer, checkpoints)
     }
 

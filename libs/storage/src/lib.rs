@@ -35,6 +35,8 @@ pub enum Error {
         url: String,
         source: rusqlite::Error,
     },
+    #[error("{0} names no SQLite file")]
+    NoFile(String),
     #[error("cannot start the checkpoint thread: {source}")]
     Thread { source: std::io::Error },
 }
@@ -126,18 +128,16 @@ pub async fn connect_with(
         }
         options.map_sqlx_sqlite_opts(move |o| {
             use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
-            o.create_if_missing(true)
+            let o = o
+                .create_if_missing(true)
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Full)
                 .busy_timeout(SQLITE_BUSY_TIMEOUT)
-                .foreign_keys(true)
-                .pragma(
-                    "wal_autocheckpoint",
-                    match checkpoints {
-                        Checkpoints::InCommits => "1000",
-                        Checkpoints::Elsewhere => "0",
-                    },
-                )
+                .foreign_keys(true);
+            match checkpoints {
+                Checkpoints::InCommits => o,
+                Checkpoints::Elsewhere => o.pragma("wal_autocheckpoint", "0"),
+            }
         });
     }
     let db = Database::connect(options)

@@ -514,7 +514,7 @@ fn move_row(mv: &moves::Model) -> moves::ActiveModel {
 /// own: a checkpoint in a commit held up every move queued behind it.
 struct DirectMoves {
     conn: rusqlite::Connection,
-    checkpoints: Option<WalCheckpoints>,
+    checkpoints: WalCheckpoints,
 }
 
 impl DirectMoves {
@@ -548,9 +548,7 @@ impl DirectMoves {
     /// After a batch's commit, once it is answered; `waiting` when more
     /// jobs are queued.
     fn after_commit(&mut self, waiting: bool) {
-        if let Some(checkpoints) = &mut self.checkpoints {
-            checkpoints.after_commit(&self.conn, waiting);
-        }
+        self.checkpoints.after_commit(&self.conn, waiting);
     }
 }
 
