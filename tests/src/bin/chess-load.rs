@@ -9,7 +9,7 @@
 //! chess-load baseline
 //! chess-load startup [--runs 5]
 //! chess-load moves [--games 1000] [--duration 60] [--warmup 5] [--hint-clients 0]
-//! chess-load grpc [--games 100] [--duration 30] [--warmup 10]
+//! chess-load grpc [--games 100] [--duration 30] [--warmup 5]
 //! chess-load latency [--moves 2000]
 //! chess-load hints [--games 50] [--duration 20] [--hint-clients 8] [--think-ms 0] [--rounds 3]
 //! chess-load idle [--connections 10000]
@@ -104,8 +104,9 @@ enum Scenario {
         /// Seconds measured.
         #[arg(long, default_value_t = 30)]
         duration: u64,
-        /// Seconds before measuring; the players register and sign in then.
-        #[arg(long, default_value_t = 10)]
+        /// Seconds of play before measuring (the players register and sign
+        /// in before that).
+        #[arg(long, default_value_t = 5)]
         warmup: u64,
     },
     /// One game at a time: the uncontended move latency.
@@ -194,6 +195,13 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 /// replaced, so games keep going on the move path instead of drifting into
 /// long endgames.
 const GRPC_MAX_PLIES: u32 = 200;
+
+/// The players of an open loop, by the front they play through: uqchess
+/// players connect for each phase, the public API's are signed up once.
+enum Players {
+    Uqchess,
+    Grpc(chess_e2e::load::grpc::Pairs),
+}
 
 /// A front of the server the load goes through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -354,6 +362,7 @@ async fn moves(
 async fn grpc(cli: &Cli, games: usize, duration: u64, warmup: u64) -> Result<(), Error> {
     let (tcp, grpc) = baselines().await?;
     let (stack, _) = start_stack(cli).await;
+    let pairs = chess_e2e::load::grpc::Pairs::sign_up(&stack.gateway, games).await?;
     let window = Window::new(Duration::from_secs(warmup), Duration::from_secs(duration));
     let start = window.start;
     let stack_pid = stack.pid();
@@ -361,13 +370,9 @@ async fn grpc(cli: &Cli, games: usize, duration: u64, warmup: u64) -> Result<(),
         tokio::time::sleep_until(start.into()).await;
         procs::tree_and_own_usage(stack_pid)
     });
-    let figures = chess_e2e::load::grpc::games(
-        &stack.gateway,
-        games,
-        window.clone(),
-        Pace::closed(GRPC_MAX_PLIES, Duration::ZERO),
-    )
-    .await?;
+    let figures = pairs
+        .play(window.clone(), Pace::closed(GRPC_MAX_PLIES, Duration::ZERO))
+        .await;
     let after = procs::tree_and_own_usage(stack_pid);
     let before = sampler.await?;
     let seconds = (Instant::now().min(window.end) - window.start).as_secs_f64();
@@ -520,7 +525,7 @@ async fn hints_impact(
 /// figures.
 async fn phase(
     stack: &StackProcess,
-    front: Front,
+    front: &Players,
     games: usize,
     window: Arc<Window>,
     pace: Pace,
@@ -532,10 +537,8 @@ async fn phase(
         procs::tree_and_own_usage(stack_pid)
     });
     let figures = match front {
-        Front::Uqchess => uqchess::games(stack.uqchess_port(), games, window.clone(), pace).await,
-        Front::Grpc => {
-            chess_e2e::load::grpc::games(&stack.gateway, games, window.clone(), pace).await?
-        }
+        Players::Uqchess => uqchess::games(stack.uqchess_port(), games, window.clone(), pace).await,
+        Players::Grpc(pairs) => pairs.play(window.clone(), pace).await,
     };
     let after = procs::tree_and_own_usage(stack_pid);
     let before = sampler.await?;
@@ -583,12 +586,14 @@ async fn open_loop(cli: &Cli, front: Front, games: usize, paced: Paced<'_>) -> R
     } = paced;
     let (_, grpc) = baselines().await?;
     let (stack, _) = start_stack(cli).await;
-    // Signing the players of the public API up takes a while (each password
-    // is hashed): it happens in the warm-up.
-    let warmup = Duration::from_secs(match front {
-        Front::Uqchess => 3,
-        Front::Grpc => 15,
-    });
+    let warmup = Duration::from_secs(3);
+    // The public API's players sign up once, before any phase.
+    let players = match front {
+        Front::Uqchess => Players::Uqchess,
+        Front::Grpc => {
+            Players::Grpc(chess_e2e::load::grpc::Pairs::sign_up(&stack.gateway, games).await?)
+        }
+    };
     let max_plies = match front {
         Front::Uqchess => 100_000,
         Front::Grpc => GRPC_MAX_PLIES,
@@ -600,7 +605,7 @@ async fn open_loop(cli: &Cli, front: Front, games: usize, paced: Paced<'_>) -> R
             let window = Window::new(warmup, Duration::from_secs(probe));
             let (figures, cpu, seconds) = phase(
                 &stack,
-                front,
+                &players,
                 games,
                 window,
                 Pace::closed(max_plies, Duration::ZERO),
@@ -620,7 +625,7 @@ async fn open_loop(cli: &Cli, front: Front, games: usize, paced: Paced<'_>) -> R
             think: Duration::ZERO,
             rate: Some(rate / games as f64),
         };
-        let (figures, cpu, seconds) = phase(&stack, front, games, window, pace).await?;
+        let (figures, cpu, seconds) = phase(&stack, &players, games, window, pace).await?;
         println!(
             "load {load}% = {rate:.0} moves/s offered: {:.0} moves/s answered",
             figures.moves as f64 / seconds

@@ -76,7 +76,7 @@ pub async fn sign_up(channel: &Channel, username: String) -> Result<Player, Erro
 }
 
 /// When each ply of each game reached a player's event stream.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Arrivals {
     seen: Mutex<HashMap<(String, u32), Instant>>,
     changed: Notify,
@@ -125,31 +125,119 @@ async fn follow(channel: Channel, player: &Player, arrivals: Arc<Arrivals>) -> R
     Ok(())
 }
 
-/// One pair of players: signs both up, follows both event streams, then
-/// plays game after game between them until the window closes.
+/// Two players, signed in and following their event streams.
+#[derive(Debug)]
+struct Pair {
+    index: usize,
+    white: Player,
+    black: Player,
+    arrivals: [Arc<Arrivals>; 2],
+}
+
+impl Pair {
+    /// Signs both players up and follows both event streams.
+    async fn sign_up(channel: Channel, index: usize, run: u64) -> Result<Self, Error> {
+        let white = sign_up(&channel, format!("w{run}x{index}")).await?;
+        let black = sign_up(&channel, format!("b{run}x{index}")).await?;
+        let arrivals = [Arc::new(Arrivals::default()), Arc::new(Arrivals::default())];
+        for (player, arrived) in [(&white, &arrivals[0]), (&black, &arrivals[1])] {
+            follow(channel.clone(), player, Arc::clone(arrived)).await?;
+        }
+        Ok(Self {
+            index,
+            white,
+            black,
+            arrivals,
+        })
+    }
+}
+
+/// Pairs of players ready to play through the public API at one address.
+/// Signing up takes a while (each password is hashed), so it happens
+/// before any window of measurement opens, and one set of pairs can play
+/// through several windows.
+#[derive(Debug)]
+pub struct Pairs {
+    channel: Channel,
+    pairs: Vec<Arc<Pair>>,
+}
+
+impl Pairs {
+    /// Signs up `games` new pairs of players at `addr`.
+    pub async fn sign_up(addr: &str, games: usize) -> Result<Self, Error> {
+        let channel = Channel::from_shared(format!("http://{addr}"))?
+            .tcp_nodelay(true)
+            .connect()
+            .await?;
+        // Each call's players are new accounts.
+        static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let run = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)?
+            .as_secs()
+            % 100_000
+            * 100
+            + call % 100;
+        let tasks: Vec<_> = (0..games)
+            .map(|index| tokio::spawn(Pair::sign_up(channel.clone(), index, run)))
+            .collect();
+        let mut pairs = Vec::with_capacity(games);
+        for task in tasks {
+            pairs.push(Arc::new(task.await??));
+        }
+        Ok(Self { channel, pairs })
+    }
+
+    /// Plays game after game with every pair until `window` closes, each
+    /// game's moves sent when `pace` says.
+    pub async fn play(&self, window: Arc<Window>, pace: Pace) -> GameFigures {
+        let tasks: Vec<_> = self
+            .pairs
+            .iter()
+            .map(|pair| {
+                tokio::spawn(play_games(
+                    self.channel.clone(),
+                    Arc::clone(pair),
+                    Arc::clone(&window),
+                    pace,
+                ))
+            })
+            .collect();
+        let mut total = GameFigures::default();
+        for task in tasks {
+            match task.await {
+                Ok(Ok(f)) => {
+                    total.moves += f.moves;
+                    total.games += f.games;
+                    total.move_latency.merge(f.move_latency);
+                    total.timeline.merge(f.timeline);
+                    total.notify_latency.merge(f.notify_latency);
+                }
+                Ok(Err(e)) => total.errors.push(e.to_string()),
+                Err(e) => total.errors.push(e.to_string()),
+            }
+        }
+        total
+    }
+}
+
+/// Plays game after game between one pair until the window closes.
 async fn play_games(
     channel: Channel,
-    index: usize,
-    run: u64,
+    pair: Arc<Pair>,
     window: Arc<Window>,
     pace: Pace,
 ) -> Result<GameFigures, Error> {
-    let white = sign_up(&channel, format!("w{run}x{index}")).await?;
-    let black = sign_up(&channel, format!("b{run}x{index}")).await?;
-    let arrivals = [Arc::new(Arrivals::default()), Arc::new(Arrivals::default())];
-    for (player, arrived) in [(&white, &arrivals[0]), (&black, &arrivals[1])] {
-        follow(channel.clone(), player, Arc::clone(arrived)).await?;
-    }
-    let mut schedule = Schedule::new(pace, index as u64);
+    let mut schedule = Schedule::new(pace, pair.index as u64);
     let mut figures = GameFigures::default();
     while !window.over() {
-        let game_id = start_game(&channel, &white, &black).await?;
+        let game_id = start_game(&channel, &pair.white, &pair.black).await?;
         schedule.begin();
         play_game(
             &channel,
             &game_id,
-            [&white, &black],
-            &arrivals,
+            [&pair.white, &pair.black],
+            &pair.arrivals,
             &mut schedule,
             &window,
             &mut figures,
@@ -245,50 +333,4 @@ async fn play_game(
             return Ok(());
         }
     }
-}
-
-/// Runs `games` concurrent games through the public gRPC API at `addr`.
-pub async fn games(
-    addr: &str,
-    games: usize,
-    window: Arc<Window>,
-    pace: Pace,
-) -> Result<GameFigures, Error> {
-    let channel = Channel::from_shared(format!("http://{addr}"))?
-        .tcp_nodelay(true)
-        .connect()
-        .await?;
-    // Each call's players are new accounts.
-    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let run = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)?
-        .as_secs()
-        % 100_000
-        * 100
-        + call % 100;
-    let mut tasks = Vec::with_capacity(games);
-    for index in 0..games {
-        tasks.push(tokio::spawn(play_games(
-            channel.clone(),
-            index,
-            run,
-            Arc::clone(&window),
-            pace,
-        )));
-    }
-    let mut total = GameFigures::default();
-    for task in tasks {
-        match task.await? {
-            Ok(f) => {
-                total.moves += f.moves;
-                total.games += f.games;
-                total.move_latency.merge(f.move_latency);
-                total.timeline.merge(f.timeline);
-                total.notify_latency.merge(f.notify_latency);
-            }
-            Err(e) => total.errors.push(e.to_string()),
-        }
-    }
-    Ok(total)
 }
