@@ -37,6 +37,12 @@ use chess_e2e::{
     },
 };
 
+/// jemalloc, as the services use: the load generator shares the machine's
+/// two cores with the services it measures, and its many short-lived
+/// requests and events cost less with it than with glibc's allocator.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// Load scenarios.
 #[derive(Debug, clap::Parser)]
 #[command(
