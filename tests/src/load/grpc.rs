@@ -84,19 +84,28 @@ struct Arrivals {
 
 impl Arrivals {
     /// Waits until ply `ply` of `game` has arrived, and returns when it did.
+    /// The game's earlier plies are forgotten with it: a player's stream
+    /// also carries its own moves, which nobody waits for.
     async fn wait(&self, game: &str, ply: u32) -> Instant {
         loop {
             let notified = self.changed.notified();
-            if let Some(at) = self
-                .seen
-                .lock()
-                .expect("not poisoned")
-                .remove(&(game.to_owned(), ply))
             {
-                return at;
+                let mut seen = self.seen.lock().expect("not poisoned");
+                if let Some(at) = seen.remove(&(game.to_owned(), ply)) {
+                    seen.retain(|(g, p), _| g != game || *p > ply);
+                    return at;
+                }
             }
             notified.await;
         }
+    }
+
+    /// Forgets every ply of `game`, once it is over.
+    fn forget(&self, game: &str) {
+        self.seen
+            .lock()
+            .expect("not poisoned")
+            .retain(|(g, _), _| g != game);
     }
 }
 
@@ -243,6 +252,9 @@ async fn play_games(
             &mut figures,
         )
         .await?;
+        for arrived in &pair.arrivals {
+            arrived.forget(&game_id);
+        }
     }
     Ok(figures)
 }
