@@ -212,21 +212,7 @@ impl Pairs {
                 ))
             })
             .collect();
-        let mut total = GameFigures::default();
-        for task in tasks {
-            match task.await {
-                Ok(Ok(f)) => {
-                    total.moves += f.moves;
-                    total.games += f.games;
-                    total.move_latency.merge(f.move_latency);
-                    total.timeline.merge(f.timeline);
-                    total.notify_latency.merge(f.notify_latency);
-                }
-                Ok(Err(e)) => total.errors.push(e.to_string()),
-                Err(e) => total.errors.push(e.to_string()),
-            }
-        }
-        total
+        GameFigures::gather(tasks).await
     }
 }
 

@@ -114,6 +114,28 @@ pub struct GameFigures {
     pub errors: Vec<String>,
 }
 
+impl GameFigures {
+    /// The figures of every game task added up; a task that failed adds
+    /// its error instead.
+    pub async fn gather(tasks: Vec<tokio::task::JoinHandle<Result<Self, Error>>>) -> Self {
+        let mut total = Self::default();
+        for task in tasks {
+            match task.await {
+                Ok(Ok(f)) => {
+                    total.moves += f.moves;
+                    total.games += f.games;
+                    total.move_latency.merge(f.move_latency);
+                    total.notify_latency.merge(f.notify_latency);
+                    total.timeline.merge(f.timeline);
+                }
+                Ok(Err(e)) => total.errors.push(e.to_string()),
+                Err(e) => total.errors.push(e.to_string()),
+            }
+        }
+        total
+    }
+}
+
 /// The lines both sides get after a move, beyond `ok` / `moved`.
 fn aftermath(position: &Chess, mover: Color) -> Option<String> {
     let colour = if mover == Color::White {
@@ -350,21 +372,7 @@ pub async fn games(port: u16, games: usize, window: Arc<Window>, pace: Pace) -> 
             pace,
         )));
     }
-    let mut total = GameFigures::default();
-    for task in tasks {
-        match task.await {
-            Ok(Ok(f)) => {
-                total.moves += f.moves;
-                total.games += f.games;
-                total.move_latency.merge(f.move_latency);
-                total.notify_latency.merge(f.notify_latency);
-                total.timeline.merge(f.timeline);
-            }
-            Ok(Err(e)) => total.errors.push(e.to_string()),
-            Err(e) => total.errors.push(e.to_string()),
-        }
-    }
-    total
+    GameFigures::gather(tasks).await
 }
 
 /// Clients playing the computer that ask for the best move over and over,
