@@ -40,7 +40,9 @@ export class Board {
 
   /** `onMove` gets every legal move the player drops, promotion chosen. */
   constructor(private readonly onMove: (move: NormalMove) => void) {
-    this.board = h("div", { class: "board", "data-testid": "board", "data-orientation": "white", "data-ply": "0" });
+    // data-orientation and data-ply appear with the first position shown, so
+    // that "the board shows ply 0" never holds before the game has loaded.
+    this.board = h("div", { class: "board", "data-testid": "board" });
     this.el = h("div", { class: "board-wrap" }, this.board);
     this.cg = Chessground(this.board, {
       coordinates: true,
