@@ -1,7 +1,7 @@
 //! `chess-stack`: the one-command system. All five services come up SERVING
 //! with reflection; a child that dies is restarted; SIGTERM stops every
-//! child and the launcher exits 0. A data directory and a database file
-//! serve one stack and one service at a time.
+//! child and the launcher exits 0, leaving each SQLite file closed. A data
+//! directory and a database file serve one stack and one service at a time.
 
 use std::time::{Duration, Instant};
 
@@ -301,6 +301,62 @@ async fn a_second_stack_on_the_same_data_directory_fails_at_once() {
     assert!(serving(again.internal("game")).await);
     let status = again.stop().await;
     assert!(status.success(), "chess-stack exited with {status}");
+}
+
+#[tokio::test]
+async fn a_clean_stop_leaves_each_database_file_whole_and_without_its_log() {
+    let stack = StackProcess::start(&[], &[]).await;
+    let port = stack.uqchess_port();
+    let mut white = chess_e2e::UqClient::connect(port).await;
+    let mut black = chess_e2e::UqClient::connect(port).await;
+    white.send("start human white\n").await;
+    black.ask("start human black", &["started black"]).await;
+    white.expect(&["started white"]).await;
+    white.ask("move e2e4", &["ok"]).await;
+    black.expect(&["moved e2e4"]).await;
+    black.ask("move e7e5", &["ok"]).await;
+    white.expect(&["moved e7e5"]).await;
+
+    let StackProcess {
+        mut child, data, ..
+    } = stack;
+    signal(child.id().unwrap(), nix::sys::signal::Signal::SIGTERM);
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .expect("chess-stack stopped")
+        .unwrap();
+    assert!(status.success(), "chess-stack exited with {status}");
+
+    // Each service closed its connections as it stopped, and the last one
+    // to close copied the log back into the file and removed it.
+    let mut files: Vec<String> = std::fs::read_dir(data.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains(".sqlite"))
+        .collect();
+    files.sort_unstable();
+    assert_eq!(
+        files,
+        [
+            "game.sqlite",
+            "game.sqlite.lock",
+            "matchmaking.sqlite",
+            "matchmaking.sqlite.lock",
+            "rating.sqlite",
+            "rating.sqlite.lock",
+        ]
+    );
+    // The moves are in the file itself.
+    let url = chess_storage::sqlite_url(&data.path().join("game.sqlite"));
+    let conn = chess_storage::connect_sqlite_direct(&url).unwrap().unwrap();
+    let moves: Vec<String> = conn
+        .prepare("SELECT uci FROM moves ORDER BY ply")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(moves, ["e2e4", "e7e5"]);
 }
 
 /// Waits until process `pid` has written itself into lock file `path`.

@@ -114,6 +114,9 @@ pub struct WalCheckpoints {
     /// The log has reached its bound: the thread has been asked for one
     /// more checkpoint, the one it begins as this one.
     ending: Option<u64>,
+    /// The thread, joined on drop: its connection must be closed before the
+    /// file's last one closes, which deletes the log only if it is alone.
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl WalCheckpoints {
@@ -128,7 +131,7 @@ impl WalCheckpoints {
         writer.wal_hook(Some(note_log_pages));
         let shared = Arc::new(Shared::default());
         let thread_shared = Arc::clone(&shared);
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("wal-checkpoint".to_owned())
             .spawn(move || checkpoint_loop(&checkpointer, &thread_shared, limits.unasked))
             .map_err(|source| Error::Thread { source })?;
@@ -137,6 +140,7 @@ impl WalCheckpoints {
             limits,
             asked_at: 0,
             ending: None,
+            thread: Some(thread),
         })
     }
 
@@ -188,9 +192,16 @@ impl WalCheckpoints {
 }
 
 impl Drop for WalCheckpoints {
+    /// Stops the thread and waits for it (at most the checkpoint it is
+    /// making), so that its connection is closed on return.
     fn drop(&mut self) {
         self.shared.lock().stop = true;
         self.shared.wake.notify_one();
+        if let Some(thread) = self.thread.take()
+            && thread.join().is_err()
+        {
+            tracing::warn!("the checkpoint thread panicked");
+        }
     }
 }
 

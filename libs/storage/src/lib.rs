@@ -150,6 +150,16 @@ pub async fn connect_with(
     Ok(db)
 }
 
+/// Closes the pool of `db` for good, waiting for the connections in use to
+/// come back. The last connection to a SQLite file to close copies its log
+/// back into the file and removes it (with its shared-memory index), so a
+/// service that closes its pools as it stops leaves the file alone.
+pub async fn close(db: &DatabaseConnection) {
+    if let Err(e) = db.close_by_ref().await {
+        tracing::warn!(error = %e, "closing the database failed");
+    }
+}
+
 /// A plain connection to the SQLite file `url` names, with the settings of
 /// [`connect`]'s pool, for a writer that runs its statements on its own
 /// thread rather than handing each to sqlx's worker thread. None for other

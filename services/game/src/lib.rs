@@ -229,6 +229,9 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     if let Some(manager) = manager {
         let _ = tokio::time::timeout(std::time::Duration::from_secs(15), manager).await;
     }
+    // Last, once nothing is left to write: a SQLite file is then left
+    // without its log.
+    store.close().await;
     served?;
     Ok(())
 }

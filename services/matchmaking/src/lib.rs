@@ -100,11 +100,22 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     )
     .await?;
     server.health().set_ready(true).await;
-    let api = api::MatchmakingApi { pairing, lobby };
-    server
+    let api = api::MatchmakingApi {
+        pairing,
+        lobby: lobby.clone(),
+    };
+    let served = server
         .serve(tonic::service::Routes::new(MatchmakingServiceServer::new(
             api,
         )))
-        .await?;
+        .await;
+    // The lobby stops with the server; its last writes are made by then.
+    if tokio::time::timeout(std::time::Duration::from_secs(10), lobby.closed())
+        .await
+        .is_err()
+    {
+        tracing::warn!("the lobby did not stop within 10 s");
+    }
+    served?;
     Ok(())
 }

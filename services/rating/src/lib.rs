@@ -161,9 +161,12 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         cap: std::time::Duration::from_secs(config.login_backoff_cap_secs),
         forget_after: std::time::Duration::from_secs(15 * 60),
     };
-    let api = api::RatingApi::new(store, hasher, logins);
-    server
+    let api = api::RatingApi::new(store.clone(), hasher, logins);
+    let served = server
         .serve(tonic::service::Routes::new(RatingServiceServer::new(api)))
-        .await?;
+        .await;
+    // Every call has been answered: a SQLite file is left without its log.
+    store.close().await;
+    served?;
     Ok(())
 }

@@ -21,7 +21,6 @@ mod writer;
 
 use sea_orm::{DatabaseConnection, DbErr};
 use sea_orm_migration::MigratorTrait as _;
-use tokio::sync::mpsc;
 
 pub use entities::{clock_credits, games, moves, results_outbox};
 pub use rows::{credit_op, encode_color, new_game_row, ops_for, row_setup};
@@ -63,7 +62,7 @@ pub enum ListFilter {
 #[derive(Clone, Debug)]
 pub struct Store {
     db: DatabaseConnection,
-    writer: mpsc::Sender<writer::Job>,
+    writer: writer::Writer,
     /// The URL of the SQLite file, when the database is one: bulk reads go
     /// to it on a connection of their own (see `reads`).
     sqlite_file: Option<std::sync::Arc<str>>,
@@ -98,6 +97,15 @@ impl Store {
             writer,
             sqlite_file,
         })
+    }
+
+    /// Commits the writes already queued, then closes the database for
+    /// good: the writer's connections, then the pool's. The last
+    /// connection to a SQLite file to close copies its log back and removes
+    /// it. Writes after this fail with [`StoreError::WriterGone`].
+    pub async fn close(&self) {
+        self.writer.close().await;
+        chess_storage::close(&self.db).await;
     }
 
     /// The connection, for the shard leases kept beside the games.
@@ -364,5 +372,58 @@ mod tests {
             assert_eq!(stored.fen(), game.fen());
             assert_eq!(stored.ply() as usize, line.len());
         }
+    }
+
+    /// Closing commits the writes already queued, refuses later ones, and
+    /// leaves the SQLite file without its log, every move in the file.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn closing_commits_what_is_queued_then_refuses_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("game.sqlite");
+        let url = chess_storage::sqlite_url(&path);
+        let store = Store::open(&url).await.unwrap();
+        let mut games: Vec<Game> = (0..50).map(|i| new_game(&format!("g{i}"))).collect();
+        for game in &games {
+            let row = new_game_row(game, None);
+            store
+                .write(None, vec![WriteOp::InsertGame(Box::new(row))])
+                .await
+                .unwrap();
+        }
+        // Fifty moves in flight as the store closes.
+        let mut writes = Vec::new();
+        for game in &mut games {
+            let events = game.play(Color::White, "e2e4", 1_000).unwrap();
+            let ops = ops_for(game, &events, 1_000);
+            let store = store.clone();
+            writes.push(tokio::spawn(async move { store.write(None, ops).await }));
+        }
+        tokio::task::yield_now().await;
+        store.close().await;
+        let mut committed = 0;
+        for write in writes {
+            match write.await.unwrap() {
+                Ok(()) => committed += 1,
+                Err(StoreError::WriterGone) => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+        let late = games[0].play(Color::Black, "e7e5", 2_000).unwrap();
+        assert!(matches!(
+            store.write(None, ops_for(&games[0], &late, 2_000)).await,
+            Err(StoreError::WriterGone)
+        ));
+        drop(store);
+
+        let log = dir.path().join("game.sqlite-wal");
+        assert!(!log.exists(), "{} is left", log.display());
+        // What was answered as written is in the file: the moves of the
+        // writes that succeeded, and nothing of the refused ones.
+        let reopened = Store::open(&url).await.unwrap();
+        let mut stored = 0;
+        for game in &games {
+            stored += reopened.load(game.id()).await.unwrap().unwrap().ply();
+        }
+        assert_eq!(stored, committed);
     }
 }

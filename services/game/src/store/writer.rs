@@ -20,8 +20,9 @@ use sea_orm::{
 };
 use tokio::{
     runtime::Handle,
-    sync::{mpsc, oneshot},
+    sync::{mpsc, oneshot, watch},
 };
+use tokio_util::sync::CancellationToken;
 
 use chess_storage::checkpoint::{Limits, WalCheckpoints};
 
@@ -58,6 +59,27 @@ pub(super) struct Job {
     done: oneshot::Sender<Result<(), StoreError>>,
 }
 
+/// The writer's queue, and how to stop it.
+#[derive(Clone, Debug)]
+pub(super) struct Writer {
+    jobs: mpsc::Sender<Job>,
+    closing: CancellationToken,
+    /// Becomes true once the writer has stopped and closed its connections.
+    stopped: watch::Receiver<bool>,
+}
+
+impl Writer {
+    /// Stops the writer once the jobs already queued are committed, and
+    /// waits until its own connections (and its checkpoint thread's) are
+    /// closed. Later writes fail with [`StoreError::WriterGone`].
+    pub(super) async fn close(&self) {
+        self.closing.cancel();
+        let mut stopped = self.stopped.clone();
+        // An error means the writer is gone already.
+        let _ = stopped.wait_for(|stopped| *stopped).await;
+    }
+}
+
 /// Starts the writer task over `db` (at `url`); returns its queue. Writes
 /// are fenced when `replica` names the replica whose leases they are made
 /// under.
@@ -65,7 +87,7 @@ pub(super) fn spawn(
     db: DatabaseConnection,
     url: &str,
     replica: Option<String>,
-) -> Result<mpsc::Sender<Job>, StoreError> {
+) -> Result<Writer, StoreError> {
     let direct = match chess_storage::connect_sqlite_direct(url)? {
         Some(conn) => {
             let checkpoints = WalCheckpoints::take_over(url, &conn, Limits::default())?;
@@ -73,9 +95,20 @@ pub(super) fn spawn(
         }
         None => None,
     };
+    let own_thread = direct.is_some();
     let (writer, jobs) = mpsc::channel(4096);
-    let fencing = replica.map(|replica| Fencing { replica });
-    if direct.is_some() {
+    let closing = CancellationToken::new();
+    let (stop, stopped) = watch::channel(false);
+    let run = {
+        let closing = closing.clone();
+        let fencing = replica.map(|replica| Fencing { replica });
+        async move {
+            write_loop(db, direct, fencing, jobs, closing).await;
+            // `direct`, and with it the checkpoint thread, is gone by now.
+            let _ = stop.send(true);
+        }
+    };
+    if own_thread {
         // SQLite's commit blocks for the flush, so the writer of a SQLite
         // file has a thread of its own. On a runtime worker each commit
         // would hand the worker's queue to another thread and back
@@ -84,12 +117,16 @@ pub(super) fn spawn(
         let runtime = Handle::current();
         std::thread::Builder::new()
             .name("game-writer".to_owned())
-            .spawn(move || runtime.block_on(write_loop(db, direct, fencing, jobs)))
+            .spawn(move || runtime.block_on(run))
             .map_err(|e| StoreError::Db(DbErr::Custom(format!("cannot start the writer: {e}"))))?;
     } else {
-        tokio::spawn(write_loop(db, direct, fencing, jobs));
+        tokio::spawn(run);
     }
-    Ok(writer)
+    Ok(Writer {
+        jobs: writer,
+        closing,
+        stopped,
+    })
 }
 
 impl Store {
@@ -102,6 +139,7 @@ impl Store {
         }
         let (done, result) = oneshot::channel();
         self.writer
+            .jobs
             .send(Job { ops, fence, done })
             .await
             .map_err(|_| StoreError::WriterGone)?;
@@ -114,15 +152,31 @@ struct Fencing {
     replica: String,
 }
 
-/// Commits queued jobs, batching those that arrive during a commit.
+/// Commits queued jobs, batching those that arrive during a commit, until
+/// `closing` and the jobs queued by then are committed.
 async fn write_loop(
     db: DatabaseConnection,
     mut direct: Option<DirectMoves>,
     fencing: Option<Fencing>,
     mut jobs: mpsc::Receiver<Job>,
+    closing: CancellationToken,
 ) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
-    while jobs.recv_many(&mut batch, MAX_BATCH).await > 0 {
+    let mut closed = false;
+    loop {
+        let received = tokio::select! {
+            biased;
+            received = jobs.recv_many(&mut batch, MAX_BATCH) => received,
+            () = closing.cancelled(), if !closed => {
+                // No more jobs; those already queued are still committed.
+                jobs.close();
+                closed = true;
+                continue;
+            }
+        };
+        if received == 0 {
+            break;
+        }
         // Moves alone take the fast path: one statement, or straight into
         // SQLite. Any other write (a heartbeat each second, a game's end)
         // would send a whole batch down the slower path with it, so the

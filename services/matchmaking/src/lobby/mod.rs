@@ -20,7 +20,7 @@ use std::{collections::HashMap, time::Duration};
 
 use chess_domain::{ColorChoice, SpeedCategory, TimeControl};
 use chess_runtime::Shutdown;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 pub use self::actor::{Requests, SeekPage, Settled};
 use self::{
@@ -77,6 +77,8 @@ pub struct LobbyHandle {
     tx: mpsc::Sender<Message>,
     game: GameClient,
     rating: RatingClient,
+    /// True once the lobby has stopped and closed its database.
+    closed: watch::Receiver<bool>,
 }
 
 impl LobbyHandle {
@@ -100,6 +102,14 @@ impl LobbyHandle {
             game,
             rating,
         ))
+    }
+
+    /// Waits until the lobby has stopped (at shutdown) and closed its
+    /// database.
+    pub async fn closed(&self) {
+        let mut closed = self.closed.clone();
+        // An error means the task is gone, which it is only once stopped.
+        let _ = closed.wait_for(|closed| *closed).await;
     }
 
     async fn ask<T>(

@@ -58,6 +58,11 @@ impl Store {
         Ok(Self { db })
     }
 
+    /// Closes the database for good (see [`chess_storage::close`]).
+    pub async fn close(&self) {
+        chess_storage::close(&self.db).await;
+    }
+
     /// Open tables, the pending requests to them and pending challenges.
     pub async fn load(&self) -> Result<Loaded, StoreError> {
         let seeks = seeks::Entity::find()

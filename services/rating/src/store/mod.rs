@@ -88,3 +88,10 @@ pub struct Store {
     /// SQLite only: this process's writers take turns here.
     write_gate: Option<Arc<Mutex<()>>>,
 }
+
+impl Store {
+    /// Closes the database for good (see [`chess_storage::close`]).
+    pub async fn close(&self) {
+        chess_storage::close(&self.db).await;
+    }
+}

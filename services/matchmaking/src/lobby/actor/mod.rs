@@ -36,7 +36,7 @@ use std::{
 use chess_domain::SpeedCategory;
 use chess_runtime::Shutdown;
 use tokio::{
-    sync::{mpsc, oneshot},
+    sync::{mpsc, oneshot, watch},
     time::Instant,
 };
 
@@ -194,8 +194,10 @@ impl Lobby {
         rating: RatingClient,
     ) -> LobbyHandle {
         let (tx, rx) = mpsc::channel(1024);
+        let (stopped, closed) = watch::channel(false);
         let mut actor = Lobby {
             store,
+            stopped,
             inbox: rx,
             me: tx.downgrade(),
             presence_grace,
@@ -244,13 +246,20 @@ impl Lobby {
             "lobby loaded"
         );
         tokio::spawn(actor.run());
-        LobbyHandle { tx, game, rating }
+        LobbyHandle {
+            tx,
+            game,
+            rating,
+            closed,
+        }
     }
 }
 
 /// The lobby task's state.
 pub(super) struct Lobby {
     store: Store,
+    /// Set once the task has ended and closed the store.
+    stopped: watch::Sender<bool>,
     inbox: mpsc::Receiver<Message>,
     /// For the presence checks it schedules; weak, so the task still ends
     /// when every handle is gone.
@@ -298,6 +307,10 @@ impl Lobby {
                 () = self.shutdown.cancelled() => break,
             }
         }
+        // Every change so far is written, and no more come: a SQLite file
+        // is left without its log.
+        self.store.close().await;
+        let _ = self.stopped.send(true);
     }
 
     async fn handle(&mut self, message: Message) {
