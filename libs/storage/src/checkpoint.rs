@@ -169,7 +169,7 @@ impl WalCheckpoints {
                 Some(asked) => {
                     let copied = self.shared.lock().finished >= asked;
                     if (copied && !waiting) || pages >= self.limits.bound + self.limits.start {
-                        checkpoint(writer);
+                        checkpoint(writer, "writer");
                         self.ending = None;
                         self.asked_at = pages;
                     }
@@ -207,15 +207,24 @@ impl Drop for WalCheckpoints {
 
 /// A passive checkpoint on `conn`: copies back what no reader still needs
 /// in the log, without waiting for anyone.
-fn checkpoint(conn: &Connection) {
+fn checkpoint(conn: &Connection, by: &'static str) {
+    let started = Instant::now();
     let outcome = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
         Ok((row.get::<_, i64>(1)?, row.get::<_, i64>(2)?))
     });
+    let ms = started.elapsed().as_millis() as u64;
     match outcome {
-        Ok((log, copied)) => tracing::trace!(log, copied, "checkpoint"),
-        Err(e) => tracing::warn!(error = %e, "checkpoint failed"),
+        // On the writer, a slow one holds up every write queued meanwhile.
+        Ok((log, copied)) if ms >= SLOW_CHECKPOINT_MS => {
+            tracing::warn!(by, ms, log, copied, "slow checkpoint");
+        }
+        Ok((log, copied)) => tracing::trace!(by, ms, log, copied, "checkpoint"),
+        Err(e) => tracing::warn!(by, error = %e, "checkpoint failed"),
     }
 }
+
+/// A checkpoint taking this long (milliseconds) is logged.
+const SLOW_CHECKPOINT_MS: u64 = 100;
 
 /// The checkpoint thread: one checkpoint each time the writer asks, or
 /// after `unasked` without, until the writer is gone.
@@ -239,7 +248,7 @@ fn checkpoint_loop(conn: &Connection, shared: &Shared, unasked: Duration) {
             state.asked = false;
             state.begun += 1;
         }
-        checkpoint(conn);
+        checkpoint(conn, "thread");
         shared.lock().finished += 1;
     }
 }

@@ -31,6 +31,10 @@ use super::{Store, StoreError, clock_credits, games, moves, results_outbox};
 /// Largest number of callers' changes committed in one transaction.
 const MAX_BATCH: usize = 256;
 
+/// A commit taking this long is logged: the moves in it, and those queued
+/// behind it, were that late.
+const SLOW_COMMIT: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// One change, part of a caller's atomic set.
 #[derive(Debug)]
 pub enum WriteOp {
@@ -187,14 +191,26 @@ async fn write_loop(
                 .iter()
                 .all(|op| matches!(op, WriteOp::InsertMove(_)))
         });
-        for group in [moves, others] {
+        for (kind, group) in [("moves", moves), ("others", others)] {
             if group.is_empty() {
                 continue;
             }
+            let started = std::time::Instant::now();
             let results = match &fencing {
                 Some(fencing) => fencing.commit(&db, &group).await,
                 None => commit_unfenced(&db, direct.as_mut(), &group).await,
             };
+            let took = started.elapsed();
+            if took >= SLOW_COMMIT {
+                // Every write in it, and every one queued behind it, waited.
+                tracing::warn!(
+                    ms = took.as_millis() as u64,
+                    jobs = group.len(),
+                    kind,
+                    queued = jobs.len(),
+                    "slow commit"
+                );
+            }
             for (job, result) in group.into_iter().zip(results) {
                 // A caller that stopped waiting no longer needs the answer.
                 let _ = job.done.send(result);
