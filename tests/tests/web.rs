@@ -119,6 +119,11 @@ async fn two_players_meet_in_the_lobby_and_play_a_rated_game_with_the_mouse() {
 }
 
 #[tokio::test]
+async fn a_threefold_repetition_is_offered_once_it_stands_and_claimed_as_a_draw() {
+    browser_scenario("repetition").await;
+}
+
+#[tokio::test]
 async fn both_pages_recover_from_a_gateway_restart_with_no_lost_move() {
     browser_scenario("gateway_restart").await;
 }

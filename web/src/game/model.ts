@@ -147,6 +147,29 @@ function halfmovesOf(fen: string): number | undefined {
   return Number.isInteger(n) ? n : undefined;
 }
 
+/**
+ * How many times the position now on the board has stood in the game, this
+ * time included, counted as the server counts for a threefold claim: the
+ * same pieces, side to move, castling rights and en passant capture (only
+ * if one is legal). 0 if the moves cannot be replayed.
+ */
+export function repetitions(g: Game): number {
+  const pos = positionOf(g.initialFen);
+  if (!pos) return 0;
+  const key = () => makeFen(pos.toSetup(), { epd: true });
+  const seen = [key()];
+  for (const m of g.moves) {
+    const move = parseUci(m.uci);
+    if (!move) return 0;
+    const normal = normalizeMove(pos, move);
+    if (!pos.isLegal(normal)) return 0;
+    pos.play(normal);
+    seen.push(key());
+  }
+  const now = seen[seen.length - 1];
+  return seen.filter((k) => k === now).length;
+}
+
 /** The position of a FEN, or null if chessops cannot read it. */
 export function positionOf(fen: string): Chess | null {
   const setup = parseFen(fen);

@@ -30,6 +30,7 @@ import {
   playLocal,
   PlyGap,
   positionOf,
+  repetitions,
   resolveMove,
   uciSquares,
 } from "../game/model.js";
@@ -62,6 +63,8 @@ export function gameView(id: string): View {
   let fiftyWarning: number | null = null;
   let notice = "";
   let confirmingResign = false;
+  /** How often the position at `ply` has stood (see `repeatedNow`). */
+  let repeated = { ply: -1, count: 0 };
   let busy = false;
   let resync = false;
   let reconciling = false;
@@ -579,6 +582,12 @@ export function gameView(id: string): View {
     }
   }
 
+  /** `repetitions` of the position at the game's ply, counted once a ply. */
+  function repeatedNow(g: Game): number {
+    if (repeated.ply !== g.ply) repeated = { ply: g.ply, count: repetitions(g) };
+    return repeated.count;
+  }
+
   function controlButtons(g: Game): void {
     if (myColor === Color.UNSPECIFIED || !isActive(g)) {
       controls.replaceChildren();
@@ -608,7 +617,7 @@ export function gameView(id: string): View {
     fill(
       controls,
       standard && !vsEngine && g.drawOffer !== myColor ? button("Offer draw", offerDraw) : null,
-      standard ? button("Claim threefold", claimDraw) : null,
+      standard && repeatedNow(g) >= 3 ? button("Claim threefold", claimDraw) : null,
       standard && g.ply < 2 ? button("Abort", abort) : null,
       g.hintsAllowed && canMove() ? button("Hint", askHint) : null,
       button(
