@@ -140,6 +140,17 @@ mod tests {
         Game::new(id.to_owned(), setup, 0).unwrap()
     }
 
+    /// Stores `games` as new, each in a write of its own.
+    async fn insert_games(store: &Store, games: &[Game]) {
+        for game in games {
+            let row = new_game_row(game, None);
+            store
+                .write(None, vec![WriteOp::InsertGame(Box::new(row))])
+                .await
+                .unwrap();
+        }
+    }
+
     /// A database made before untimed games had their category and games
     /// said whether they allow hints is brought up to date: untimed games are
     /// filed as untimed, those in play and undelivered results become
@@ -323,15 +334,7 @@ mod tests {
         let url = chess_storage::sqlite_url(&dir.path().join("game.sqlite"));
         let store = Store::open(&url).await.unwrap();
         let mut games: Vec<Game> = (0..20).map(|i| new_game(&format!("g{i}"))).collect();
-        for game in &games {
-            store
-                .write(
-                    None,
-                    vec![WriteOp::InsertGame(Box::new(new_game_row(game, None)))],
-                )
-                .await
-                .unwrap();
-        }
+        insert_games(&store, &games).await;
         let line = ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6"];
         for (ply, uci) in line.iter().enumerate() {
             let side = if ply % 2 == 0 {
@@ -374,6 +377,78 @@ mod tests {
         }
     }
 
+    /// Writes other than moves go straight into the SQLite file too: a
+    /// game's end (its row, its result to report) is written whole, and
+    /// an update of a game that does not exist fails alone, changing
+    /// nothing, when it shares a batch with good writes.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_games_end_is_written_whole_and_an_update_of_no_game_fails_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = chess_storage::sqlite_url(&dir.path().join("game.sqlite"));
+        let store = Store::open(&url).await.unwrap();
+        // Between registered players, so that each end has a result to
+        // report.
+        let registered = |id: &str| Participant::Registered {
+            id: id.to_owned(),
+            username: id.to_owned(),
+        };
+        let mut games: Vec<Game> = (0..20)
+            .map(|i| {
+                let setup = GameSetup {
+                    white: registered("alice"),
+                    black: registered("bob"),
+                    time_control: TimeControl::Untimed,
+                    rules: RuleSet::Standard,
+                    rated: false,
+                    allow_hints: false,
+                    initial_fen: None,
+                };
+                Game::new(format!("g{i}"), setup, 0).unwrap()
+            })
+            .collect();
+        insert_games(&store, &games).await;
+        let mut writes = Vec::new();
+        for game in &mut games {
+            let events = game.resign(Color::Black, 5_000).unwrap();
+            let ops = ops_for(game, &events, 5_000);
+            let store = store.clone();
+            writes.push(tokio::spawn(async move { store.write(None, ops).await }));
+        }
+        let ghost = new_game_row(&new_game("ghost"), None);
+        let bad = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store
+                    .write(None, vec![WriteOp::UpdateGame(Box::new(ghost))])
+                    .await
+            })
+        };
+        for write in writes {
+            write.await.unwrap().unwrap();
+        }
+        assert!(bad.await.unwrap().is_err());
+        store.close().await;
+
+        let reopened = Store::open(&url).await.unwrap();
+        for game in &games {
+            let stored = reopened.load(game.id()).await.unwrap().unwrap();
+            assert!(!stored.is_active());
+            assert_eq!(stored.fen(), game.fen());
+        }
+        assert!(reopened.load("ghost").await.unwrap().is_none());
+        let mut reported: Vec<String> = reopened
+            .pending_results()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.game_id)
+            .collect();
+        reported.sort_unstable();
+        let mut ids: Vec<String> = games.iter().map(|g| g.id().to_owned()).collect();
+        ids.sort_unstable();
+        assert_eq!(reported, ids);
+    }
+
     /// Closing commits the writes already queued, refuses later ones, and
     /// leaves the SQLite file without its log, every move in the file.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -383,13 +458,7 @@ mod tests {
         let url = chess_storage::sqlite_url(&path);
         let store = Store::open(&url).await.unwrap();
         let mut games: Vec<Game> = (0..50).map(|i| new_game(&format!("g{i}"))).collect();
-        for game in &games {
-            let row = new_game_row(game, None);
-            store
-                .write(None, vec![WriteOp::InsertGame(Box::new(row))])
-                .await
-                .unwrap();
-        }
+        insert_games(&store, &games).await;
         // Fifty moves in flight as the store closes.
         let mut writes = Vec::new();
         for game in &mut games {

@@ -16,7 +16,8 @@ use std::collections::{HashMap, HashSet};
 
 use sea_orm::{
     ColumnTrait as _, ConnectionTrait as _, DatabaseConnection, DatabaseTransaction, DbBackend,
-    DbErr, EntityTrait as _, QueryFilter as _, Set, Statement, TransactionTrait as _, Value,
+    DbErr, EntityTrait as _, QueryFilter as _, QueryTrait as _, Set, Statement,
+    TransactionTrait as _, Value,
 };
 use tokio::{
     runtime::Handle,
@@ -441,7 +442,8 @@ async fn commit_any(
     match direct {
         // The writer's own thread (see `spawn`) waits for the flush.
         Some(direct) if only_moves(ops) => direct.insert(ops).map_err(direct_error),
-        _ => commit(db, ops).await,
+        Some(direct) => direct.commit(ops),
+        None => commit(db, ops).await,
     }
 }
 
@@ -480,12 +482,36 @@ async fn commit(db: &DatabaseConnection, ops: &[&WriteOp]) -> Result<(), DbErr> 
 
 /// Writes `ops` within `txn`.
 async fn write_ops(txn: &DatabaseTransaction, ops: &[&WriteOp]) -> Result<(), DbErr> {
-    // Games first: their moves and credits refer to them.
+    for planned in plan(ops, txn.get_database_backend())? {
+        let done = txn.execute_raw(planned.statement).await?;
+        if planned.one_row && done.rows_affected() != 1 {
+            return Err(DbErr::RecordNotUpdated);
+        }
+    }
+    Ok(())
+}
+
+/// One statement of a commit.
+struct Planned {
+    statement: Statement,
+    /// It must change exactly one row (a game's update: the game exists).
+    one_row: bool,
+}
+
+/// The statements that write `ops`, in the order they are to run: games
+/// first (their moves and credits refer to them), then the moves, then the
+/// rest in the order given.
+fn plan(ops: &[&WriteOp], backend: DbBackend) -> Result<Vec<Planned>, DbErr> {
+    let mut planned = Vec::new();
+    let mut push = |statement: Statement, one_row: bool| {
+        planned.push(Planned { statement, one_row });
+    };
     for op in ops {
         if let WriteOp::InsertGame(game) = op {
-            games::Entity::insert((**game).clone())
-                .exec_without_returning(txn)
-                .await?;
+            push(
+                games::Entity::insert((**game).clone()).build(backend),
+                false,
+            );
         }
     }
     let moves: Vec<moves::ActiveModel> = ops
@@ -496,9 +522,10 @@ async fn write_ops(txn: &DatabaseTransaction, ops: &[&WriteOp]) -> Result<(), Db
         })
         .collect();
     for chunk in moves.chunks(MOVES_PER_INSERT) {
-        moves::Entity::insert_many(chunk.to_vec())
-            .exec_without_returning(txn)
-            .await?;
+        push(
+            moves::Entity::insert_many(chunk.to_vec()).build(backend),
+            false,
+        );
     }
     for op in ops {
         match op {
@@ -513,52 +540,44 @@ async fn write_ops(txn: &DatabaseTransaction, ops: &[&WriteOp]) -> Result<(), Db
                         return Err(DbErr::Custom("game update without an id".to_owned()));
                     }
                 };
-                let updated = games::Entity::update_many()
+                let update = games::Entity::update_many()
                     .set(game)
-                    .filter(games::Column::Id.eq(id.clone()))
-                    .exec(txn)
-                    .await?;
-                if updated.rows_affected != 1 {
-                    return Err(DbErr::RecordNotUpdated);
-                }
+                    .filter(games::Column::Id.eq(id));
+                push(update.build(backend), true);
             }
             WriteOp::InsertResult(result) => {
-                results_outbox::Entity::insert(result.clone())
-                    .on_conflict(
-                        sea_orm::sea_query::OnConflict::column(results_outbox::Column::GameId)
-                            .do_nothing()
-                            .to_owned(),
-                    )
-                    .exec_without_returning(txn)
-                    .await?;
+                let insert = results_outbox::Entity::insert(result.clone()).on_conflict(
+                    sea_orm::sea_query::OnConflict::column(results_outbox::Column::GameId)
+                        .do_nothing()
+                        .to_owned(),
+                );
+                push(insert.build(backend), false);
             }
             WriteOp::DeleteResult(game_id) => {
-                results_outbox::Entity::delete_by_id(game_id.clone())
-                    .exec(txn)
-                    .await?;
+                push(
+                    results_outbox::Entity::delete_by_id(game_id.clone()).build(backend),
+                    false,
+                );
             }
             WriteOp::Heartbeat(at) => {
-                txn.execute(
-                    &sea_orm::sea_query::Query::update()
-                        .table("game_shards")
-                        .value("renewed_at", *at)
-                        .to_owned(),
-                )
-                .await?;
+                let update = sea_orm::sea_query::Query::update()
+                    .table("game_shards")
+                    .value("renewed_at", *at)
+                    .to_owned();
+                push(backend.build(&update), false);
             }
             WriteOp::InsertCredit(credit) => {
-                clock_credits::Entity::insert(clock_credits::ActiveModel {
+                let insert = clock_credits::Entity::insert(clock_credits::ActiveModel {
                     game_id: Set(credit.game_id.clone()),
                     granted_at: Set(credit.granted_at),
                     ply: Set(credit.ply),
                     credit_ms: Set(credit.credit_ms),
-                })
-                .exec_without_returning(txn)
-                .await?;
+                });
+                push(insert.build(backend), false);
             }
         }
     }
-    Ok(())
+    Ok(planned)
 }
 
 fn move_row(mv: &moves::Model) -> moves::ActiveModel {
@@ -573,11 +592,13 @@ fn move_row(mv: &moves::Model) -> moves::ActiveModel {
     }
 }
 
-/// The SQLite moves table, written straight from the writer's thread. A
-/// commit through sqlx hands each statement to sqlx's worker thread and back;
-/// on the one write every move makes, that cost about as much as the write
-/// itself (see BENCHMARKS.md). Every other write and every read goes through
-/// sea-orm; the single writer keeps the two connections from contending.
+/// The SQLite file, written straight from the writer's thread. A commit
+/// through sqlx hands each statement to sqlx's worker thread and back; on
+/// the one write every move makes, that cost about as much as the write
+/// itself (see BENCHMARKS.md), and a game's start or end, a few statements,
+/// cost several times a move. Every write goes through here, the moves with
+/// a statement of their own and the rest as sea-orm builds it; reads go
+/// through sea-orm's pool, and WAL lets them run beside the writer.
 ///
 /// The file's checkpoints are not made in these commits (nor in the pool's:
 /// see `Store::open_as`) but by `checkpoints`, mostly on a thread of its
@@ -615,6 +636,30 @@ impl DirectMoves {
         txn.commit()
     }
 
+    /// Commits `ops`, of any kind, in one transaction; durable on return.
+    fn commit(&mut self, ops: &[&WriteOp]) -> Result<(), DbErr> {
+        let planned = plan(ops, DbBackend::Sqlite)?;
+        let txn = self.conn.transaction().map_err(direct_error)?;
+        for Planned { statement, one_row } in planned {
+            let values = statement
+                .values
+                .map(|values| values.0)
+                .unwrap_or_default()
+                .iter()
+                .map(sqlite_value)
+                .collect::<Result<Vec<_>, _>>()?;
+            let changed = txn
+                .prepare_cached(&statement.sql)
+                .and_then(|mut s| s.execute(rusqlite::params_from_iter(values)))
+                .map_err(direct_error)?;
+            if one_row && changed != 1 {
+                // Dropping the transaction rolls it back.
+                return Err(DbErr::RecordNotUpdated);
+            }
+        }
+        txn.commit().map_err(direct_error)
+    }
+
     /// After a batch's commit, once it is answered; `waiting` when more
     /// jobs are queued.
     fn after_commit(&mut self, waiting: bool) {
@@ -626,6 +671,23 @@ impl std::fmt::Debug for DirectMoves {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DirectMoves").finish_non_exhaustive()
     }
+}
+
+/// A value sea-orm bound into a statement, as SQLite stores it: the kinds
+/// the game tables' columns hold.
+fn sqlite_value(value: &Value) -> Result<rusqlite::types::Value, DbErr> {
+    use rusqlite::types::Value as Sqlite;
+    Ok(match value {
+        Value::Bool(b) => b.map_or(Sqlite::Null, |b| Sqlite::Integer(i64::from(b))),
+        Value::Int(n) => n.map_or(Sqlite::Null, |n| Sqlite::Integer(i64::from(n))),
+        Value::BigInt(n) => n.map_or(Sqlite::Null, Sqlite::Integer),
+        Value::String(s) => s.clone().map_or(Sqlite::Null, Sqlite::Text),
+        other => {
+            return Err(DbErr::Custom(format!(
+                "no SQLite value for {other:?} in the game tables"
+            )));
+        }
+    })
 }
 
 fn direct_error(e: rusqlite::Error) -> DbErr {
