@@ -185,3 +185,23 @@ class Player:
         """The moves in the list the server has confirmed, in order (SAN)."""
         texts = self.page.get_by_test_id("moves").locator(".san:not(.pending)").all_inner_texts()
         return [t for t in texts if t != "…"]
+
+
+def two_players_in_a_game(b, colour: str = "White") -> tuple[Player, Player]:
+    """Two new players, A and B: A challenges B from the lobby, playing
+    `colour`; B accepts; both pages reach the new game with its position
+    shown. Returns (A, B)."""
+    a, b_ = Player(b), Player(b)
+    a.register()
+    b_.register()
+    form = a.page.get_by_test_id("send-challenge")
+    form.get_by_label("Opponent").fill(b_.name)
+    form.get_by_label("Colour").select_option(label=colour)
+    form.get_by_role("button", name="Send challenge").click()
+    challenge = b_.page.locator('[data-testid=challenge][data-direction=incoming]')
+    expect(challenge).to_contain_text(a.name)
+    challenge.get_by_role("button", name="Accept").click()
+    for p in (a, b_):
+        expect(p.page).to_have_url(re.compile(r"/games/[A-Za-z0-9_-]+$"))
+        p.expect_ply(0)
+    return a, b_

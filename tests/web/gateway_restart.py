@@ -10,11 +10,10 @@ Nc6, and a fresh load of the game from the server shows the same four
 moves."""
 
 import os
-import re
 import signal
 import time
 
-from browser import Player, browser, expect
+from browser import browser, expect, two_players_in_a_game
 
 WATCH_BANNER = """() => {
   window.sawReconnecting = false;
@@ -43,20 +42,7 @@ def gateway_pid() -> int:
 
 def main() -> None:
     with browser() as b:
-        a, b_ = Player(b), Player(b)
-        a.register()
-        b_.register()
-
-        form = a.page.get_by_test_id("send-challenge")
-        form.get_by_label("Opponent").fill(b_.name)
-        form.get_by_label("Colour").select_option(label="White")
-        form.get_by_role("button", name="Send challenge").click()
-        challenge = b_.page.locator('[data-testid=challenge][data-direction=incoming]')
-        expect(challenge).to_contain_text(a.name)
-        challenge.get_by_role("button", name="Accept").click()
-        for p in (a, b_):
-            expect(p.page).to_have_url(re.compile(r"/games/[A-Za-z0-9_-]+$"))
-            p.expect_ply(0)
+        a, b_ = two_players_in_a_game(b)
 
         a.play("e2", "e4")
         b_.expect_ply(1)

@@ -8,7 +8,7 @@ claims it, and both pages show the draw."""
 
 import re
 
-from browser import Player, browser, expect
+from browser import Player, browser, expect, two_players_in_a_game
 
 
 def claim(p: Player):
@@ -17,20 +17,8 @@ def claim(p: Player):
 
 def main() -> None:
     with browser() as b:
-        a, b_ = Player(b), Player(b)
-        a.register()
-        b_.register()
-
-        form = a.page.get_by_test_id("send-challenge")
-        form.get_by_label("Opponent").fill(b_.name)
-        form.get_by_label("Colour").select_option(label="White")
-        form.get_by_role("button", name="Send challenge").click()
-        challenge = b_.page.locator('[data-testid=challenge][data-direction=incoming]')
-        expect(challenge).to_contain_text(a.name)
-        challenge.get_by_role("button", name="Accept").click()
+        a, b_ = two_players_in_a_game(b)
         for p in (a, b_):
-            expect(p.page).to_have_url(re.compile(r"/games/[A-Za-z0-9_-]+$"))
-            p.expect_ply(0)
             expect(p.page.get_by_role("button", name="Resign")).to_be_visible()
             expect(claim(p)).to_have_count(0)
 
