@@ -96,7 +96,7 @@ pub(super) fn spawn(
     let direct = match chess_storage::connect_sqlite_direct(url)? {
         Some(conn) => {
             let checkpoints = WalCheckpoints::take_over(url, &conn, Limits::default())?;
-            Some(DirectMoves { conn, checkpoints })
+            Some(DirectWriter { conn, checkpoints })
         }
         None => None,
     };
@@ -161,7 +161,7 @@ struct Fencing {
 /// `closing` and the jobs queued by then are committed.
 async fn write_loop(
     db: DatabaseConnection,
-    mut direct: Option<DirectMoves>,
+    mut direct: Option<DirectWriter>,
     fencing: Option<Fencing>,
     mut jobs: mpsc::Receiver<Job>,
     closing: CancellationToken,
@@ -228,7 +228,7 @@ async fn write_loop(
 /// that one job's failure does not fail the others.
 async fn commit_unfenced(
     db: &DatabaseConnection,
-    mut direct: Option<&mut DirectMoves>,
+    mut direct: Option<&mut DirectWriter>,
     batch: &[Job],
 ) -> Vec<Result<(), StoreError>> {
     let ops: Vec<&WriteOp> = batch.iter().flat_map(|j| j.ops.iter()).collect();
@@ -436,7 +436,7 @@ fn fenced(fence: Option<Fence>) -> StoreError {
 /// the database is a SQLite file, everything else through sea-orm.
 async fn commit_any(
     db: &DatabaseConnection,
-    direct: Option<&mut DirectMoves>,
+    direct: Option<&mut DirectWriter>,
     ops: &[&WriteOp],
 ) -> Result<(), DbErr> {
     match direct {
@@ -603,12 +603,12 @@ fn move_row(mv: &moves::Model) -> moves::ActiveModel {
 /// The file's checkpoints are not made in these commits (nor in the pool's:
 /// see `Store::open_as`) but by `checkpoints`, mostly on a thread of its
 /// own: a checkpoint in a commit held up every move queued behind it.
-struct DirectMoves {
+struct DirectWriter {
     conn: rusqlite::Connection,
     checkpoints: WalCheckpoints,
 }
 
-impl DirectMoves {
+impl DirectWriter {
     const INSERT: &str = "INSERT INTO moves \
         (game_id, ply, uci, san, submitted, played_at, clock_after_ms) \
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
@@ -667,9 +667,9 @@ impl DirectMoves {
     }
 }
 
-impl std::fmt::Debug for DirectMoves {
+impl std::fmt::Debug for DirectWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DirectMoves").finish_non_exhaustive()
+        f.debug_struct("DirectWriter").finish_non_exhaustive()
     }
 }
 
