@@ -351,11 +351,18 @@ impl StackProcess {
     }
 
     /// Stops it with SIGTERM and returns its exit status.
-    pub async fn stop(mut self) -> std::process::ExitStatus {
+    pub async fn stop(self) -> std::process::ExitStatus {
+        self.stop_keeping_data().await.0
+    }
+
+    /// [`stop`](Self::stop), handing back the data directory (removed when
+    /// dropped) to look at what the stack left there.
+    pub async fn stop_keeping_data(mut self) -> (std::process::ExitStatus, tempfile::TempDir) {
         signal(self.pid(), nix::sys::signal::Signal::SIGTERM);
-        timeout(Duration::from_secs(30), self.child.wait())
+        let status = timeout(Duration::from_secs(30), self.child.wait())
             .await
             .expect("chess-stack stopped")
-            .expect("wait")
+            .expect("wait");
+        (status, self.data)
     }
 }

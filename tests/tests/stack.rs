@@ -317,14 +317,7 @@ async fn a_clean_stop_leaves_each_database_file_whole_and_without_its_log() {
     black.ask("move e7e5", &["ok"]).await;
     white.expect(&["moved e7e5"]).await;
 
-    let StackProcess {
-        mut child, data, ..
-    } = stack;
-    signal(child.id().unwrap(), nix::sys::signal::Signal::SIGTERM);
-    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
-        .await
-        .expect("chess-stack stopped")
-        .unwrap();
+    let (status, data) = stack.stop_keeping_data().await;
     assert!(status.success(), "chess-stack exited with {status}");
 
     // Each service closed its connections as it stopped, and the last one
