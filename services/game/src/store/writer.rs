@@ -531,7 +531,7 @@ fn plan(ops: &[&WriteOp], backend: DbBackend) -> Result<Vec<Planned>, DbErr> {
         match op {
             WriteOp::InsertGame(_) | WriteOp::InsertMove(_) => {}
             WriteOp::UpdateGame(game) => {
-                let game = (**game).clone();
+                let mut game = (**game).clone();
                 let id = match &game.id {
                     sea_orm::ActiveValue::Set(id) | sea_orm::ActiveValue::Unchanged(id) => {
                         id.clone()
@@ -540,6 +540,10 @@ fn plan(ops: &[&WriteOp], backend: DbBackend) -> Result<Vec<Planned>, DbErr> {
                         return Err(DbErr::Custom("game update without an id".to_owned()));
                     }
                 };
+                // The key stays out of the SET list: naming it there has the
+                // database look for the rows that refer to the game in every
+                // table that does.
+                game.id = sea_orm::ActiveValue::NotSet;
                 let update = games::Entity::update_many()
                     .set(game)
                     .filter(games::Column::Id.eq(id));
