@@ -14,6 +14,7 @@ impl MigratorTrait for Migrator {
             Box::new(UntimedCategory),
             Box::new(HintsAllowed),
             Box::new(Shards),
+            Box::new(MoveLog),
         ]
     }
 }
@@ -414,5 +415,56 @@ impl Shards {
             }
         }
         Ok(())
+    }
+}
+
+/// The SQLite writer's log of moves (see `store::move_log`): each move is
+/// appended to it, and later copied into `moves` with others of its game.
+/// Only a SQLite file has one: on PostgreSQL, moves go straight into
+/// `moves`.
+struct MoveLog;
+
+impl MigrationName for MoveLog {
+    fn name(&self) -> &str {
+        "m20261126_000004_move_log"
+    }
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for MoveLog {
+    fn use_transaction(&self) -> Option<bool> {
+        Some(true)
+    }
+
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        if manager.get_database_backend() != sea_orm::DbBackend::Sqlite {
+            return Ok(());
+        }
+        // `seq INTEGER PRIMARY KEY` is the row id: appends go to the end of
+        // the table, and no index is kept.
+        manager
+            .get_connection()
+            .execute_unprepared(
+                "CREATE TABLE IF NOT EXISTS move_log ( \
+                   seq INTEGER PRIMARY KEY, \
+                   game_id TEXT NOT NULL REFERENCES games (id), \
+                   ply INTEGER NOT NULL, \
+                   uci TEXT NOT NULL, \
+                   san TEXT NOT NULL, \
+                   submitted TEXT NOT NULL, \
+                   played_at INTEGER NOT NULL, \
+                   clock_after_ms INTEGER)",
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        if manager.get_database_backend() != sea_orm::DbBackend::Sqlite {
+            return Ok(());
+        }
+        manager
+            .drop_table(Table::drop().table("move_log").if_exists().to_owned())
+            .await
     }
 }

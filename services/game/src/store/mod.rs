@@ -8,13 +8,16 @@
 //!
 //! - `entities` and [`migration`]: the tables and how they came to be.
 //! - `writer`: the group-committing writer task behind [`Store::write`], and
-//!   the straight-to-SQLite path for moves.
+//!   the straight-to-SQLite path for every write of a SQLite file.
+//! - `move_log`: the SQLite writer's log of moves, copied into `moves` a
+//!   game's moves at a time.
 //! - `reads`: loading games, listing a player's games, the results outbox.
 //! - `rows`: domain values to rows and back ([`ops_for`], [`row_setup`], the
 //!   stored spellings of colours, results, time controls and players).
 
 mod entities;
 pub mod migration;
+mod move_log;
 mod reads;
 mod rows;
 mod writer;
@@ -106,6 +109,17 @@ impl Store {
     pub async fn close(&self) {
         self.writer.close().await;
         chess_storage::close(&self.db).await;
+    }
+
+    /// Has the writer copy the moves of `game` (of every game: `None`)
+    /// still in the log of a SQLite file into `moves`, before they are read
+    /// from there.
+    async fn fold_log(&self, game: Option<&str>) -> Result<(), StoreError> {
+        if self.sqlite_file.is_none() {
+            return Ok(());
+        }
+        self.write(None, vec![WriteOp::FoldLog(game.map(str::to_owned))])
+            .await
     }
 
     /// The connection, for the shard leases kept beside the games.
@@ -486,6 +500,11 @@ mod tests {
 
         let log = dir.path().join("game.sqlite-wal");
         assert!(!log.exists(), "{} is left", log.display());
+        assert_eq!(
+            count(&path, "move_log"),
+            0,
+            "the log of moves is copied at the stop"
+        );
         // What was answered as written is in the file: the moves of the
         // writes that succeeded, and nothing of the refused ones.
         let reopened = Store::open(&url).await.unwrap();
@@ -494,5 +513,173 @@ mod tests {
             stored += reopened.load(game.id()).await.unwrap().unwrap().ply();
         }
         assert_eq!(stored, committed);
+    }
+
+    /// Rows of `table` in the SQLite file at `path`, read on a connection
+    /// of its own.
+    fn count(path: &std::path::Path, table: &str) -> i64 {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |row| {
+            row.get(0)
+        })
+        .unwrap()
+    }
+
+    /// Moves of `game` from ply `from` to `to`, as the writer gets them (the
+    /// writer does not check that they are legal).
+    fn raw_moves(game: &str, plies: std::ops::RangeInclusive<i32>) -> Vec<WriteOp> {
+        plies
+            .map(|ply| {
+                WriteOp::InsertMove(moves::Model {
+                    game_id: game.to_owned(),
+                    ply,
+                    uci: "a2a3".to_owned(),
+                    san: "a3".to_owned(),
+                    submitted: "a2a3".to_owned(),
+                    played_at: i64::from(ply),
+                    clock_after_ms: None,
+                })
+            })
+            .collect()
+    }
+
+    /// A move goes into the log of moves first; a read of its game finds
+    /// it there all the same, by having it copied into `moves`.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_move_still_in_the_log_is_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("game.sqlite");
+        let store = Store::open(&chess_storage::sqlite_url(&path))
+            .await
+            .unwrap();
+        let mut game = new_game("g");
+        insert_games(&store, std::slice::from_ref(&game)).await;
+        for (side, uci) in [(Color::White, "e2e4"), (Color::Black, "e7e5")] {
+            let events = game.play(side, uci, 1_000).unwrap();
+            store
+                .write(None, ops_for(&game, &events, 1_000))
+                .await
+                .unwrap();
+        }
+        assert_eq!(count(&path, "move_log"), 2);
+        assert_eq!(count(&path, "moves"), 0);
+        let stored = store.load("g").await.unwrap().unwrap();
+        assert_eq!(stored.ply(), 2);
+        assert_eq!(stored.fen(), game.fen());
+        assert_eq!(count(&path, "moves"), 2);
+    }
+
+    /// A game's moves leave the log for `moves` once it has a group of
+    /// them, and the front of the log is deleted once copied.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn moves_are_copied_out_of_the_log_a_group_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("game.sqlite");
+        let store = Store::open(&chess_storage::sqlite_url(&path))
+            .await
+            .unwrap();
+        let games: Vec<Game> = (0..4).map(|i| new_game(&format!("g{i}"))).collect();
+        insert_games(&store, &games).await;
+        let group = move_log::GROUP as i32;
+        // Four games, two groups and a half each, a move of each in turn.
+        let plies = 2 * group + group / 2;
+        for ply in 1..=plies {
+            for game in &games {
+                store
+                    .write(None, raw_moves(game.id(), ply..=ply))
+                    .await
+                    .unwrap();
+            }
+        }
+        assert_eq!(count(&path, "moves"), i64::from(4 * 2 * group));
+        // The rows copied before the oldest still waiting are deleted, a
+        // page or so at a time.
+        let waiting = i64::from(4 * (group / 2));
+        let log = count(&path, "move_log");
+        assert!(
+            log >= waiting && log < waiting + 4 * i64::from(group) + 1_024,
+            "{log} rows in the log"
+        );
+    }
+
+    /// The log keeps the rule of the key of `moves`: a ply stored once is
+    /// refused again, whether it is still in the log or copied out, and
+    /// the refusal changes nothing.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_ply_stored_once_is_refused_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("game.sqlite");
+        let store = Store::open(&chess_storage::sqlite_url(&path))
+            .await
+            .unwrap();
+        insert_games(&store, &[new_game("g")]).await;
+        store.write(None, raw_moves("g", 1..=3)).await.unwrap();
+        // Still in the log.
+        assert!(store.write(None, raw_moves("g", 3..=3)).await.is_err());
+        assert!(store.write(None, raw_moves("g", 4..=5)).await.is_ok());
+        assert!(store.write(None, raw_moves("g", 6..=6)).await.is_ok());
+        assert!(store.write(None, raw_moves("g", 7..=7)).await.is_ok());
+        assert!(store.write(None, raw_moves("g", 2..=2)).await.is_err());
+        assert_eq!(count(&path, "move_log"), 7);
+        // Copied out by a read of the game.
+        store.fold_log(Some("g")).await.unwrap();
+        assert_eq!(count(&path, "moves"), 7);
+        assert!(store.write(None, raw_moves("g", 7..=7)).await.is_err());
+        assert!(store.write(None, raw_moves("g", 8..=8)).await.is_ok());
+        assert_eq!(count(&path, "move_log"), 8);
+    }
+
+    /// A crash leaves moves in the log, answered as durable but not yet in
+    /// `moves`: opening the file copies them there before any game is read.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn moves_a_crash_leaves_in_the_log_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("game.sqlite");
+        let store = Store::open(&chess_storage::sqlite_url(&path))
+            .await
+            .unwrap();
+        let mut games: Vec<Game> = (0..10).map(|i| new_game(&format!("g{i}"))).collect();
+        insert_games(&store, &games).await;
+        for (ply, uci) in ["d2d4", "d7d5", "c2c4"].iter().enumerate() {
+            let side = if ply % 2 == 0 {
+                Color::White
+            } else {
+                Color::Black
+            };
+            for game in &mut games {
+                let events = game.play(side, uci, 1_000).unwrap();
+                store
+                    .write(None, ops_for(game, &events, 1_000))
+                    .await
+                    .unwrap();
+            }
+        }
+        // The file as a crash would leave it now: the database and its log
+        // as they are on disk, the store still open.
+        let crashed = tempfile::tempdir().unwrap();
+        let copy = crashed.path().join("game.sqlite");
+        for suffix in ["", "-wal"] {
+            std::fs::copy(
+                dir.path().join(format!("game.sqlite{suffix}")),
+                crashed.path().join(format!("game.sqlite{suffix}")),
+            )
+            .unwrap();
+        }
+        store.close().await;
+        assert_eq!(count(&copy, "move_log"), 30);
+        assert_eq!(count(&copy, "moves"), 0);
+
+        let reopened = Store::open(&chess_storage::sqlite_url(&copy))
+            .await
+            .unwrap();
+        assert_eq!(count(&copy, "move_log"), 0);
+        assert_eq!(count(&copy, "moves"), 30);
+        let active = reopened.load_active(None).await.unwrap();
+        assert_eq!(active.len(), games.len());
+        for game in &games {
+            let stored = reopened.load(game.id()).await.unwrap().unwrap();
+            assert_eq!(stored.ply(), 3);
+            assert_eq!(stored.fen(), game.fen());
+        }
     }
 }

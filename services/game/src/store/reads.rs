@@ -28,6 +28,7 @@ impl Store {
 
     /// The stored game `id`, rebuilt.
     pub async fn load(&self, id: &str) -> Result<Option<Game>, StoreError> {
+        self.fold_log(Some(id)).await?;
         let Some(row) = games::Entity::find_by_id(id.to_owned())
             .one(&self.db)
             .await?
@@ -50,6 +51,7 @@ impl Store {
     /// start of a lone replica), or those of some shards (a replica taking
     /// them over).
     pub async fn load_active(&self, shards: Option<&[u16]>) -> Result<Vec<Game>, StoreError> {
+        self.fold_log(None).await?;
         let mut active =
             Condition::all().add(games::Column::Status.eq(GameStatus::Active.as_str()));
         if let Some(shards) = shards {

@@ -1,5 +1,6 @@
-//! The single writer: callers' changes queue up and are committed together,
-//! moves alone straight into SQLite when the database is a SQLite file.
+//! The single writer: callers' changes queue up and are committed together.
+//! On a SQLite file the writer runs them on a connection of its own, and
+//! appends moves to the log of moves (`move_log`).
 //!
 //! With several replicas (PostgreSQL), every write of a game is fenced by
 //! the lease of its shard: it carries the shard and the lease's epoch as its
@@ -27,7 +28,11 @@ use tokio_util::sync::CancellationToken;
 
 use chess_storage::checkpoint::{Limits, WalCheckpoints};
 
-use super::{Store, StoreError, clock_credits, games, moves, results_outbox};
+use super::{
+    Store, StoreError, clock_credits, games,
+    move_log::{Change, MoveLog},
+    moves, results_outbox,
+};
 
 /// Largest number of callers' changes committed in one transaction.
 const MAX_BATCH: usize = 256;
@@ -48,6 +53,10 @@ pub enum WriteOp {
     /// A lone replica is alive at this time (wall-clock ms): after a
     /// restart, the time since is given back to the players to move.
     Heartbeat(i64),
+    /// The moves of this game (of every game: `None`) still in the SQLite
+    /// writer's log are copied into `moves`, so that a read of `moves`
+    /// finds them all (see `move_log`). Nothing to do elsewhere.
+    FoldLog(Option<String>),
 }
 
 /// The lease a write is made under: its game's shard, and the epoch of the
@@ -94,9 +103,16 @@ pub(super) fn spawn(
     replica: Option<String>,
 ) -> Result<Writer, StoreError> {
     let direct = match chess_storage::connect_sqlite_direct(url)? {
-        Some(conn) => {
+        Some(mut conn) => {
+            // What a crash left in the log goes into `moves` before any
+            // game is read.
+            let log = MoveLog::recover(&mut conn)?;
             let checkpoints = WalCheckpoints::take_over(url, &conn, Limits::default())?;
-            Some(DirectWriter { conn, checkpoints })
+            Some(DirectWriter {
+                conn,
+                checkpoints,
+                log,
+            })
         }
         None => None,
     };
@@ -221,6 +237,12 @@ async fn write_loop(
                 direct.after_commit(!jobs.is_empty());
             }
         }
+    }
+    if let Some(direct) = direct.as_mut()
+        && let Err(e) = direct.drain_log()
+    {
+        // Nothing is lost: the next start copies the log.
+        tracing::warn!(error = %e, "the log of moves was not copied at the stop");
     }
 }
 
@@ -441,7 +463,7 @@ async fn commit_any(
 ) -> Result<(), DbErr> {
     match direct {
         // The writer's own thread (see `spawn`) waits for the flush.
-        Some(direct) if only_moves(ops) => direct.insert(ops).map_err(direct_error),
+        Some(direct) if only_moves(ops) => direct.insert(ops),
         Some(direct) => direct.commit(ops),
         None => commit(db, ops).await,
     }
@@ -529,20 +551,15 @@ fn plan(ops: &[&WriteOp], backend: DbBackend) -> Result<Vec<Planned>, DbErr> {
     }
     for op in ops {
         match op {
-            WriteOp::InsertGame(_) | WriteOp::InsertMove(_) => {}
+            WriteOp::InsertGame(_) | WriteOp::InsertMove(_) | WriteOp::FoldLog(_) => {}
             WriteOp::UpdateGame(game) => {
+                let id = updated_game(game)
+                    .ok_or_else(|| DbErr::Custom("game update without an id".to_owned()))?
+                    .to_owned();
                 let mut game = (**game).clone();
-                let id = match &game.id {
-                    sea_orm::ActiveValue::Set(id) | sea_orm::ActiveValue::Unchanged(id) => {
-                        id.clone()
-                    }
-                    sea_orm::ActiveValue::NotSet => {
-                        return Err(DbErr::Custom("game update without an id".to_owned()));
-                    }
-                };
-                // The key stays out of the SET list: naming it there has the
-                // database look for the rows that refer to the game in every
-                // table that does.
+                // The key stays out of the SET list: naming it there would
+                // have SQLite look for the rows that refer to the game in
+                // every table, the unindexed log of moves included.
                 game.id = sea_orm::ActiveValue::NotSet;
                 let update = games::Entity::update_many()
                     .set(game)
@@ -584,6 +601,14 @@ fn plan(ops: &[&WriteOp], backend: DbBackend) -> Result<Vec<Planned>, DbErr> {
     Ok(planned)
 }
 
+/// The id of the game an update is of.
+fn updated_game(game: &games::ActiveModel) -> Option<&str> {
+    match &game.id {
+        sea_orm::ActiveValue::Set(id) | sea_orm::ActiveValue::Unchanged(id) => Some(id),
+        sea_orm::ActiveValue::NotSet => None,
+    }
+}
+
 fn move_row(mv: &moves::Model) -> moves::ActiveModel {
     moves::ActiveModel {
         game_id: Set(mv.game_id.clone()),
@@ -600,9 +625,10 @@ fn move_row(mv: &moves::Model) -> moves::ActiveModel {
 /// through sqlx hands each statement to sqlx's worker thread and back; on
 /// the one write every move makes, that cost about as much as the write
 /// itself (see BENCHMARKS.md), and a game's start or end, a few statements,
-/// cost several times a move. Every write goes through here, the moves with
-/// a statement of their own and the rest as sea-orm builds it; reads go
-/// through sea-orm's pool, and WAL lets them run beside the writer.
+/// cost several times a move. Every write goes through here: the moves
+/// appended to the log of moves (`move_log`), the rest as sea-orm builds
+/// it. Reads go through sea-orm's pool, and WAL lets them run beside the
+/// writer.
 ///
 /// The file's checkpoints are not made in these commits (nor in the pool's:
 /// see `Store::open_as`) but by `checkpoints`, mostly on a thread of its
@@ -610,40 +636,61 @@ fn move_row(mv: &moves::Model) -> moves::ActiveModel {
 struct DirectWriter {
     conn: rusqlite::Connection,
     checkpoints: WalCheckpoints,
+    log: MoveLog,
 }
 
-impl DirectWriter {
-    const INSERT: &str = "INSERT INTO moves \
-        (game_id, ply, uci, san, submitted, played_at, clock_after_ms) \
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+/// Rows of the log copied into `moves` in a commit of moves, at least (two
+/// a move appended, if more).
+const COPIED_PER_COMMIT: usize = 256;
 
-    /// Inserts the moves of `ops` in one transaction; durable on return.
-    fn insert(&mut self, ops: &[&WriteOp]) -> rusqlite::Result<()> {
-        let txn = self.conn.transaction()?;
-        {
-            let mut insert = txn.prepare_cached(Self::INSERT)?;
-            for op in ops {
-                let WriteOp::InsertMove(mv) = op else {
-                    continue;
-                };
-                insert.execute(rusqlite::params![
-                    mv.game_id,
-                    mv.ply,
-                    mv.uci,
-                    mv.san,
-                    mv.submitted,
-                    mv.played_at,
-                    mv.clock_after_ms,
-                ])?;
-            }
-        }
-        txn.commit()
+impl DirectWriter {
+    /// Appends the moves of `ops` to the log in one transaction, with the
+    /// copies into `moves` now due; durable on return.
+    fn insert(&mut self, ops: &[&WriteOp]) -> Result<(), DbErr> {
+        let moves: Vec<&moves::Model> = ops
+            .iter()
+            .filter_map(|op| match op {
+                WriteOp::InsertMove(mv) => Some(mv),
+                _ => None,
+            })
+            .collect();
+        let mut change = Change::default();
+        let txn = self.conn.transaction().map_err(direct_error)?;
+        self.log.append(&txn, moves.iter().copied(), &mut change)?;
+        let budget = COPIED_PER_COMMIT.max(2 * moves.len());
+        self.log.copy_due(&txn, budget, &mut change)?;
+        self.log.trim(&txn, &mut change)?;
+        txn.commit().map_err(direct_error)?;
+        self.log.apply(change);
+        Ok(())
     }
 
     /// Commits `ops`, of any kind, in one transaction; durable on return.
+    /// The moves of the games they write that are still in the log are
+    /// copied into `moves` first, so its key checks the moves among them.
     fn commit(&mut self, ops: &[&WriteOp]) -> Result<(), DbErr> {
         let planned = plan(ops, DbBackend::Sqlite)?;
+        let games: Vec<&str> = ops
+            .iter()
+            .filter_map(|op| match op {
+                WriteOp::InsertMove(mv) => Some(mv.game_id.as_str()),
+                WriteOp::UpdateGame(game) => updated_game(game),
+                WriteOp::FoldLog(game) => game.as_deref(),
+                _ => None,
+            })
+            .collect();
+        let all = ops.iter().any(|op| matches!(op, WriteOp::FoldLog(None)));
+        if planned.is_empty() && !all && !games.iter().any(|g| self.log.waits(g)) {
+            return Ok(());
+        }
+        let mut change = Change::default();
         let txn = self.conn.transaction().map_err(direct_error)?;
+        if all {
+            self.log.copy_all(&txn, &mut change)?;
+        } else {
+            self.log.copy_games(&txn, games, &mut change)?;
+            self.log.trim(&txn, &mut change)?;
+        }
         for Planned { statement, one_row } in planned {
             let values = statement
                 .values
@@ -661,7 +708,19 @@ impl DirectWriter {
                 return Err(DbErr::RecordNotUpdated);
             }
         }
-        txn.commit().map_err(direct_error)
+        txn.commit().map_err(direct_error)?;
+        self.log.apply(change);
+        Ok(())
+    }
+
+    /// Copies the whole log into `moves`: at the stop.
+    fn drain_log(&mut self) -> Result<(), DbErr> {
+        let mut change = Change::default();
+        let txn = self.conn.transaction().map_err(direct_error)?;
+        self.log.copy_all(&txn, &mut change)?;
+        txn.commit().map_err(direct_error)?;
+        self.log.apply(change);
+        Ok(())
     }
 
     /// After a batch's commit, once it is answered; `waiting` when more
