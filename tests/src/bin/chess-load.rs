@@ -186,6 +186,11 @@ enum Scenario {
         /// Starts of each kind.
         #[arg(long, default_value_t = 3)]
         runs: usize,
+        /// Leaves the database as a crash would: the second half of each
+        /// game's moves written as moves are while played, and the file
+        /// copied with them still in the game service's log of moves.
+        #[arg(long)]
+        after_crash: bool,
     },
     /// Gateway memory per idle connection, and after they leave.
     Idle {
@@ -721,7 +726,13 @@ async fn idle(cli: &Cli, connections: usize) -> Result<(), Error> {
     Ok(())
 }
 
-async fn resume(cli: &Cli, games: usize, plies: u32, runs: usize) -> Result<(), Error> {
+async fn resume(
+    cli: &Cli,
+    games: usize,
+    plies: u32,
+    runs: usize,
+    after_crash: bool,
+) -> Result<(), Error> {
     const SETTLE: Duration = Duration::from_secs(15);
     if cli.game_replicas > 1 || cli.database_url.is_some() {
         return Err("resume measures the lone game service on its SQLite file".into());
@@ -732,7 +743,8 @@ async fn resume(cli: &Cli, games: usize, plies: u32, runs: usize) -> Result<(), 
     for run in 0..runs {
         let data = tempfile::tempdir()?;
         let seeding = Instant::now();
-        chess_e2e::load::resume::seed(&data.path().join("game.sqlite"), games, plies).await?;
+        chess_e2e::load::resume::seed(&data.path().join("game.sqlite"), games, plies, after_crash)
+            .await?;
         if run == 0 {
             println!(
                 "stored {games} active games of {plies} plies in {}",
@@ -795,7 +807,8 @@ async fn evicted(cli: &Cli, games: usize, plies: u32, empty_rss: f64) -> Result<
     const READ_BACK: usize = 1000;
     let data = tempfile::tempdir()?;
     let seeded =
-        chess_e2e::load::resume::seed(&data.path().join("game.sqlite"), games, plies).await?;
+        chess_e2e::load::resume::seed(&data.path().join("game.sqlite"), games, plies, false)
+            .await?;
     let args = stack_args(cli);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let stack =
@@ -914,7 +927,12 @@ async fn main() -> ExitCode {
             .await
         }
         Scenario::Idle { connections } => idle(&cli, *connections).await,
-        Scenario::Resume { games, plies, runs } => resume(&cli, *games, *plies, *runs).await,
+        Scenario::Resume {
+            games,
+            plies,
+            runs,
+            after_crash,
+        } => resume(&cli, *games, *plies, *runs, *after_crash).await,
         Scenario::Open {
             front,
             games,
