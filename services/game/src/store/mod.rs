@@ -515,6 +515,16 @@ mod tests {
         assert_eq!(stored, committed);
     }
 
+    /// A store on a SQLite file in a directory of its own.
+    async fn sqlite_store() -> (tempfile::TempDir, std::path::PathBuf, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("game.sqlite");
+        let store = Store::open(&chess_storage::sqlite_url(&path))
+            .await
+            .unwrap();
+        (dir, path, store)
+    }
+
     /// Rows of `table` in the SQLite file at `path`, read on a connection
     /// of its own.
     fn count(path: &std::path::Path, table: &str) -> i64 {
@@ -547,11 +557,7 @@ mod tests {
     /// it there all the same, by having it copied into `moves`.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_move_still_in_the_log_is_read_back() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("game.sqlite");
-        let store = Store::open(&chess_storage::sqlite_url(&path))
-            .await
-            .unwrap();
+        let (_dir, path, store) = sqlite_store().await;
         let mut game = new_game("g");
         insert_games(&store, std::slice::from_ref(&game)).await;
         for (side, uci) in [(Color::White, "e2e4"), (Color::Black, "e7e5")] {
@@ -573,11 +579,7 @@ mod tests {
     /// them, and the front of the log is deleted once copied.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn moves_are_copied_out_of_the_log_a_group_at_a_time() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("game.sqlite");
-        let store = Store::open(&chess_storage::sqlite_url(&path))
-            .await
-            .unwrap();
+        let (_dir, path, store) = sqlite_store().await;
         let games: Vec<Game> = (0..4).map(|i| new_game(&format!("g{i}"))).collect();
         insert_games(&store, &games).await;
         let group = move_log::GROUP as i32;
@@ -607,11 +609,7 @@ mod tests {
     /// the refusal changes nothing.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_ply_stored_once_is_refused_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("game.sqlite");
-        let store = Store::open(&chess_storage::sqlite_url(&path))
-            .await
-            .unwrap();
+        let (_dir, path, store) = sqlite_store().await;
         insert_games(&store, &[new_game("g")]).await;
         store.write(None, raw_moves("g", 1..=3)).await.unwrap();
         // Still in the log.
@@ -633,11 +631,7 @@ mod tests {
     /// `moves`: opening the file copies them there before any game is read.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn moves_a_crash_leaves_in_the_log_are_kept() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("game.sqlite");
-        let store = Store::open(&chess_storage::sqlite_url(&path))
-            .await
-            .unwrap();
+        let (dir, _, store) = sqlite_store().await;
         let mut games: Vec<Game> = (0..10).map(|i| new_game(&format!("g{i}"))).collect();
         insert_games(&store, &games).await;
         for (ply, uci) in ["d2d4", "d7d5", "c2c4"].iter().enumerate() {
