@@ -11,7 +11,8 @@
 //! together:
 //! - when the game has [`GROUP`] moves in the log;
 //! - when its oldest there is [`WINDOW`] rows behind the newest;
-//! - when the game is written otherwise (its start or end) or read;
+//! - when a move of the game is written with other changes (one that ends
+//!   it), and when the game is read;
 //! - when the writer stops, and when the file is opened.
 //!
 //! Each copy is made in one of the writer's commits, so a move is in

@@ -666,15 +666,16 @@ impl DirectWriter {
     }
 
     /// Commits `ops`, of any kind, in one transaction; durable on return.
-    /// The moves of the games they write that are still in the log are
+    /// The moves still in the log of the games they add moves to are
     /// copied into `moves` first, so its key checks the moves among them.
+    /// A game's end alone copies nothing: its moves leave the log as any
+    /// others do, and a read of the game has them copied first.
     fn commit(&mut self, ops: &[&WriteOp]) -> Result<(), DbErr> {
         let planned = plan(ops, DbBackend::Sqlite)?;
         let games: Vec<&str> = ops
             .iter()
             .filter_map(|op| match op {
                 WriteOp::InsertMove(mv) => Some(mv.game_id.as_str()),
-                WriteOp::UpdateGame(game) => updated_game(game),
                 WriteOp::FoldLog(game) => game.as_deref(),
                 _ => None,
             })
