@@ -604,6 +604,32 @@ mod tests {
         );
     }
 
+    /// Once the log is emptied at once (as when a lone replica starts),
+    /// SQLite numbers its rows from 1 again, and the writer's reckoning of
+    /// which moves are old starts again with them: a game's new moves wait
+    /// for their group rather than being copied one by one as if old.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_log_emptied_at_once_is_reckoned_afresh() {
+        let (_dir, path, store) = sqlite_store().await;
+        insert_games(&store, &[new_game("long"), new_game("new")]).await;
+        let many = move_log::WINDOW as i32 + 1_000;
+        store
+            .write(None, raw_moves("long", 1..=many))
+            .await
+            .unwrap();
+        store.fold_log(None).await.unwrap();
+        assert_eq!(count(&path, "move_log"), 0);
+        assert_eq!(count(&path, "moves"), i64::from(many));
+        for ply in 1..=10 {
+            store
+                .write(None, raw_moves("new", ply..=ply))
+                .await
+                .unwrap();
+        }
+        assert_eq!(count(&path, "move_log"), 10);
+        assert_eq!(count(&path, "moves"), i64::from(many));
+    }
+
     /// The log keeps the rule of the key of `moves`: a ply stored once is
     /// refused again, whether it is still in the log or copied out, and
     /// the refusal changes nothing.

@@ -17,7 +17,7 @@
 //!
 //! Each copy is made in one of the writer's commits, so a move is in
 //! `moves` or in the log, never in neither. The rows copied are deleted
-//! from the front of the log, a page at a time.
+//! from the front of the log, [`TRIM`] or more at a time.
 //!
 //! A move is durable once appended. A crash leaves the moves not yet copied
 //! in the log, and opening the file copies all of it into `moves`
@@ -186,7 +186,7 @@ impl MoveLog {
     }
 
     /// Copies every move of the log into `moves` and empties it, within
-    /// `txn`.
+    /// `txn`; nothing may be appended in the same transaction.
     pub(super) fn copy_all(&self, txn: &Transaction<'_>, change: &mut Change) -> Result<(), DbErr> {
         drain(txn)?;
         change.copied.extend(self.games.keys().cloned());
@@ -269,12 +269,15 @@ impl MoveLog {
                 }
             }
         }
-        if let Some(trimmed) = change.trimmed {
-            self.trimmed = if trimmed == i64::MAX {
-                self.newest + 1
-            } else {
-                trimmed
-            };
+        match change.trimmed {
+            // Emptied (by `copy_all`, which appends nothing): SQLite numbers
+            // the rows of an empty table afresh from 1.
+            Some(i64::MAX) => {
+                self.newest = 0;
+                self.trimmed = 0;
+            }
+            Some(trimmed) => self.trimmed = trimmed,
+            None => {}
         }
     }
 }
