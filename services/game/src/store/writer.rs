@@ -716,12 +716,7 @@ impl DirectWriter {
 
     /// Copies the whole log into `moves`: at the stop.
     fn drain_log(&mut self) -> Result<(), DbErr> {
-        let mut change = Change::default();
-        let txn = self.conn.transaction().map_err(direct_error)?;
-        self.log.copy_all(&txn, &mut change)?;
-        txn.commit().map_err(direct_error)?;
-        self.log.apply(change);
-        Ok(())
+        self.commit(&[&WriteOp::FoldLog(None)])
     }
 
     /// After a batch's commit, once it is answered; `waiting` when more
