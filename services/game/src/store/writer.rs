@@ -41,6 +41,14 @@ const MAX_BATCH: usize = 256;
 /// behind it, were that late.
 const SLOW_COMMIT: std::time::Duration = std::time::Duration::from_millis(100);
 
+/// Pages of the file the writer's connection keeps in memory, in KiB.
+/// SQLite's default (2,000 KiB) is less than the pages a thousand games in
+/// play touch: each game's copy out of the log lands on its own page of the
+/// key of `moves`. With that default the writer read a page back from the
+/// file for every second move (see BENCHMARKS.md); with this, about one
+/// in a thousand. Pages are only taken as they are touched.
+const WRITER_CACHE_KIB: i64 = 8192;
+
 /// One change, part of a caller's atomic set.
 #[derive(Debug)]
 pub enum WriteOp {
@@ -104,6 +112,8 @@ pub(super) fn spawn(
 ) -> Result<Writer, StoreError> {
     let direct = match chess_storage::connect_sqlite_direct(url)? {
         Some(mut conn) => {
+            conn.pragma_update(None, "cache_size", -WRITER_CACHE_KIB)
+                .map_err(direct_error)?;
             // What a crash left in the log goes into `moves` before any
             // game is read.
             let log = MoveLog::recover(&mut conn)?;
