@@ -58,104 +58,22 @@ async fn connect(addr: &str) -> chess_testkit::Signed {
     }
 }
 
-fn sqlite(dir: &tempfile::TempDir, name: &str) -> String {
-    format!("sqlite://{}?mode=rwc", dir.path().join(name).display())
-}
-
 #[tokio::test]
 async fn a_result_waits_for_the_rating_service_and_is_applied_once() {
-    let data = tempfile::tempdir().unwrap();
-    let rating_addr = format!("127.0.0.1:{}", free_port());
-    let game_addr = format!("127.0.0.1:{}", free_port());
-    let rating_args = [
-        "--listen",
-        &rating_addr,
-        "--database-url",
-        &sqlite(&data, "rating.sqlite"),
-    ];
-
+    let places = Places::new();
     // Two registered players.
-    let mut rating_service = start("chess-rating", &rating_args);
-    let mut rating = RatingServiceClient::new(connect(&rating_addr).await);
-    let mut ids = Vec::new();
-    for name in ["alice", "bob"] {
-        let profile = rating
-            .register(RegisterRequest {
-                username: name.into(),
-                email: format!("{name}@example.com"),
-                password: "correct horse".into(),
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .profile
-            .unwrap();
-        ids.push(profile.player_id);
-    }
+    let (mut rating_service, mut rating) = places.start_rating().await;
+    let ids = register(&mut rating, &["alice", "bob"]).await;
     // The rating service goes down before the game ends.
     rating_service.kill().await.unwrap();
 
-    let _game_service = start(
-        "chess-game",
-        &[
-            "--listen",
-            &game_addr,
-            "--database-url",
-            &sqlite(&data, "game.sqlite"),
-            "--rating-addr",
-            &rating_addr,
-            "--engine-addr",
-            "127.0.0.1:9",
-        ],
-    );
-    let mut game = GameServiceClient::new(connect(&game_addr).await);
-    let player = |id: &str, name: &str| common::Player {
-        kind: Some(common::player::Kind::Registered(common::RegisteredPlayer {
-            player_id: id.to_owned(),
-            username: name.to_owned(),
-        })),
-    };
-    let created = game
-        .create_game(CreateGameRequest {
-            white: Some(player(&ids[0], "alice")),
-            black: Some(player(&ids[1], "bob")),
-            time_control: Some(common::TimeControl {
-                kind: Some(common::time_control::Kind::Incremental(
-                    common::Incremental {
-                        initial_seconds: 300,
-                        increment_seconds: 0,
-                    },
-                )),
-            }),
-            rules: common::RuleSet::Standard as i32,
-            rated: true,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
+    let (_game_service, mut game) = places.start_game().await;
     // Fool's mate: bob wins.
-    for (i, m) in ["f3", "e5", "g4", "Qh4#"].iter().enumerate() {
-        game.make_move(chess_testkit::acting(
-            MakeMoveRequest {
-                game_id: created.game_id.clone(),
-                player_id: ids[i % 2].clone(),
-                r#move: (*m).to_owned(),
-                ply: None,
-            },
-            &ids[i % 2],
-            Some(&created.game_id),
-        ))
-        .await
-        .unwrap();
-    }
+    fools_mate(&mut game, &ids).await;
 
     // Back up: the outbox delivers the result.
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let _rating_service = start("chess-rating", &rating_args);
-    let mut rating = RatingServiceClient::new(connect(&rating_addr).await);
+    let (_rating_service, mut rating) = places.start_rating().await;
     let blitz = |profile: common::PlayerProfile| {
         profile
             .ratings
@@ -165,15 +83,7 @@ async fn a_result_waits_for_the_rating_service_and_is_applied_once() {
     };
     let deadline = Instant::now() + Duration::from_secs(60);
     let bob = loop {
-        let profile = rating
-            .get_player(GetPlayerRequest {
-                key: Some(Key::PlayerId(ids[1].clone())),
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .profile
-            .unwrap();
+        let profile = profile(&mut rating, &ids[1]).await;
         let bob = blitz(profile);
         if bob.games_played > 0 {
             break bob;
@@ -183,32 +93,14 @@ async fn a_result_waits_for_the_rating_service_and_is_applied_once() {
     };
     // Club Elo, both new at 1200: the winner gains 10.
     assert_eq!((bob.games_played, bob.wins, bob.rating), (1, 1, 1210.0));
-    let alice = blitz(
-        rating
-            .get_player(GetPlayerRequest {
-                key: Some(Key::PlayerId(ids[0].clone())),
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .profile
-            .unwrap(),
-    );
+    let alice = blitz(profile(&mut rating, &ids[0]).await);
     assert_eq!(
         (alice.games_played, alice.losses, alice.rating),
         (1, 1, 1190.0)
     );
     // Delivered once: nothing changes later.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let again = rating
-        .get_player(GetPlayerRequest {
-            key: Some(Key::PlayerId(ids[1].clone())),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .profile
-        .unwrap();
+    let again = profile(&mut rating, &ids[1]).await;
     assert_eq!(blitz(again).games_played, 1);
 }
 
@@ -216,48 +108,10 @@ async fn a_result_waits_for_the_rating_service_and_is_applied_once() {
 /// every untimed game, changes no rating; one cannot even be created rated.
 #[tokio::test]
 async fn an_untimed_game_changes_no_rating() {
-    let data = tempfile::tempdir().unwrap();
-    let rating_addr = format!("127.0.0.1:{}", free_port());
-    let game_addr = format!("127.0.0.1:{}", free_port());
-    let _rating_service = start(
-        "chess-rating",
-        &[
-            "--listen",
-            &rating_addr,
-            "--database-url",
-            &sqlite(&data, "rating.sqlite"),
-        ],
-    );
-    let mut rating = RatingServiceClient::new(connect(&rating_addr).await);
-    let mut ids = Vec::new();
-    for name in ["carol", "dave"] {
-        let profile = rating
-            .register(RegisterRequest {
-                username: name.into(),
-                email: format!("{name}@example.com"),
-                password: "correct horse".into(),
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .profile
-            .unwrap();
-        ids.push(profile.player_id);
-    }
-    let _game_service = start(
-        "chess-game",
-        &[
-            "--listen",
-            &game_addr,
-            "--database-url",
-            &sqlite(&data, "game.sqlite"),
-            "--rating-addr",
-            &rating_addr,
-            "--engine-addr",
-            "127.0.0.1:9",
-        ],
-    );
-    let mut game = GameServiceClient::new(connect(&game_addr).await);
+    let places = Places::new();
+    let (_rating_service, mut rating) = places.start_rating().await;
+    let ids = register(&mut rating, &["carol", "dave"]).await;
+    let (_game_service, mut game) = places.start_game().await;
     let player = |id: &str, name: &str| common::Player {
         kind: Some(common::player::Kind::Registered(common::RegisteredPlayer {
             player_id: id.to_owned(),
@@ -303,33 +157,12 @@ async fn an_untimed_game_changes_no_rating() {
             common::SpeedCategory::Untimed
         };
         assert_eq!(created.speed, expected as i32);
-        for (i, m) in ["f3", "e5", "g4", "Qh4#"].iter().enumerate() {
-            game.make_move(chess_testkit::acting(
-                MakeMoveRequest {
-                    game_id: created.game_id.clone(),
-                    player_id: ids[i % 2].clone(),
-                    r#move: (*m).to_owned(),
-                    ply: None,
-                },
-                &ids[i % 2],
-                Some(&created.game_id),
-            ))
-            .await
-            .unwrap();
-        }
+        play_fools_mate(&mut game, &ids, &created.game_id).await;
     }
 
     let deadline = Instant::now() + Duration::from_secs(60);
     let profile = loop {
-        let profile = rating
-            .get_player(GetPlayerRequest {
-                key: Some(Key::PlayerId(ids[1].clone())),
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .profile
-            .unwrap();
+        let profile = profile(&mut rating, &ids[1]).await;
         let played: u32 = profile.ratings.iter().map(|r| r.games_played).sum();
         if played > 0 {
             break profile;
@@ -353,4 +186,224 @@ async fn an_untimed_game_changes_no_rating() {
         .entries;
     assert_eq!(history.len(), 1);
     assert_eq!(history[0].category, common::SpeedCategory::Blitz as i32);
+}
+
+/// The game service stopping while it delivers a backlog of results: each
+/// result is then either recorded by the rating service or still in the
+/// outbox, never both. (One recorded but left in the outbox would be sent
+/// again at the next start: harmless, as the rating service applies a game
+/// once, but a sign the outbox was written to after it had closed.)
+#[tokio::test]
+async fn a_stop_during_delivery_leaves_each_result_recorded_or_pending_not_both() {
+    const GAMES: usize = 300;
+    let places = Places::new();
+    let (mut rating_service, mut rating) = places.start_rating().await;
+    let ids = register(&mut rating, &["erin", "frank"]).await;
+    // The results pile up in the outbox while the rating service is down.
+    rating_service.kill().await.unwrap();
+    let (mut game_service, mut game) = places.start_game().await;
+    for _ in 0..GAMES {
+        fools_mate(&mut game, &ids).await;
+    }
+
+    // Back up; one more game's end has the outbox delivered at once.
+    let (_rating_service, mut rating) = places.start_rating().await;
+    fools_mate(&mut game, &ids).await;
+    let games_played = |profile: common::PlayerProfile| {
+        profile
+            .ratings
+            .into_iter()
+            .find(|r| r.category == common::SpeedCategory::Blitz as i32)
+            .map_or(0, |r| r.games_played)
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let profile = profile(&mut rating, &ids[1]).await;
+        if games_played(profile) > 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no result was delivered");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    // Stopped in the middle of the delivery (end of standard input).
+    drop(game_service.stdin.take());
+    let status = tokio::time::timeout(Duration::from_secs(30), game_service.wait())
+        .await
+        .expect("the game service did not stop")
+        .unwrap();
+    assert!(status.success(), "the game service stopped with {status}");
+
+    let recorded = games_played(profile(&mut rating, &ids[1]).await);
+    let store = chess_game::store::Store::open(&places.game_url())
+        .await
+        .unwrap();
+    let pending = store.pending_results().await.unwrap().len();
+    store.close().await;
+    assert_eq!(
+        usize::try_from(recorded).unwrap() + pending,
+        GAMES + 1,
+        "{recorded} results recorded and {pending} still in the outbox"
+    );
+}
+
+/// Creates a rated blitz game between the two players and plays fool's
+/// mate in it: the second player wins.
+async fn fools_mate(game: &mut GameServiceClient<chess_testkit::Signed>, ids: &[String]) {
+    let player = |id: &str| common::Player {
+        kind: Some(common::player::Kind::Registered(common::RegisteredPlayer {
+            player_id: id.to_owned(),
+            username: String::new(),
+        })),
+    };
+    let created = game
+        .create_game(CreateGameRequest {
+            white: Some(player(&ids[0])),
+            black: Some(player(&ids[1])),
+            time_control: Some(common::TimeControl {
+                kind: Some(common::time_control::Kind::Incremental(
+                    common::Incremental {
+                        initial_seconds: 300,
+                        increment_seconds: 0,
+                    },
+                )),
+            }),
+            rules: common::RuleSet::Standard as i32,
+            rated: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    play_fools_mate(game, ids, &created.game_id).await;
+}
+
+/// Plays fool's mate in the game `game_id` between the two players: the
+/// second player wins.
+async fn play_fools_mate(
+    game: &mut GameServiceClient<chess_testkit::Signed>,
+    ids: &[String],
+    game_id: &str,
+) {
+    for (i, m) in ["f3", "e5", "g4", "Qh4#"].iter().enumerate() {
+        game.make_move(chess_testkit::acting(
+            MakeMoveRequest {
+                game_id: game_id.to_owned(),
+                player_id: ids[i % 2].clone(),
+                r#move: (*m).to_owned(),
+                ply: None,
+            },
+            &ids[i % 2],
+            Some(game_id),
+        ))
+        .await
+        .unwrap();
+    }
+}
+
+/// Registers a player by each of `names`; their ids.
+async fn register(
+    rating: &mut RatingServiceClient<chess_testkit::Signed>,
+    names: &[&str],
+) -> Vec<String> {
+    let mut ids = Vec::new();
+    for name in names {
+        let profile = rating
+            .register(RegisterRequest {
+                username: (*name).into(),
+                email: format!("{name}@example.com"),
+                password: "correct horse".into(),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .profile
+            .unwrap();
+        ids.push(profile.player_id);
+    }
+    ids
+}
+
+/// Where a test's rating and game services listen, and their SQLite files
+/// (in a directory removed with it).
+struct Places {
+    data: tempfile::TempDir,
+    rating_addr: String,
+    game_addr: String,
+}
+
+impl Places {
+    fn new() -> Self {
+        Self {
+            data: tempfile::tempdir().unwrap(),
+            rating_addr: format!("127.0.0.1:{}", free_port()),
+            game_addr: format!("127.0.0.1:{}", free_port()),
+        }
+    }
+
+    fn url(&self, name: &str) -> String {
+        format!(
+            "sqlite://{}?mode=rwc",
+            self.data.path().join(name).display()
+        )
+    }
+
+    fn game_url(&self) -> String {
+        self.url("game.sqlite")
+    }
+
+    /// Starts the rating service (again, on the same file); a client once
+    /// it serves.
+    async fn start_rating(&self) -> (Child, RatingServiceClient<chess_testkit::Signed>) {
+        let url = self.url("rating.sqlite");
+        let child = start(
+            "chess-rating",
+            &["--listen", &self.rating_addr, "--database-url", &url],
+        );
+        (
+            child,
+            RatingServiceClient::new(connect(&self.rating_addr).await),
+        )
+    }
+
+    /// Starts the game service, reporting results to the rating service and
+    /// without an engine; a client once it serves.
+    async fn start_game(&self) -> (Child, GameServiceClient<chess_testkit::Signed>) {
+        let url = self.game_url();
+        let child = start(
+            "chess-game",
+            &[
+                "--listen",
+                &self.game_addr,
+                "--database-url",
+                &url,
+                "--rating-addr",
+                &self.rating_addr,
+                "--engine-addr",
+                "127.0.0.1:9",
+            ],
+        );
+        (
+            child,
+            GameServiceClient::new(connect(&self.game_addr).await),
+        )
+    }
+}
+
+/// The player's profile, as the rating service has it now.
+async fn profile(
+    rating: &mut RatingServiceClient<chess_testkit::Signed>,
+    id: &str,
+) -> common::PlayerProfile {
+    rating
+        .get_player(GetPlayerRequest {
+            key: Some(Key::PlayerId(id.to_owned())),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .profile
+        .unwrap()
 }

@@ -120,6 +120,10 @@ impl ReplicaArgs {
 /// Default gRPC address.
 pub const DEFAULT_LISTEN: &str = chess_runtime::addr::GAME;
 
+/// How long a result being sent to the rating service as the service stops
+/// is waited for before the store closes.
+const REPORTER_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Why the service could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -191,7 +195,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         store: store.clone(),
         hub: hub::PlayerHub::default(),
         engine: clients::EngineClient::connect(&config.engine_addr, signer)?,
-        reporter,
+        reporter: reporter.clone(),
         time: time::TimeSource::system(),
         shutdown: shutdown.clone(),
         evict_after,
@@ -229,6 +233,9 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     if let Some(manager) = manager {
         let _ = tokio::time::timeout(std::time::Duration::from_secs(15), manager).await;
     }
+    // A result the rating service acknowledged is cleared from the outbox
+    // before the store closes (else it is sent again at the next start).
+    reporter.stop(REPORTER_GRACE).await;
     // Last, once nothing is left to write: a SQLite file is then left
     // without its log.
     store.close().await;

@@ -7,11 +7,14 @@
 //! rating service applies each game id once, so a repeat after a crash
 //! between acknowledgement and deletion changes nothing.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::{Arc, Mutex, PoisonError},
+    time::Duration,
+};
 
 use chess_internal_clients::RatingClient;
 use chess_runtime::Shutdown;
-use tokio::sync::Notify;
+use tokio::{sync::Notify, task::JoinHandle};
 
 use crate::{
     shards::Shards,
@@ -22,6 +25,8 @@ use crate::{
 #[derive(Clone, Debug, Default)]
 pub struct Reporter {
     wake: Arc<Notify>,
+    /// The delivering task, until [`Reporter::stop`] waits for it.
+    task: Arc<Mutex<Option<JoinHandle<()>>>>,
 }
 
 impl Reporter {
@@ -30,8 +35,37 @@ impl Reporter {
         self.wake.notify_one();
     }
 
+    /// Waits until the delivering task has ended, which it does once
+    /// `shutdown` (given to [`Reporter::spawn`]) is cancelled and the result
+    /// it may be sending is answered and cleared; after `grace`, ends it
+    /// where it is. The store must stay open until then: a result
+    /// acknowledged but not cleared is sent again at the next start (which
+    /// the rating service ignores), so ending it only costs a repeat.
+    pub async fn stop(&self, grace: Duration) {
+        let task = self
+            .task
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let Some(mut task) = task else {
+            return;
+        };
+        match tokio::time::timeout(grace, &mut task).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "the results reporter failed"),
+            Err(_) => {
+                tracing::warn!(
+                    ?grace,
+                    "the results reporter did not stop in time; ending it"
+                );
+                task.abort();
+            }
+        }
+    }
+
     /// Starts delivering the outbox of `store` to the rating service: the
-    /// results of the games of the shards this replica serves (`shards`).
+    /// results of the games of the shards this replica serves (`shards`),
+    /// until `shutdown`.
     pub fn spawn(
         store: Store,
         shards: Arc<Shards>,
@@ -40,10 +74,10 @@ impl Reporter {
     ) -> Self {
         let reporter = Self::default();
         let wake = Arc::clone(&reporter.wake);
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             let mut backoff = Duration::from_millis(500);
             loop {
-                let delivered_all = deliver(&store, &shards, &rating).await;
+                let delivered_all = deliver(&store, &shards, &rating, &shutdown).await;
                 let wait = if delivered_all {
                     backoff = Duration::from_millis(500);
                     Duration::from_secs(60)
@@ -58,13 +92,19 @@ impl Reporter {
                 }
             }
         });
+        *reporter.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
         reporter
     }
 }
 
-/// Sends every pending result of the shards served here; true if all were
-/// acknowledged.
-async fn deliver(store: &Store, shards: &Shards, rating: &RatingClient) -> bool {
+/// Sends every pending result of the shards served here, one at a time
+/// until `shutdown`; true if all were acknowledged.
+async fn deliver(
+    store: &Store,
+    shards: &Shards,
+    rating: &RatingClient,
+    shutdown: &Shutdown,
+) -> bool {
     let pending = match store.pending_results().await {
         Ok(pending) => pending,
         Err(e) => {
@@ -74,6 +114,9 @@ async fn deliver(store: &Store, shards: &Shards, rating: &RatingClient) -> bool 
     };
     let mut all = true;
     for pending in pending {
+        if shutdown.is_cancelled() {
+            return false;
+        }
         // Each replica delivers the results of the shards it serves.
         let Ok(serving) = shards.serving(chess_domain::shard_of(&pending.game_id)) else {
             continue;
