@@ -233,8 +233,12 @@ impl StackProcess {
         Self::start_in(tempfile::tempdir().expect("temp dir"), extra, env).await
     }
 
-    /// As [`start`](Self::start), on the data directory `data`.
+    /// As [`start`](Self::start), on the data directory `data`. Only
+    /// warnings are logged unless `extra` has a `--log-filter` of its own.
     pub async fn start_in(data: tempfile::TempDir, extra: &[&str], env: &[(&str, &str)]) -> Self {
+        let filtered = extra
+            .iter()
+            .any(|a| *a == "--log-filter" || a.starts_with("--log-filter="));
         let mut child = Command::new(binary("chess-stack"))
             .arg("--data-dir")
             .arg(data.path())
@@ -245,7 +249,11 @@ impl StackProcess {
                 "127.0.0.1:0",
             ])
             .args(INTERNAL_ON_FREE_PORTS)
-            .args(["--log-filter", "warn"])
+            .args(if filtered {
+                &[][..]
+            } else {
+                &["--log-filter", "warn"][..]
+            })
             .args(extra)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
