@@ -22,8 +22,8 @@ use crate::{
     store::{Field, Store, StoreError},
 };
 
-/// Most player ids one `GetRatings` may ask for.
-const MAX_RATINGS_PER_CALL: usize = 1000;
+/// Most player ids one `GetRatings` or `GetSessionStates` may ask for.
+const MAX_PLAYERS_PER_CALL: usize = 1000;
 /// Longest session id accepted.
 const MAX_SESSION_ID: usize = 64;
 /// Most accounts (and unknown logins) whose failures are remembered.
@@ -240,6 +240,26 @@ impl RatingApi {
         })
     }
 
+    async fn get_session_states(
+        &self,
+        request: pb::GetSessionStatesRequest,
+    ) -> Result<pb::GetSessionStatesResponse, Error> {
+        at_most_players_per_call(&request.player_ids)?;
+        let states = self
+            .store
+            .session_states(&request.player_ids, now_ms() / 1000)
+            .await?;
+        Ok(pb::GetSessionStatesResponse {
+            states: states
+                .into_iter()
+                .map(|(player_id, state)| pb::PlayerSessionState {
+                    player_id,
+                    state: Some(convert::session_state_pb(state)),
+                })
+                .collect(),
+        })
+    }
+
     async fn revoke_session(
         &self,
         request: pb::RevokeSessionRequest,
@@ -369,11 +389,7 @@ impl RatingApi {
         request: pb::GetRatingsRequest,
     ) -> Result<pb::GetRatingsResponse, Error> {
         let category = SpeedCategory::try_from(request.category)?.rated()?;
-        if request.player_ids.len() > MAX_RATINGS_PER_CALL {
-            return Err(Error::Invalid(format!(
-                "at most {MAX_RATINGS_PER_CALL} players per call"
-            )));
-        }
+        at_most_players_per_call(&request.player_ids)?;
         let found = self.store.ratings_in(category, &request.player_ids).await?;
         let now = now_ms();
         Ok(pb::GetRatingsResponse {
@@ -510,6 +526,16 @@ fn gateway_acting_for<T>(request: &Request<T>, player_id: &str) -> Result<(), St
     claims.check_player(player_id)
 }
 
+/// Refuses a call about more players than [`MAX_PLAYERS_PER_CALL`].
+fn at_most_players_per_call(player_ids: &[String]) -> Result<(), Error> {
+    if player_ids.len() > MAX_PLAYERS_PER_CALL {
+        return Err(Error::Invalid(format!(
+            "at most {MAX_PLAYERS_PER_CALL} players per call"
+        )));
+    }
+    Ok(())
+}
+
 /// Logs faults (bad input is the caller's business) and converts to a status.
 fn status(error: Error) -> Status {
     if matches!(error, Error::Store(_) | Error::Hash(_)) {
@@ -566,6 +592,17 @@ impl rating_service_server::RatingService for RatingApi {
         request: Request<pb::GetSessionStateRequest>,
     ) -> Result<Response<pb::GetSessionStateResponse>, Status> {
         self.get_session_state(request.into_inner())
+            .await
+            .map(Response::new)
+            .map_err(status)
+    }
+
+    #[instrument(level = "debug", skip_all, fields(players = request.get_ref().player_ids.len()))]
+    async fn get_session_states(
+        &self,
+        request: Request<pb::GetSessionStatesRequest>,
+    ) -> Result<Response<pb::GetSessionStatesResponse>, Status> {
+        self.get_session_states(request.into_inner())
             .await
             .map(Response::new)
             .map_err(status)

@@ -383,6 +383,33 @@ async fn sessions_end_one_by_one_or_all_at_once(url: &str) {
         .unwrap()
         .into_inner();
     assert_eq!(state(theirs.state), (0, vec![]));
+    // Both at once, the same; a player without an account is left out.
+    let many = client
+        .get_session_states(pb::GetSessionStatesRequest {
+            player_ids: vec![id.clone(), "no-such-player".into(), other.clone()],
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut many: Vec<(String, (i64, Vec<String>))> = many
+        .states
+        .into_iter()
+        .map(|s| (s.player_id, state(s.state)))
+        .collect();
+    many.sort();
+    let mut expected = vec![
+        (id.clone(), (0, vec!["s-1".to_owned(), "s-2".to_owned()])),
+        (other.clone(), (0, vec![])),
+    ];
+    expected.sort();
+    assert_eq!(many, expected);
+    let too_many = client
+        .get_session_states(pb::GetSessionStatesRequest {
+            player_ids: vec![id.clone(); 1001],
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(too_many.code(), Code::InvalidArgument);
 
     let all = client
         .revoke_all_sessions(pb::RevokeAllSessionsRequest {

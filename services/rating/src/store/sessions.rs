@@ -6,6 +6,8 @@
 //! Advancing the generation ends every session at once and makes the list of
 //! individually revoked ones moot, so it is cleared then.
 
+use std::collections::HashMap;
+
 use sea_orm::{
     ColumnTrait as _, ConnectionTrait, DatabaseTransaction, EntityTrait as _, QueryFilter as _,
     QuerySelect as _, Set,
@@ -24,6 +26,47 @@ impl Store {
         now_s: i64,
     ) -> Result<Option<SessionState>, StoreError> {
         state_in(&self.db, id, now_s).await
+    }
+
+    /// The session states of the players among `ids` who exist, by id; as
+    /// [`Store::session_state`] for each, in two queries.
+    pub async fn session_states(
+        &self,
+        ids: &[String],
+        now_s: i64,
+    ) -> Result<HashMap<String, SessionState>, StoreError> {
+        let mut states: HashMap<String, SessionState> = players::Entity::find()
+            .select_only()
+            .column(players::Column::Id)
+            .column(players::Column::SessionGeneration)
+            .filter(players::Column::Id.is_in(ids.iter().cloned()))
+            .into_tuple::<(String, i64)>()
+            .all(&self.db)
+            .await?
+            .into_iter()
+            .map(|(id, generation)| {
+                let state = SessionState {
+                    generation,
+                    revoked: Vec::new(),
+                };
+                (id, state)
+            })
+            .collect();
+        let revoked: Vec<(String, String)> = revoked_sessions::Entity::find()
+            .select_only()
+            .column(revoked_sessions::Column::PlayerId)
+            .column(revoked_sessions::Column::SessionId)
+            .filter(revoked_sessions::Column::PlayerId.is_in(states.keys().cloned()))
+            .filter(revoked_sessions::Column::ExpiresAt.gt(now_s))
+            .into_tuple()
+            .all(&self.db)
+            .await?;
+        for (player_id, session_id) in revoked {
+            if let Some(state) = states.get_mut(&player_id) {
+                state.revoked.push(session_id);
+            }
+        }
+        Ok(states)
     }
 
     /// The player with id `id`, with their password hash.
