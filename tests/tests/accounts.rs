@@ -272,20 +272,18 @@ async fn sessions_end_by_logout_everywhere_and_password_change() {
     stack.stop().await;
 }
 
-/// Two gateways on one rating service, as replicas behind a load balancer.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn another_gateway_refuses_an_ended_session_within_its_cache_time() {
-    const CACHE_SECS: u64 = 2;
+/// Two gateways on one rating service, as replicas behind a load balancer,
+/// caching session states for `cache_secs`; the rating service first.
+/// Account calls need only the rating service; the others are never called.
+async fn two_gateways(cache_secs: u64) -> (tempfile::TempDir, [Service; 3]) {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = format!(
         "sqlite://{}?mode=rwc",
         dir.path().join("rating.sqlite").display()
     );
     let rating = Service::start(workspace_binary("chess-rating"), &["--database-url", &db]).await;
-    // Account calls need only the rating service; the others are never
-    // called here.
     let nowhere = free_addr();
-    let cache = CACHE_SECS.to_string();
+    let cache = cache_secs.to_string();
     let mail = dir.path().to_str().expect("utf-8 path");
     let args = [
         "--uqchess-listen",
@@ -307,6 +305,13 @@ async fn another_gateway_refuses_an_ended_session_within_its_cache_time() {
     ];
     let one = Service::start(workspace_binary("chess-gateway"), &args).await;
     let two = Service::start(workspace_binary("chess-gateway"), &args).await;
+    (dir, [rating, one, two])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_gateway_refuses_an_ended_session_within_its_cache_time() {
+    const CACHE_SECS: u64 = 2;
+    let (_dir, [rating, one, two]) = two_gateways(CACHE_SECS).await;
     let mut first = AccountServiceClient::new(one.channel().await);
     let mut second = AccountServiceClient::new(two.channel().await);
 
@@ -351,6 +356,51 @@ async fn another_gateway_refuses_an_ended_session_within_its_cache_time() {
         .await
         .expect("the new token, on the other replica");
     assert_refused(me(&mut first, &other).await, "the old token");
+
+    for service in [one, two, rating] {
+        service.stop().await;
+    }
+}
+
+/// A player in play has their state kept fresh in the background: an
+/// ending made through one replica is refused by the other within three
+/// quarters of its cache time, not only once the cached state expires.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_player_in_play_has_an_ending_elsewhere_seen_before_the_cache_expires() {
+    const CACHE_SECS: u64 = 8;
+    let (_dir, [rating, one, two]) = two_gateways(CACHE_SECS).await;
+    let mut first = AccountServiceClient::new(one.channel().await);
+    let mut second = AccountServiceClient::new(two.channel().await);
+    register(&mut first, "carol").await.expect("register");
+    let token = login(&mut first, "carol", PASSWORD).await.unwrap();
+    let other = login(&mut first, "carol", PASSWORD).await.unwrap();
+    me(&mut second, &token)
+        .await
+        .expect("cached on the second replica");
+
+    first
+        .logout(signed(pb::LogoutRequest {}, &token))
+        .await
+        .expect("logout");
+    let ended = tokio::time::Instant::now();
+    // Carol goes on with her other session through the second replica.
+    // Her state there was fetched before the logout and is good for
+    // CACHE_SECS; refreshed in the background once half of that has
+    // passed (checked every quarter), it ends the session within six
+    // seconds.
+    loop {
+        me(&mut second, &other).await.expect("the other session");
+        if me(&mut second, &token).await.is_err() {
+            break;
+        }
+        assert!(
+            ended.elapsed() < Duration::from_secs(CACHE_SECS - 1),
+            "the ended session was still accepted after {:?}",
+            ended.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_refused(me(&mut second, &token).await, "on the other replica");
 
     for service in [one, two, rating] {
         service.stop().await;

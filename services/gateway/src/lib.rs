@@ -202,11 +202,12 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     };
     let bridge = nostr::start(&config.nostr, backends.clone(), server.shutdown()).await?;
     server.health().set_ready(true).await;
-    let sessions = sessions::Sessions::new(
+    let sessions = Arc::new(sessions::Sessions::new(
         tokens,
         backends.rating.clone(),
         Duration::from_secs(config.session_cache_secs),
-    );
+    ));
+    sessions.keep_fresh(server.shutdown());
     let routes = public::routes(
         Arc::new(public::Shared {
             backends: backends.clone(),

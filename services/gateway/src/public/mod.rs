@@ -48,7 +48,7 @@ pub const SERVICE_NAMES: [&str; 4] = [
 #[derive(Debug)]
 pub struct Shared {
     pub backends: Backends,
-    pub sessions: Sessions,
+    pub sessions: Arc<Sessions>,
     pub limits: AddressLimits,
     pub shutdown: Shutdown,
 }
