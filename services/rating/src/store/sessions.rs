@@ -35,38 +35,7 @@ impl Store {
         ids: &[String],
         now_s: i64,
     ) -> Result<HashMap<String, SessionState>, StoreError> {
-        let mut states: HashMap<String, SessionState> = players::Entity::find()
-            .select_only()
-            .column(players::Column::Id)
-            .column(players::Column::SessionGeneration)
-            .filter(players::Column::Id.is_in(ids.iter().cloned()))
-            .into_tuple::<(String, i64)>()
-            .all(&self.db)
-            .await?
-            .into_iter()
-            .map(|(id, generation)| {
-                let state = SessionState {
-                    generation,
-                    revoked: Vec::new(),
-                };
-                (id, state)
-            })
-            .collect();
-        let revoked: Vec<(String, String)> = revoked_sessions::Entity::find()
-            .select_only()
-            .column(revoked_sessions::Column::PlayerId)
-            .column(revoked_sessions::Column::SessionId)
-            .filter(revoked_sessions::Column::PlayerId.is_in(states.keys().cloned()))
-            .filter(revoked_sessions::Column::ExpiresAt.gt(now_s))
-            .into_tuple()
-            .all(&self.db)
-            .await?;
-        for (player_id, session_id) in revoked {
-            if let Some(state) = states.get_mut(&player_id) {
-                state.revoked.push(session_id);
-            }
-        }
-        Ok(states)
+        states_in(&self.db, ids, now_s).await
     }
 
     /// The player with id `id`, with their password hash.
@@ -150,32 +119,58 @@ async fn clear_revoked(txn: &DatabaseTransaction, id: &str) -> Result<(), StoreE
     Ok(())
 }
 
+/// The session state of player `id` as `db` sees it; None if there is no
+/// such player. Revocations that expired by `now_s` are left out.
 async fn state_in(
     db: &impl ConnectionTrait,
     id: &str,
     now_s: i64,
 ) -> Result<Option<SessionState>, StoreError> {
-    let Some(generation) = players::Entity::find_by_id(id.to_owned())
+    Ok(states_in(db, &[id.to_owned()], now_s).await?.remove(id))
+}
+
+/// The session states of the players among `ids` who exist, by id, as `db`
+/// sees them, in two queries.
+async fn states_in(
+    db: &impl ConnectionTrait,
+    ids: &[String],
+    now_s: i64,
+) -> Result<HashMap<String, SessionState>, StoreError> {
+    let mut states: HashMap<String, SessionState> = players::Entity::find()
         .select_only()
+        .column(players::Column::Id)
         .column(players::Column::SessionGeneration)
-        .into_tuple::<i64>()
-        .one(db)
+        .filter(players::Column::Id.is_in(ids.iter().cloned()))
+        .into_tuple::<(String, i64)>()
+        .all(db)
         .await?
-    else {
-        return Ok(None);
-    };
-    let revoked = revoked_sessions::Entity::find()
+        .into_iter()
+        .map(|(id, generation)| {
+            let state = SessionState {
+                generation,
+                revoked: Vec::new(),
+            };
+            (id, state)
+        })
+        .collect();
+    if states.is_empty() {
+        return Ok(states);
+    }
+    let revoked: Vec<(String, String)> = revoked_sessions::Entity::find()
         .select_only()
+        .column(revoked_sessions::Column::PlayerId)
         .column(revoked_sessions::Column::SessionId)
-        .filter(revoked_sessions::Column::PlayerId.eq(id))
+        .filter(revoked_sessions::Column::PlayerId.is_in(states.keys().cloned()))
         .filter(revoked_sessions::Column::ExpiresAt.gt(now_s))
-        .into_tuple::<String>()
+        .into_tuple()
         .all(db)
         .await?;
-    Ok(Some(SessionState {
-        generation,
-        revoked,
-    }))
+    for (player_id, session_id) in revoked {
+        if let Some(state) = states.get_mut(&player_id) {
+            state.revoked.push(session_id);
+        }
+    }
+    Ok(states)
 }
 
 /// Commits `txn` if `result` is a success, else rolls it back.
