@@ -19,7 +19,7 @@
 //! call is UNAVAILABLE (never let in unchecked).
 
 use std::{
-    collections::{HashMap, HashSet},
+    collections::{HashMap, HashSet, hash_map::Entry},
     sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
@@ -138,6 +138,7 @@ impl Sessions {
     /// Fetches and caches the player's state; falls back on a recent one
     /// while the rating service is unreachable.
     async fn fetch(&self, player_id: &str) -> Result<Cached, Status> {
+        let asked = Instant::now();
         let fetched = self
             .rating
             .rpc()
@@ -148,7 +149,7 @@ impl Sessions {
         match fetched {
             Ok(response) => {
                 let state = response.into_inner().state.unwrap_or_default();
-                Ok(self.remember(player_id, state))
+                Ok(self.remember(player_id, state, asked))
             }
             // The account is gone, and its sessions with it.
             Err(status) if status.code() == Code::NotFound => {
@@ -173,11 +174,11 @@ impl Sessions {
         }
     }
 
-    /// Caches `state` for the player (as the rating service just answered
-    /// it), and returns it.
-    fn remember(&self, player_id: &str, state: rating::SessionState) -> Cached {
+    /// Caches `state` for the player, as the rating service answered a call
+    /// made at `asked` (see [`keep`]), and returns what is cached now. The
+    /// player is in play: their call is why the state was asked for.
+    fn remember(&self, player_id: &str, state: rating::SessionState, asked: Instant) -> Cached {
         let now = Instant::now();
-        let cached = Cached::new(state, now);
         let mut cache = self.cache();
         if cache.len() >= MAX_CACHED && !cache.contains_key(player_id) {
             cache.retain(|_, c| now.duration_since(c.fetched) < STALE_GRACE);
@@ -185,14 +186,9 @@ impl Sessions {
                 cache.clear();
             }
         }
-        // A slower answer must not replace a newer generation.
-        match cache.get(player_id) {
-            Some(existing) if existing.generation > cached.generation => existing.clone(),
-            _ => {
-                cache.insert(player_id.to_owned(), cached.clone());
-                cached
-            }
-        }
+        let kept = keep(&mut cache, player_id, state, asked);
+        kept.used = now;
+        kept.clone()
     }
 
     /// Keeps the states of the players in play fresh until `shutdown`:
@@ -249,26 +245,18 @@ impl Sessions {
                     return;
                 }
             };
-            let now = Instant::now();
             let mut cache = self.cache();
             for id in batch {
-                // An entry written since the call was made (by an ending
-                // through this replica, or a fetch of its own) is newer.
-                let Some(existing) = cache.get(id).filter(|c| c.fetched <= asked) else {
-                    continue;
-                };
                 match states.remove(id) {
-                    Some(state) if state.generation >= existing.generation => {
-                        let used = existing.used;
-                        let mut fresh = Cached::new(state, now);
-                        fresh.used = used;
-                        cache.insert(id.clone(), fresh);
+                    Some(state) => {
+                        keep(&mut cache, id, state, asked);
                     }
-                    Some(_) => {}
                     // No account any more: the next call asks on its own
-                    // and is refused.
+                    // and is refused (unless the entry was written since).
                     None => {
-                        cache.remove(id);
+                        if cache.get(id).is_some_and(|c| c.fetched <= asked) {
+                            cache.remove(id);
+                        }
                     }
                 }
             }
@@ -279,10 +267,37 @@ impl Sessions {
     /// through this replica, so it holds here at once.
     pub fn ended(&self, player_id: &str, state: Option<rating::SessionState>) {
         if let Some(state) = state {
-            self.remember(player_id, state);
+            self.remember(player_id, state, Instant::now());
         } else {
             self.cache().remove(player_id);
         }
+    }
+}
+
+/// Caches `state` for the player, as the rating service answered a call
+/// made at `asked`, unless what is cached is newer: written since that call
+/// (by an ending through this replica, or another fetch), or of a newer
+/// generation. A replaced entry keeps when the player was last seen. The
+/// entry now cached.
+fn keep<'a>(
+    cache: &'a mut HashMap<String, Cached>,
+    player_id: &str,
+    state: rating::SessionState,
+    asked: Instant,
+) -> &'a mut Cached {
+    let fresh = Cached::new(state, Instant::now());
+    match cache.entry(player_id.to_owned()) {
+        Entry::Occupied(entry) => {
+            let existing = entry.into_mut();
+            if existing.fetched <= asked && existing.generation <= fresh.generation {
+                *existing = Cached {
+                    used: existing.used,
+                    ..fresh
+                };
+            }
+            existing
+        }
+        Entry::Vacant(entry) => entry.insert(fresh),
     }
 }
 
@@ -314,5 +329,31 @@ mod tests {
         assert!(!state.ends(&session("a", 2)));
         // Issued after a change this state has not seen yet.
         assert!(!state.ends(&session("a", 3)));
+    }
+
+    #[test]
+    fn an_answer_does_not_replace_a_newer_entry() {
+        let state = |generation: i64, revoked: &[&str]| rating::SessionState {
+            generation,
+            revoked_session_ids: revoked.iter().map(|s| (*s).to_owned()).collect(),
+        };
+        let mut cache = HashMap::new();
+        let asked = Instant::now();
+        keep(&mut cache, "p", state(1, &[]), asked);
+        let seen = cache["p"].used;
+
+        // Written after the call was made: an ending through this replica.
+        let slow = Instant::now() - Duration::from_secs(1);
+        keep(&mut cache, "p", state(1, &["gone"]), Instant::now());
+        keep(&mut cache, "p", state(1, &[]), slow);
+        assert!(cache["p"].revoked.contains("gone"));
+        // A newer generation stays.
+        keep(&mut cache, "p", state(2, &[]), Instant::now());
+        keep(&mut cache, "p", state(1, &[]), Instant::now());
+        assert_eq!(cache["p"].generation, 2);
+        // A newer answer replaces the state and keeps when the player was seen.
+        keep(&mut cache, "p", state(2, &["later"]), Instant::now());
+        assert!(cache["p"].revoked.contains("later"));
+        assert_eq!(cache["p"].used, seen);
     }
 }
