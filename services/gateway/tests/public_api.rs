@@ -471,6 +471,50 @@ async fn one_stream_carries_the_lobby_and_every_game() {
     assert_eq!(mine.len(), 2);
 }
 
+/// A client's event stream holds the player's presence in the lobby, so a
+/// real-time seek outlives the presence grace while the stream is open and
+/// is withdrawn once the client closes it, with nothing else said.
+#[tokio::test]
+async fn a_real_time_seek_lapses_once_its_posters_event_stream_is_closed() {
+    let system = System::start_with(&[], &["--presence-grace-secs", "1"]).await;
+    let alice = system.sign_up("alice").await;
+    let stream = events(&system, &alice).await;
+    let mut lobby = system.lobby().await;
+    lobby
+        .create_seek(alice.call(pb::CreateSeekRequest {
+            time_control: Some(blitz()),
+            color: wire::ColorChoice::White as i32,
+            rated: true,
+            show_name: true,
+            accept_mode: wire::AcceptMode::Manual as i32,
+            ..Default::default()
+        }))
+        .await
+        .unwrap();
+    let seeks = async || {
+        system
+            .lobby()
+            .await
+            .list_seeks(pb::ListSeeksRequest::default())
+            .await
+            .unwrap()
+            .into_inner()
+            .seeks
+            .len()
+    };
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(seeks().await, 1, "kept while the stream is open");
+
+    drop(stream);
+    let withdrawn = tokio::time::timeout(Duration::from_secs(20), async {
+        while seeks().await != 0 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await;
+    assert!(withdrawn.is_ok(), "withdrawn after the stream is closed");
+}
+
 #[tokio::test]
 async fn playing_the_engine_at_full_strength() {
     let system = System::start(&[]).await;

@@ -14,8 +14,8 @@ use chess_proto::{
     gateway::v1::{self as pb, play_service_server::PlayService, stream_events_response::Event},
     matchmaking::v1 as mm,
 };
-use tokio::sync::mpsc;
-use tokio_stream::{Stream, StreamExt as _, wrappers::ReceiverStream};
+use tokio::time::{self, Instant, Interval, MissedTickBehavior};
+use tokio_stream::{Stream, StreamExt as _};
 use tonic::{Code, Request, Response, Status, Streaming};
 use tracing::instrument;
 
@@ -23,10 +23,6 @@ use super::{Shared, bounds::bounded, relay, with_retries};
 use crate::auth::Session;
 
 type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
-
-/// Events a slow client may have queued before the gateway stops reading
-/// for it (the internal streams then cut it off and it reconnects).
-const STREAM_BUFFER: usize = 64;
 
 /// Implements `chess.gateway.v1.PlayService`.
 #[derive(Debug)]
@@ -395,16 +391,10 @@ impl PlayService for Play {
             .watch_player(&session.player_id, r.resume, r.games)
             .await
             .map_err(relay)?;
-        let (tx, rx) = mpsc::channel(STREAM_BUFFER);
-        tokio::spawn(merge(
-            lobby,
-            games,
-            tx,
-            Arc::clone(&self.shared),
-            session.clone(),
-        ));
         tracing::debug!(player_id = session.player_id, "event stream opened");
-        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+        Ok(Response::new(
+            Merge::new(lobby, games, Arc::clone(&self.shared), session).stream(),
+        ))
     }
 
     type WatchGameStream = EventStream<pb::WatchGameResponse>;
@@ -417,34 +407,31 @@ impl PlayService for Play {
         bounded(&request)?;
         let r = request.into_inner();
         require("game_id", &r.game_id)?;
-        let mut upstream = self
+        let upstream = self
             .shared
             .backends
             .game
             .watch_game(&r.game_id, r.from_ply)
             .await
             .map_err(relay)?;
-        let (tx, rx) = mpsc::channel(STREAM_BUFFER);
         let shutdown = self.shared.shutdown.clone();
-        tokio::spawn(async move {
-            loop {
+        // The events are read as the client's stream is written: no task or
+        // queue between the two. The stream ends after an error.
+        let events = futures::stream::unfold(Some(upstream), move |upstream| {
+            let shutdown = shutdown.clone();
+            async move {
+                let mut upstream = upstream?;
                 let next = tokio::select! {
-                    next = upstream.next() => next,
-                    () = tx.closed() => return,
-                    () = shutdown.cancelled() => return,
+                    next = upstream.next() => next?,
+                    () = shutdown.cancelled() => return None,
                 };
-                let item = match next {
-                    Some(Ok(m)) => Ok(pb::WatchGameResponse { event: m.event }),
-                    None => return,
-                    Some(Err(status)) => Err(relay(status)),
-                };
-                let failed = item.is_err();
-                if tx.send(item).await.is_err() || failed {
-                    return;
-                }
+                Some(match next {
+                    Ok(m) => (Ok(pb::WatchGameResponse { event: m.event }), Some(upstream)),
+                    Err(status) => (Err(relay(status)), None),
+                })
             }
         });
-        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+        Ok(Response::new(Box::pin(events)))
     }
 }
 
@@ -452,48 +439,77 @@ impl PlayService for Play {
 /// (the session cache keeps states about as long).
 const SESSION_RECHECK: Duration = Duration::from_secs(5);
 
-/// Forwards both internal streams into one, until the client leaves, the
-/// gateway shuts down, either internal stream ends (then the client is
-/// told to reconnect, as it would miss that half of its events), or the
-/// session ends (Logout, LogoutEverywhere, a password change: the stream
-/// closes with UNAUTHENTICATED).
-async fn merge(
-    mut lobby: Streaming<mm::WatchPlayerResponse>,
-    mut games: GameEvents<game::WatchPlayerResponse>,
-    tx: mpsc::Sender<Result<pb::StreamEventsResponse, Status>>,
+/// One client's event stream: both internal streams forwarded into one, read
+/// as the client's stream is written (no task or queue between them: a
+/// client that does not read leaves the internal streams unread, and they
+/// cut it off). It ends when the client leaves, the gateway shuts down,
+/// either internal stream ends (then the client is told to reconnect, as it
+/// would miss that half of its events), or the session ends (Logout,
+/// LogoutEverywhere, a password change: the stream closes with
+/// UNAUTHENTICATED).
+struct Merge {
+    lobby: Streaming<mm::WatchPlayerResponse>,
+    games: GameEvents<game::WatchPlayerResponse>,
     shared: Arc<Shared>,
     session: Session,
-) {
-    let shutdown = shared.shutdown.clone();
-    let mut recheck = tokio::time::interval(SESSION_RECHECK);
-    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    // The first tick is at once; the session was just checked.
-    recheck.tick().await;
-    loop {
-        let item = tokio::select! {
-            _ = recheck.tick() => match shared.sessions.check(session.clone()).await {
-                Err(status) if status.code() == Code::Unauthenticated => Some(Err(status)),
-                // Ended or not, it cannot be told now: the next check will.
-                _ => None,
-            },
-            next = lobby.message() => match next {
-                Ok(Some(m)) => m.event.map(|e| Ok(Event::Lobby(e))),
-                Ok(None) => Some(Err(Status::unavailable("the lobby stream ended; open the event stream again"))),
-                Err(status) => Some(Err(relay(status))),
-            },
-            next = games.next() => match next {
-                Some(Ok(m)) => m.event.map(|e| Ok(Event::Game(e))),
-                None => Some(Err(Status::unavailable("the game stream ended; open the event stream again"))),
-                Some(Err(status)) => Some(Err(relay(status))),
-            },
-            () = tx.closed() => return,
-            () = shutdown.cancelled() => return,
-        };
-        let Some(item) = item else { continue };
-        let last = item.is_err();
-        let item = item.map(|event| pb::StreamEventsResponse { event: Some(event) });
-        if tx.send(item).await.is_err() || last {
-            return;
+    recheck: Interval,
+    /// Set by an error, which is the stream's last item.
+    ended: bool,
+}
+
+impl Merge {
+    fn new(
+        lobby: Streaming<mm::WatchPlayerResponse>,
+        games: GameEvents<game::WatchPlayerResponse>,
+        shared: Arc<Shared>,
+        session: Session,
+    ) -> Self {
+        // The session was just checked.
+        let mut recheck = time::interval_at(Instant::now() + SESSION_RECHECK, SESSION_RECHECK);
+        recheck.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        Self {
+            lobby,
+            games,
+            shared,
+            session,
+            recheck,
+            ended: false,
+        }
+    }
+
+    fn stream(self) -> EventStream<pb::StreamEventsResponse> {
+        Box::pin(futures::stream::unfold(self, |mut merge| async move {
+            let item = merge.next().await?;
+            Some((item, merge))
+        }))
+    }
+
+    async fn next(&mut self) -> Option<Result<pb::StreamEventsResponse, Status>> {
+        if self.ended {
+            return None;
+        }
+        loop {
+            let item = tokio::select! {
+                _ = self.recheck.tick() => match self.shared.sessions.check(self.session.clone()).await {
+                    Err(status) if status.code() == Code::Unauthenticated => Some(Err(status)),
+                    // Ended or not, it cannot be told now: the next check will.
+                    _ => None,
+                },
+                next = self.lobby.message() => match next {
+                    Ok(Some(m)) => m.event.map(|e| Ok(Event::Lobby(e))),
+                    Ok(None) => Some(Err(Status::unavailable("the lobby stream ended; open the event stream again"))),
+                    Err(status) => Some(Err(relay(status))),
+                },
+                next = self.games.next() => match next {
+                    Some(Ok(m)) => m.event.map(|e| Ok(Event::Game(e))),
+                    None => Some(Err(Status::unavailable("the game stream ended; open the event stream again"))),
+                    Some(Err(status)) => Some(Err(relay(status))),
+                },
+                () = self.shared.shutdown.cancelled() => return None,
+            };
+            let Some(item) = item else { continue };
+            self.ended = item.is_err();
+            return Some(item.map(|event| pb::StreamEventsResponse { event: Some(event) }));
         }
     }
 }

@@ -46,6 +46,12 @@ pub struct System {
 impl System {
     /// Starts everything; `gateway_args` are added to the gateway's flags.
     pub async fn start(gateway_args: &[&str]) -> Self {
+        Self::start_with(gateway_args, &[]).await
+    }
+
+    /// Starts everything, adding `gateway_args` to the gateway's flags and
+    /// `matchmaking_args` to the matchmaking service's.
+    pub async fn start_with(gateway_args: &[&str], matchmaking_args: &[&str]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let db = |name: &str| format!("sqlite://{}?mode=rwc", dir.path().join(name).display());
         let engine = Service::start(
@@ -75,18 +81,17 @@ impl System {
             ],
         )
         .await;
-        let matchmaking = Service::start(
-            workspace_binary("chess-matchmaking"),
-            &[
-                "--database-url",
-                &db("matchmaking.sqlite"),
-                "--game-addr",
-                &game.addr,
-                "--rating-addr",
-                &rating.addr,
-            ],
-        )
-        .await;
+        let matchmaking_db = db("matchmaking.sqlite");
+        let mut args = vec![
+            "--database-url",
+            &matchmaking_db,
+            "--game-addr",
+            &game.addr,
+            "--rating-addr",
+            &rating.addr,
+        ];
+        args.extend_from_slice(matchmaking_args);
+        let matchmaking = Service::start(workspace_binary("chess-matchmaking"), &args).await;
         let mail_dir = dir.path().join("mail");
         let mail = mail_dir.display().to_string();
         let mut args = vec![
