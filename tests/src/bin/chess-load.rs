@@ -9,7 +9,7 @@
 //! chess-load baseline
 //! chess-load startup [--runs 5]
 //! chess-load moves [--games 1000] [--duration 60] [--warmup 5] [--hint-clients 0]
-//! chess-load grpc [--games 100] [--duration 30] [--warmup 5]
+//! chess-load grpc [--games 100] [--duration 30] [--warmup 5] [--connection-per-player]
 //! chess-load latency [--moves 2000]
 //! chess-load hints [--games 50] [--duration 20] [--hint-clients 8] [--think-ms 0] [--rounds 3]
 //! chess-load idle [--connections 10000]
@@ -114,6 +114,11 @@ enum Scenario {
         /// in before that).
         #[arg(long, default_value_t = 5)]
         warmup: u64,
+        /// Each player on an HTTP/2 connection of its own, as clients
+        /// reaching the gateway directly; by default every player's calls
+        /// share one, as behind a proxy that multiplexes them.
+        #[arg(long)]
+        connection_per_player: bool,
     },
     /// One game at a time: the uncontended move latency.
     Latency {
@@ -370,10 +375,17 @@ async fn moves(
     Ok(())
 }
 
-async fn grpc(cli: &Cli, games: usize, duration: u64, warmup: u64) -> Result<(), Error> {
+async fn grpc(
+    cli: &Cli,
+    games: usize,
+    duration: u64,
+    warmup: u64,
+    connection_per_player: bool,
+) -> Result<(), Error> {
     let (tcp, grpc) = baselines().await?;
     let (stack, _) = start_stack(cli).await;
-    let pairs = chess_e2e::load::grpc::Pairs::sign_up(&stack.gateway, games).await?;
+    let pairs =
+        chess_e2e::load::grpc::Pairs::sign_up(&stack.gateway, games, connection_per_player).await?;
     let window = Window::new(Duration::from_secs(warmup), Duration::from_secs(duration));
     let start = window.start;
     let stack_pid = stack.pid();
@@ -387,8 +399,13 @@ async fn grpc(cli: &Cli, games: usize, duration: u64, warmup: u64) -> Result<(),
     let after = procs::tree_and_own_usage(stack_pid);
     let before = sampler.await?;
     let seconds = (Instant::now().min(window.end) - window.start).as_secs_f64();
+    let connections = if connection_per_player {
+        "a connection per player"
+    } else {
+        "one connection"
+    };
     println!(
-        "scenario: {games} games through the public gRPC API, {duration} s measured after {warmup} s"
+        "scenario: {games} games through the public gRPC API ({connections}), {duration} s measured after {warmup} s"
     );
     report_games(&figures, seconds, tcp, grpc);
     print_usage(
@@ -601,9 +618,9 @@ async fn open_loop(cli: &Cli, front: Front, games: usize, paced: Paced<'_>) -> R
     // The public API's players sign up once, before any phase.
     let players = match front {
         Front::Uqchess => Players::Uqchess,
-        Front::Grpc => {
-            Players::Grpc(chess_e2e::load::grpc::Pairs::sign_up(&stack.gateway, games).await?)
-        }
+        Front::Grpc => Players::Grpc(
+            chess_e2e::load::grpc::Pairs::sign_up(&stack.gateway, games, false).await?,
+        ),
     };
     let max_plies = match front {
         Front::Uqchess => 100_000,
@@ -907,7 +924,8 @@ async fn main() -> ExitCode {
             games,
             duration,
             warmup,
-        } => grpc(&cli, *games, *duration, *warmup).await,
+            connection_per_player,
+        } => grpc(&cli, *games, *duration, *warmup, *connection_per_player).await,
         Scenario::Latency { moves } => latency(&cli, *moves).await,
         Scenario::Hints {
             games,

@@ -134,28 +134,34 @@ async fn follow(channel: Channel, player: &Player, arrivals: Arc<Arrivals>) -> R
     Ok(())
 }
 
-/// Two players, signed in and following their event streams.
+/// Two players, signed in and following their event streams, each over
+/// its own connection (white's, black's).
 #[derive(Debug)]
 struct Pair {
     index: usize,
     white: Player,
     black: Player,
+    channels: [Channel; 2],
     arrivals: [Arc<Arrivals>; 2],
 }
 
 impl Pair {
     /// Signs both players up and follows both event streams.
-    async fn sign_up(channel: Channel, index: usize, run: u64) -> Result<Self, Error> {
-        let white = sign_up(&channel, format!("w{run}x{index}")).await?;
-        let black = sign_up(&channel, format!("b{run}x{index}")).await?;
+    async fn sign_up(channels: [Channel; 2], index: usize, run: u64) -> Result<Self, Error> {
+        let white = sign_up(&channels[0], format!("w{run}x{index}")).await?;
+        let black = sign_up(&channels[1], format!("b{run}x{index}")).await?;
         let arrivals = [Arc::new(Arrivals::default()), Arc::new(Arrivals::default())];
-        for (player, arrived) in [(&white, &arrivals[0]), (&black, &arrivals[1])] {
+        for ((player, arrived), channel) in [(&white, &arrivals[0]), (&black, &arrivals[1])]
+            .into_iter()
+            .zip(&channels)
+        {
             follow(channel.clone(), player, Arc::clone(arrived)).await?;
         }
         Ok(Self {
             index,
             white,
             black,
+            channels,
             arrivals,
         })
     }
@@ -167,17 +173,27 @@ impl Pair {
 /// through several windows.
 #[derive(Debug)]
 pub struct Pairs {
-    channel: Channel,
     pairs: Vec<Arc<Pair>>,
 }
 
 impl Pairs {
-    /// Signs up `games` new pairs of players at `addr`.
-    pub async fn sign_up(addr: &str, games: usize) -> Result<Self, Error> {
-        let channel = Channel::from_shared(format!("http://{addr}"))?
-            .tcp_nodelay(true)
-            .connect()
-            .await?;
+    /// Signs up `games` new pairs of players at `addr`, all over one
+    /// HTTP/2 connection (as behind a proxy that multiplexes its clients'
+    /// calls), or each player over a connection of its own
+    /// (`connection_per_player`, as clients reaching the gateway directly).
+    pub async fn sign_up(
+        addr: &str,
+        games: usize,
+        connection_per_player: bool,
+    ) -> Result<Self, Error> {
+        let connect = || async {
+            Channel::from_shared(format!("http://{addr}"))?
+                .tcp_nodelay(true)
+                .connect()
+                .await
+                .map_err(Error::from)
+        };
+        let shared = connect().await?;
         // Each call's players are new accounts.
         static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -187,14 +203,20 @@ impl Pairs {
             % 100_000
             * 100
             + call % 100;
-        let tasks: Vec<_> = (0..games)
-            .map(|index| tokio::spawn(Pair::sign_up(channel.clone(), index, run)))
-            .collect();
+        let mut tasks = Vec::with_capacity(games);
+        for index in 0..games {
+            let channels = if connection_per_player {
+                [connect().await?, connect().await?]
+            } else {
+                [shared.clone(), shared.clone()]
+            };
+            tasks.push(tokio::spawn(Pair::sign_up(channels, index, run)));
+        }
         let mut pairs = Vec::with_capacity(games);
         for task in tasks {
             pairs.push(Arc::new(task.await??));
         }
-        Ok(Self { channel, pairs })
+        Ok(Self { pairs })
     }
 
     /// Plays game after game with every pair until `window` closes, each
@@ -203,14 +225,7 @@ impl Pairs {
         let tasks: Vec<_> = self
             .pairs
             .iter()
-            .map(|pair| {
-                tokio::spawn(play_games(
-                    self.channel.clone(),
-                    Arc::clone(pair),
-                    Arc::clone(&window),
-                    pace,
-                ))
-            })
+            .map(|pair| tokio::spawn(play_games(Arc::clone(pair), Arc::clone(&window), pace)))
             .collect();
         GameFigures::gather(tasks).await
     }
@@ -218,7 +233,6 @@ impl Pairs {
 
 /// Plays game after game between one pair until the window closes.
 async fn play_games(
-    channel: Channel,
     pair: Arc<Pair>,
     window: Arc<Window>,
     pace: Pace,
@@ -226,10 +240,10 @@ async fn play_games(
     let mut schedule = Schedule::new(pace, pair.index as u64);
     let mut figures = GameFigures::default();
     while !window.over() {
-        let game_id = start_game(&channel, &pair.white, &pair.black).await?;
+        let game_id = start_game(&pair.channels, &pair.white, &pair.black).await?;
         schedule.begin();
         play_game(
-            &channel,
+            &pair.channels,
             &game_id,
             [&pair.white, &pair.black],
             &pair.arrivals,
@@ -246,12 +260,15 @@ async fn play_games(
 }
 
 /// White challenges black to an unrated untimed game; black accepts.
-async fn start_game(channel: &Channel, white: &Player, black: &Player) -> Result<String, Error> {
-    let mut lobby = LobbyServiceClient::new(channel.clone());
+async fn start_game(
+    [white_channel, black_channel]: &[Channel; 2],
+    white: &Player,
+    black: &Player,
+) -> Result<String, Error> {
     let untimed = common::TimeControl {
         kind: Some(common::time_control::Kind::Untimed(common::Untimed {})),
     };
-    let challenge = lobby
+    let challenge = LobbyServiceClient::new(white_channel.clone())
         .create_challenge(white.request(pb::CreateChallengeRequest {
             opponent_username: black.username.clone(),
             time_control: Some(untimed),
@@ -264,7 +281,7 @@ async fn start_game(channel: &Channel, white: &Player, black: &Player) -> Result
         .into_inner()
         .challenge
         .ok_or("no challenge")?;
-    lobby
+    LobbyServiceClient::new(black_channel.clone())
         .accept_challenge(black.request(pb::AcceptChallengeRequest {
             challenge_id: challenge.challenge_id,
         }))
@@ -279,7 +296,7 @@ async fn start_game(channel: &Channel, white: &Player, black: &Player) -> Result
 /// pace's `max_plies` (then the side to move resigns), its moves sent when
 /// `schedule` says.
 async fn play_game(
-    channel: &Channel,
+    channels: &[Channel; 2],
     game_id: &str,
     [white, black]: [&Player; 2],
     arrivals: &[Arc<Arrivals>; 2],
@@ -287,11 +304,15 @@ async fn play_game(
     window: &Window,
     figures: &mut GameFigures,
 ) -> Result<(), Error> {
-    let mut play = PlayServiceClient::new(channel.clone());
+    let mut plays = channels.clone().map(PlayServiceClient::new);
     let mut position = Chess::default();
     let mut ply = 0;
     loop {
-        let mover = if ply % 2 == 0 { white } else { black };
+        let (mover, play) = if ply % 2 == 0 {
+            (white, &mut plays[0])
+        } else {
+            (black, &mut plays[1])
+        };
         if window.over() || ply >= schedule.max_plies() {
             play.resign(mover.request(pb::ResignRequest {
                 game_id: game_id.to_owned(),
