@@ -174,7 +174,8 @@ enum Scenario {
         max: Option<f64>,
         /// Writes each load's moves to `<TIMELINE>-<load>.csv`: when each
         /// fell due (µs since the first) and its latency (µs), for
-        /// `scripts/timeline-stalls`.
+        /// `scripts/timeline-stalls`; prints when the first fell due, to
+        /// line it up with logs and profiles.
         #[arg(long)]
         timeline: Option<std::path::PathBuf>,
     },
@@ -662,7 +663,10 @@ async fn open_loop(cli: &Cli, front: Front, games: usize, paced: Paced<'_>) -> R
         if let Some(prefix) = timeline {
             let path = format!("{}-{load}.csv", prefix.display());
             std::fs::write(&path, figures.timeline.csv())?;
-            println!("  timeline: {path}");
+            match figures.timeline.origin() {
+                Some(origin) => println!("  timeline: {path} (0 = {origin:.6} s since the epoch)"),
+                None => println!("  timeline: {path}"),
+            }
         }
     }
     stack.stop().await;

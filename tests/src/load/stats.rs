@@ -83,6 +83,16 @@ impl Timeline {
         }
         out
     }
+
+    /// When the first move fell due, as wall-clock time (seconds since
+    /// the Unix epoch), to line the timeline up with the services' logs.
+    pub fn origin(&self) -> Option<f64> {
+        let first = self.moves.iter().map(|&(due, _)| due).min()?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?;
+        Some((now.checked_sub(first.elapsed())?).as_secs_f64())
+    }
 }
 
 /// Percentiles of a set of latencies.
@@ -144,5 +154,27 @@ mod tests {
         assert_eq!(sum.p999, Duration::from_micros(999));
         assert_eq!(sum.max, Duration::from_micros(1000));
         assert_eq!(ms(Duration::from_micros(1500)), "1.500 ms");
+    }
+
+    #[test]
+    fn a_timeline_starts_at_its_earliest_move_in_wall_clock_time() {
+        let mut timeline = Timeline::default();
+        assert_eq!(timeline.origin(), None);
+        let now = Instant::now();
+        // Recorded out of order: the origin is the earliest due time.
+        timeline.record(now - Duration::from_secs(5), Duration::from_millis(1));
+        timeline.record(now - Duration::from_secs(30), Duration::from_millis(2));
+        timeline.record(now - Duration::from_secs(10), Duration::from_millis(3));
+        let expected = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64()
+            - 30.0;
+        let origin = timeline.origin().unwrap();
+        assert!(
+            (origin - expected).abs() < 1.0,
+            "{origin} against {expected}"
+        );
+        assert!(timeline.csv().starts_with("0,2000\n"));
     }
 }
