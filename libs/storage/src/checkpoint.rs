@@ -22,7 +22,10 @@
 //!   commits, copies back the few pages it committed meanwhile: a short
 //!   checkpoint, once per bound instead of a long one every thousand pages;
 //! - if the thread cannot keep up, the writer checkpoints all the same a
-//!   little past the bound, as SQLite would have.
+//!   little past the bound, as SQLite would have; if the thread is still
+//!   making a checkpoint then, the writer tries again after each commit
+//!   until the thread's ends, without asking it for another (which would
+//!   keep it busy as long as the writer kept asking).
 //!
 //! Durability is SQLite's own: a checkpoint marks pages copied only after
 //! the database file is flushed (`synchronous` is `FULL` on both
@@ -114,6 +117,9 @@ pub struct WalCheckpoints {
     /// The log has reached its bound: the thread has been asked for one
     /// more checkpoint, the one it begins as this one.
     ending: Option<u64>,
+    /// Checkpoints of the writer's put off because the thread was making
+    /// one.
+    deferred: u64,
     /// The thread, joined on drop: its connection must be closed before the
     /// file's last one closes, which deletes the log only if it is alone.
     thread: Option<std::thread::JoinHandle<()>>,
@@ -140,6 +146,7 @@ impl WalCheckpoints {
             limits,
             asked_at: 0,
             ending: None,
+            deferred: 0,
             thread: Some(thread),
         })
     }
@@ -169,9 +176,16 @@ impl WalCheckpoints {
                 Some(asked) => {
                     let copied = self.shared.lock().finished >= asked;
                     if (copied && !waiting) || pages >= self.limits.bound + self.limits.start {
-                        checkpoint(writer, "writer");
-                        self.ending = None;
-                        self.asked_at = pages;
+                        if checkpoint(writer, "writer") == Checkpoint::Busy {
+                            // The thread is in a checkpoint of its own.
+                            // Asking it for another would keep it there,
+                            // each one ending just as the writer tried
+                            // again: try after the next commit instead.
+                            self.deferred += 1;
+                        } else {
+                            self.ending = None;
+                            self.asked_at = pages;
+                        }
                     }
                 }
             }
@@ -205,21 +219,47 @@ impl Drop for WalCheckpoints {
     }
 }
 
+/// What became of a checkpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Checkpoint {
+    /// Made: every page no reader still needs is copied back.
+    Made,
+    /// Not begun: another connection was making one.
+    Busy,
+    /// SQLite refused it (logged).
+    Failed,
+}
+
 /// A passive checkpoint on `conn`: copies back what no reader still needs
 /// in the log, without waiting for anyone.
-fn checkpoint(conn: &Connection, by: &'static str) {
+fn checkpoint(conn: &Connection, by: &'static str) -> Checkpoint {
     let started = Instant::now();
     let outcome = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
-        Ok((row.get::<_, i64>(1)?, row.get::<_, i64>(2)?))
+        Ok((
+            row.get::<_, i64>(0)?,
+            row.get::<_, i64>(1)?,
+            row.get::<_, i64>(2)?,
+        ))
     });
     let ms = started.elapsed().as_millis() as u64;
     match outcome {
-        // On the writer, a slow one holds up every write queued meanwhile.
-        Ok((log, copied)) if ms >= SLOW_CHECKPOINT_MS => {
-            tracing::warn!(by, ms, log, copied, "slow checkpoint");
+        Ok((busy, ..)) if busy != 0 => {
+            tracing::trace!(by, ms, "checkpoint put off: another is being made");
+            Checkpoint::Busy
         }
-        Ok((log, copied)) => tracing::trace!(by, ms, log, copied, "checkpoint"),
-        Err(e) => tracing::warn!(by, error = %e, "checkpoint failed"),
+        // On the writer, a slow one holds up every write queued meanwhile.
+        Ok((_, log, copied)) => {
+            if ms >= SLOW_CHECKPOINT_MS {
+                tracing::warn!(by, ms, log, copied, "slow checkpoint");
+            } else {
+                tracing::trace!(by, ms, log, copied, "checkpoint");
+            }
+            Checkpoint::Made
+        }
+        Err(e) => {
+            tracing::warn!(by, error = %e, "checkpoint failed");
+            Checkpoint::Failed
+        }
     }
 }
 
@@ -311,7 +351,7 @@ mod tests {
             unasked: Duration::from_secs(600),
         };
         let (_dir, url, writer, mut checkpoints) = writer(limits);
-        let (mut longest, mut restarts, mut last) = (0, 0, 0);
+        let (mut longest, mut restarts, mut last, mut step) = (0, 0, 0, 0);
         for _ in 0..3000 {
             insert(&writer);
             checkpoints.after_commit(&writer, false);
@@ -319,14 +359,19 @@ mod tests {
             longest = longest.max(pages);
             if pages < last {
                 restarts += 1;
+            } else {
+                step = step.max(pages - last);
             }
             last = pages;
         }
-        // Each commit adds a page or two; the writer steps in a little past
-        // the bound at the latest.
+        // The writer steps in at the first commit past the bound (plus
+        // `start`) at the latest, and after each commit more while the
+        // thread is in a checkpoint of its own (put off).
+        let deferred = i64::try_from(checkpoints.deferred).unwrap();
         assert!(
-            longest <= limits.bound + limits.start + 4,
-            "the log reached {longest} pages"
+            longest <= limits.bound + limits.start + step * (1 + deferred),
+            "the log reached {longest} pages, {step} at most a commit, \
+             {deferred} checkpoints put off"
         );
         assert!(restarts >= 3, "the log started over {restarts} times");
         // The writer's connection never checkpoints by itself, so the rows
