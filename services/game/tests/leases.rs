@@ -65,7 +65,8 @@ async fn a_deposed_replica_cannot_write_and_the_new_owner_can() {
     let mut game = new_game("fencedgame1");
     let shard = shard_of(game.id());
 
-    let taken = leases::take(a.connection(), "a", &[shard], TTL_MS, false)
+    // Held long enough for A's writes below however slow the disk.
+    let taken = leases::take(a.connection(), "a", &[shard], 60_000, false)
         .await
         .unwrap();
     assert_eq!(taken.len(), 1);
@@ -91,7 +92,12 @@ async fn a_deposed_replica_cannot_write_and_the_new_owner_can() {
             .unwrap()
             .is_empty()
     );
-    // A stops renewing (paused) past its lease; B takes the shard over.
+    // A renews one last time, for a short lease, and then stops (paused)
+    // past it; B takes the shard over.
+    let renewed = leases::renew(a.connection(), "a", &[(shard, fence_a.epoch)], TTL_MS)
+        .await
+        .unwrap();
+    assert!(renewed.contains(&shard));
     tokio::time::sleep(Duration::from_millis(TTL_MS as u64 + 100)).await;
     let taken = leases::take(b.connection(), "b", &[shard], TTL_MS, false)
         .await
