@@ -733,7 +733,9 @@ async fn challenges_expire_on_their_timer() {
             decline_reason: String::new(),
             game_id: None,
             created_at: now,
-            expires_at: now + 3000,
+            // Long enough for the restart and the watches below on a slow
+            // machine: the challenge must still be pending when listed.
+            expires_at: now + 10_000,
         })
         .await
         .unwrap();
@@ -752,7 +754,15 @@ async fn challenges_expire_on_their_timer() {
         .incoming;
     assert_eq!(incoming.len(), 1);
     for events in [&mut alice_events, &mut bob_events] {
-        match next_event(events).await {
+        let event = tokio::time::timeout(Duration::from_secs(30), events.message())
+            .await
+            .expect("the expiry within 30 s")
+            .expect("the stream is healthy")
+            .expect("the stream is open")
+            .event
+            .and_then(|e| e.kind)
+            .expect("an event with a kind");
+        match event {
             Kind::ChallengeExpired(c) => {
                 assert_eq!(c.challenge_id, "soon");
                 assert_eq!(c.status, wire::ChallengeStatus::Expired as i32);
