@@ -175,8 +175,10 @@ async fn a_flag_falls_on_time_while_its_game_is_out_of_memory() {
     let mut white = f.registry.context().hub.subscribe("w");
     let game = registry
         .create_game(
+            // Long enough to be evicted before the flag falls, however
+            // slow the writes before.
             setup(TimeControl::Incremental {
-                initial_secs: 2,
+                initial_secs: 5,
                 increment_secs: 0,
             }),
             None,
@@ -195,7 +197,7 @@ async fn a_flag_falls_on_time_while_its_game_is_out_of_memory() {
 
     // Nobody asks: the registry loads the game at its deadline and its
     // actor ends it, telling the players.
-    let ended = timeout(Duration::from_secs(10), async {
+    let ended = timeout(Duration::from_secs(30), async {
         loop {
             let event = white.recv().await.unwrap();
             if let Some(Kind::GameEnded(ended)) = &event.kind {

@@ -458,19 +458,26 @@ async fn the_flag_falls_with_nobody_connected() {
     let (_dir, url) = sqlite();
     let service = GameService::start(&url).await;
     let mut client = service.client().await;
-    let g = create(&mut client, "w", "b", incremental(1, 0))
+    let g = create(&mut client, "w", "b", incremental(3, 0))
         .await
         .game_id;
     play(&mut client, &g, "w", "e4").await.unwrap();
     play(&mut client, &g, "b", "e5").await.unwrap();
     let state = get(&mut client, &g).await;
+    assert_eq!(state.status, c::GameStatus::Active as i32);
     let clock = state.clock.unwrap();
     assert!(clock.timed);
     assert_eq!(clock.running, c::Color::White as i32);
     assert!(clock.flag_at.is_some());
-    // Nobody acts; the server ends the game when white's second runs out.
-    tokio::time::sleep(std::time::Duration::from_millis(1600)).await;
-    let state = get(&mut client, &g).await;
+    // Nobody acts; the server ends the game when white's seconds run out.
+    let mut state = state;
+    for _ in 0..200 {
+        if state.status == c::GameStatus::Finished as i32 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        state = get(&mut client, &g).await;
+    }
     assert_eq!(state.status, c::GameStatus::Finished as i32);
     assert_eq!(state.termination, c::Termination::Timeout as i32);
     assert_eq!(state.result, c::GameResult::BlackWins as i32);
