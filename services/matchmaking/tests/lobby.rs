@@ -13,7 +13,7 @@ use chess_proto::{
     game::v1::GetGameRequest,
     matchmaking::v1 as pb,
 };
-use common::{Lobby, Player, blitz, daily, for_player, next_event, seek, watch};
+use common::{Lobby, Player, blitz, daily, for_player, next_event, next_event_within, seek, watch};
 use tonic::Code;
 
 /// The seeks `viewer` sees once there are `n` of them, awaited for 20 s at
@@ -766,15 +766,7 @@ async fn challenges_expire_on_their_timer() {
         .incoming;
     assert_eq!(incoming.len(), 1);
     for events in [&mut alice_events, &mut bob_events] {
-        let event = tokio::time::timeout(Duration::from_secs(30), events.message())
-            .await
-            .expect("the expiry within 30 s")
-            .expect("the stream is healthy")
-            .expect("the stream is open")
-            .event
-            .and_then(|e| e.kind)
-            .expect("an event with a kind");
-        match event {
+        match next_event_within(events, Duration::from_secs(30)).await {
             Kind::ChallengeExpired(c) => {
                 assert_eq!(c.challenge_id, "soon");
                 assert_eq!(c.status, wire::ChallengeStatus::Expired as i32);

@@ -212,9 +212,17 @@ pub fn seek(
 pub async fn next_event(
     stream: &mut tonic::Streaming<pb::WatchPlayerResponse>,
 ) -> common::lobby_event::Kind {
-    tokio::time::timeout(Duration::from_secs(5), stream.message())
+    next_event_within(stream, Duration::from_secs(5)).await
+}
+
+/// The next lobby event of a stream, waiting at most `wait`.
+pub async fn next_event_within(
+    stream: &mut tonic::Streaming<pb::WatchPlayerResponse>,
+    wait: Duration,
+) -> common::lobby_event::Kind {
+    tokio::time::timeout(wait, stream.message())
         .await
-        .expect("a lobby event within five seconds")
+        .unwrap_or_else(|_| panic!("a lobby event within {wait:?}"))
         .expect("the stream is healthy")
         .expect("the stream is open")
         .event
