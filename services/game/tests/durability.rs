@@ -5,7 +5,13 @@
 
 mod common;
 
-use std::time::Duration;
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
 
 use chess_proto::{common::v1 as c, game::v1 as pb};
 use common::*;
@@ -93,14 +99,7 @@ async fn survives_a_crash(url: String) {
     // flag falls after the restart.
     let short_after = get(&mut client, &short).await;
     assert_eq!(short_after.status, c::GameStatus::Active as i32);
-    let mut timed_out = short_after;
-    for _ in 0..300 {
-        if timed_out.status == c::GameStatus::Finished as i32 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        timed_out = get(&mut client, &short).await;
-    }
+    let timed_out = finished(&mut client, &short).await;
     assert_eq!(timed_out.status, c::GameStatus::Finished as i32);
     assert_eq!(timed_out.termination, c::Termination::Timeout as i32);
     assert_eq!(timed_out.result, c::GameResult::BlackWins as i32);
@@ -145,12 +144,12 @@ async fn acknowledged_moves_are_durable(url: String) {
                 .game_id,
         );
     }
-    let made = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let made = Arc::new(AtomicUsize::new(0));
     let mut tasks = Vec::new();
     for (i, id) in games.iter().enumerate() {
         let mut client = client.clone();
         let id = id.clone();
-        let made = std::sync::Arc::clone(&made);
+        let made = Arc::clone(&made);
         tasks.push(tokio::spawn(async move {
             let cycle = [("w", "Nf3"), ("b", "Nf6"), ("w", "Ng1"), ("b", "Ng8")];
             let mut acknowledged = 0;
@@ -159,7 +158,7 @@ async fn acknowledged_moves_are_durable(url: String) {
                 match play(&mut client, &id, &format!("{side}{i}"), mv).await {
                     Ok(_) => {
                         acknowledged += 1;
-                        made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        made.fetch_add(1, Ordering::Relaxed);
                     }
                     Err(_) => break,
                 }
@@ -170,7 +169,7 @@ async fn acknowledged_moves_are_durable(url: String) {
     // Killed in the middle of the games: once twenty moves are answered,
     // however long that takes.
     for _ in 0..600 {
-        if made.load(std::sync::atomic::Ordering::Relaxed) >= 20 {
+        if made.load(Ordering::Relaxed) >= 20 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;

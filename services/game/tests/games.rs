@@ -470,14 +470,7 @@ async fn the_flag_falls_with_nobody_connected() {
     assert_eq!(clock.running, c::Color::White as i32);
     assert!(clock.flag_at.is_some());
     // Nobody acts; the server ends the game when white's seconds run out.
-    let mut state = state;
-    for _ in 0..200 {
-        if state.status == c::GameStatus::Finished as i32 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        state = get(&mut client, &g).await;
-    }
+    let state = finished(&mut client, &g).await;
     assert_eq!(state.status, c::GameStatus::Finished as i32);
     assert_eq!(state.termination, c::Termination::Timeout as i32);
     assert_eq!(state.result, c::GameResult::BlackWins as i32);

@@ -182,6 +182,22 @@ pub async fn get(client: &mut Client, game_id: &str) -> common::GameState {
         .expect("state")
 }
 
+/// The game's state once it has finished, awaited for 20 s at most (a
+/// flag falls when the service's timer fires, however slow the machine):
+/// the last state seen if it never does.
+pub async fn finished(client: &mut Client, game_id: &str) -> common::GameState {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let state = get(client, game_id).await;
+        if state.status == common::GameStatus::Finished as i32
+            || std::time::Instant::now() >= deadline
+        {
+            return state;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 /// A fresh SQLite database file (kept alive by the returned directory).
 pub fn sqlite() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
