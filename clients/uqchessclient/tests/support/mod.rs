@@ -224,11 +224,25 @@ impl Client {
 
     /// Types `text` (raw: include the newline).
     pub fn type_raw(&mut self, text: &str) {
+        self.write_stdin(text).expect("write to the client's stdin");
+    }
+
+    /// Types `text` unless the client has already exited (its standard
+    /// input is closed): for typing that races the client's own ending.
+    pub fn type_raw_unless_exited(&mut self, text: &str) {
+        match self.write_stdin(text) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                panic!("write to the client's stdin: {e}")
+            }
+            _ => {}
+        }
+    }
+
+    fn write_stdin(&mut self, text: &str) -> std::io::Result<()> {
         self.stdin
             .as_mut()
             .expect("standard input is open")
             .write_all(text.as_bytes())
-            .expect("write to the client's stdin");
     }
 
     /// Types one line.
