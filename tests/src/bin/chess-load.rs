@@ -65,6 +65,10 @@ struct Cli {
     /// in the stack's data directory).
     #[arg(long, global = true)]
     database_url: Option<String>,
+    /// Worker threads of chess-load's own runtime (default: one per core).
+    /// Its CPU shares the cores with the services it measures.
+    #[arg(long, global = true)]
+    load_workers: Option<usize>,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -898,9 +902,23 @@ async fn startup(cli: &Cli, runs: usize) -> Result<(), Error> {
     Ok(())
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli: Cli = clap::Parser::parse();
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if let Some(workers) = cli.load_workers {
+        runtime.worker_threads(workers.max(1));
+    }
+    let runtime = match runtime.enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("chess-load: cannot start its runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(run(cli))
+}
+
+async fn run(cli: Cli) -> ExitCode {
     let result = match &cli.scenario {
         Scenario::Baseline { rounds } => {
             async {
