@@ -67,8 +67,8 @@ struct Cli {
     database_url: Option<String>,
     /// Worker threads of chess-load's own runtime (default: one per core).
     /// Its CPU shares the cores with the services it measures.
-    #[arg(long, global = true)]
-    load_workers: Option<usize>,
+    #[arg(long, global = true, value_parser = clap::value_parser!(u16).range(1..))]
+    load_workers: Option<u16>,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -906,7 +906,7 @@ fn main() -> ExitCode {
     let cli: Cli = clap::Parser::parse();
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
     if let Some(workers) = cli.load_workers {
-        runtime.worker_threads(workers.max(1));
+        runtime.worker_threads(usize::from(workers));
     }
     let runtime = match runtime.enable_all().build() {
         Ok(runtime) => runtime,
