@@ -9,6 +9,8 @@
 //!   every service takes, waited for until its health says SERVING, stopped
 //!   the way a supervisor stops it or killed the way a crash would.
 //! - [`connect`], [`wait_serving`]: the same for any address.
+//! - [`settled`]: a value fetched again until it is as expected, for what
+//!   happens on a timer whose lateness depends on the machine.
 //! - [`process`]: processes seen through `/proc` (children, liveness, names,
 //!   CPU time) and signals.
 //! - [`internal_key_file`], [`signed`], [`acting`]: the fixed internal key
@@ -228,6 +230,29 @@ pub async fn wait_serving(addr: &str, mut child: Option<&mut Child>, what: &str)
             "{what} did not become SERVING within {START_TIMEOUT:?}"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Fetches a value with `fetch` every 100 ms until `done` holds of it or
+/// `within` has passed, and returns the last value fetched: for what a
+/// service does on a timer (a flag falling, a seek lapsing), which comes
+/// later on a loaded machine. The caller asserts on the value returned, so
+/// a failure shows what was seen last.
+pub async fn settled<T, Fut>(
+    within: Duration,
+    mut fetch: impl FnMut() -> Fut,
+    done: impl Fn(&T) -> bool,
+) -> T
+where
+    Fut: std::future::Future<Output = T>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        let value = fetch().await;
+        if done(&value) || Instant::now() >= deadline {
+            return value;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 

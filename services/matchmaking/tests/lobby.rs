@@ -21,14 +21,12 @@ use tonic::Code;
 /// poster's last stream or after the presence grace (two seconds in these
 /// tests), depends on the machine.
 async fn list_once(lobby: &Lobby, viewer: &Player, n: usize) -> Vec<wire::Seek> {
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let seen = list(lobby, viewer).await;
-        if seen.len() == n || std::time::Instant::now() >= deadline {
-            return seen;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    chess_testkit::settled(
+        Duration::from_secs(20),
+        || list(lobby, viewer),
+        |seen| seen.len() == n,
+    )
+    .await
 }
 
 async fn list(lobby: &Lobby, viewer: &Player) -> Vec<wire::Seek> {

@@ -186,16 +186,15 @@ pub async fn get(client: &mut Client, game_id: &str) -> common::GameState {
 /// flag falls when the service's timer fires, however slow the machine):
 /// the last state seen if it never does.
 pub async fn finished(client: &mut Client, game_id: &str) -> common::GameState {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    loop {
-        let state = get(client, game_id).await;
-        if state.status == common::GameStatus::Finished as i32
-            || std::time::Instant::now() >= deadline
-        {
-            return state;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    chess_testkit::settled(
+        std::time::Duration::from_secs(20),
+        || {
+            let mut client = client.clone();
+            async move { get(&mut client, game_id).await }
+        },
+        |state| state.status == common::GameStatus::Finished as i32,
+    )
+    .await
 }
 
 /// A fresh SQLite database file (kept alive by the returned directory).
