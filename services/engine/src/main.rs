@@ -6,18 +6,19 @@
 
 use std::process::ExitCode;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let config: chess_engine::Config = chess_runtime::cli::parse("engine");
-    let _telemetry = chess_runtime::init_telemetry("engine", &config.telemetry);
-    match chess_engine::run(config).await {
-        Err(e @ chess_engine::StartError::CannotStart { .. }) => {
-            eprintln!(
-                "chess-engine: {e}; {}",
-                chess_engine::stockfish_hint("CHESS_ENGINE_STOCKFISH_PATH")
-            );
-            ExitCode::from(chess_engine::EXIT_ENGINE_UNAVAILABLE)
+    chess_runtime::runtime("engine").block_on(async {
+        let _telemetry = chess_runtime::init_telemetry("engine", &config.telemetry);
+        match chess_engine::run(config).await {
+            Err(e @ chess_engine::StartError::CannotStart { .. }) => {
+                eprintln!(
+                    "chess-engine: {e}; {}",
+                    chess_engine::stockfish_hint("CHESS_ENGINE_STOCKFISH_PATH")
+                );
+                ExitCode::from(chess_engine::EXIT_ENGINE_UNAVAILABLE)
+            }
+            result => chess_runtime::exit_code("engine", result),
         }
-        result => chess_runtime::exit_code("engine", result),
-    }
+    })
 }

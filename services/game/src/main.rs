@@ -8,9 +8,10 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let config: chess_game::Config = chess_runtime::cli::parse("game");
-    let _telemetry = chess_runtime::init_telemetry("game", &config.telemetry);
-    chess_runtime::exit_code("game", chess_game::run(config).await)
+    chess_runtime::runtime("game").block_on(async {
+        let _telemetry = chess_runtime::init_telemetry("game", &config.telemetry);
+        chess_runtime::exit_code("game", chess_game::run(config).await)
+    })
 }

@@ -9,9 +9,10 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let config: chess_gateway::Config = chess_runtime::cli::parse("gateway");
-    let _telemetry = chess_runtime::init_telemetry("gateway", &config.telemetry);
-    chess_runtime::exit_code("gateway", chess_gateway::run(config).await)
+    chess_runtime::runtime("gateway").block_on(async {
+        let _telemetry = chess_runtime::init_telemetry("gateway", &config.telemetry);
+        chess_runtime::exit_code("gateway", chess_gateway::run(config).await)
+    })
 }

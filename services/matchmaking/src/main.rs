@@ -2,9 +2,10 @@
 
 use std::process::ExitCode;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let config: chess_matchmaking::Config = chess_runtime::cli::parse("matchmaking");
-    let _telemetry = chess_runtime::init_telemetry("matchmaking", &config.telemetry);
-    chess_runtime::exit_code("matchmaking", chess_matchmaking::run(config).await)
+    chess_runtime::runtime("matchmaking").block_on(async {
+        let _telemetry = chess_runtime::init_telemetry("matchmaking", &config.telemetry);
+        chess_runtime::exit_code("matchmaking", chess_matchmaking::run(config).await)
+    })
 }
