@@ -904,18 +904,13 @@ async fn startup(cli: &Cli, runs: usize) -> Result<(), Error> {
 
 fn main() -> ExitCode {
     let cli: Cli = clap::Parser::parse();
-    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    // Built as the services build theirs, without the LIFO slot: an answer
+    // is timed when its game's task next runs.
+    let mut runtime = chess_runtime::runtime_builder();
     if let Some(workers) = cli.load_workers {
         runtime.worker_threads(usize::from(workers));
     }
-    // Without the LIFO slot, as the services run (chess_runtime::runtime).
-    // An answer is timed when its game's task next runs; with the slot,
-    // those runs waited longer (a task in the slot cannot be taken by the
-    // other worker), and the wait counted in the open loop's tail
-    // (BENCHMARKS.md, "The load generator without the LIFO slot").
-    #[cfg(tokio_unstable)]
-    runtime.disable_lifo_slot();
-    let runtime = match runtime.enable_all().build() {
+    let runtime = match runtime.build() {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("chess-load: cannot start its runtime: {e}");
