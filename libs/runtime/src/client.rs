@@ -7,10 +7,15 @@
 //! replica, so replicas added to (or removed from) the engine pool take
 //! (or stop taking) their share of the calls. A single connection to a
 //! virtual IP would pin every call to whichever replica it reached.
+//!
+//! A `unix:PATH` address is a service on the same machine serving on a
+//! Unix-domain socket (`--unix-listen`): one connection, without the TCP
+//! stack's work on either side.
 
 use std::{
     collections::BTreeMap,
     net::{IpAddr, SocketAddr},
+    path::PathBuf,
     pin::Pin,
     sync::{
         Arc, RwLock,
@@ -102,15 +107,19 @@ impl tower::Service<http::Request<tonic::body::Body>> for Balanced {
     }
 }
 
-/// A channel to `addr` (`host:port`, optionally with an `http://` prefix).
+/// A channel to `addr`: `host:port`, optionally with an `http://` prefix,
+/// or `unix:PATH` (also `unix://` and an absolute path, as gRPC writes it).
 /// Connecting happens on first use and again after failures, so a service can
 /// start before the services it calls. Must be called within a Tokio runtime
 /// when `addr` names a host.
 pub fn channel(addr: &str) -> Result<Channel, Error> {
     let authority = addr.strip_prefix("http://").unwrap_or(addr);
-    let balanced = match authority.parse::<SocketAddr>() {
-        Ok(socket) => Balanced::single(endpoint(format!("http://{socket}"))?.connect_lazy()),
-        Err(_) => {
+    let balanced = match (unix_path(addr)?, authority.parse::<SocketAddr>()) {
+        (Some(path), _) => Balanced::single(unix_channel(path)?),
+        (None, Ok(socket)) => {
+            Balanced::single(endpoint(format!("http://{socket}"))?.connect_lazy())
+        }
+        (None, Err(_)) => {
             let (host, port) = authority
                 .rsplit_once(':')
                 .and_then(|(h, p)| Some((h.to_owned(), p.parse::<u16>().ok()?)))
@@ -129,6 +138,34 @@ pub fn channel(addr: &str) -> Result<Channel, Error> {
         &chess_telemetry::ClientTraceLayer,
         balanced,
     ))
+}
+
+/// The socket path of a `unix:` address; `None` for any other address.
+fn unix_path(addr: &str) -> Result<Option<PathBuf>, Error> {
+    let Some(rest) = addr.strip_prefix("unix:") else {
+        return Ok(None);
+    };
+    // `unix:///run/x.sock` (an empty authority) is `unix:/run/x.sock`.
+    let path = rest.strip_prefix("//").unwrap_or(rest);
+    if path.is_empty() || (rest.starts_with("//") && !path.starts_with('/')) {
+        return Err(Error::Address(addr.to_owned()));
+    }
+    Ok(Some(PathBuf::from(path)))
+}
+
+/// One lazily connected channel over the Unix socket at `path`.
+fn unix_channel(path: PathBuf) -> Result<tonic::transport::Channel, Error> {
+    let path = Arc::new(path);
+    let connector = tower::service_fn(move |_: http::Uri| {
+        let path = Arc::clone(&path);
+        async move {
+            tokio::net::UnixStream::connect(path.as_path())
+                .await
+                .map(hyper_util::rt::TokioIo::new)
+        }
+    });
+    // The authority only names the service in each request.
+    Ok(endpoint("http://localhost".to_owned())?.connect_with_connector_lazy(connector))
 }
 
 /// Keeps `balanced` holding one connection per address `host` resolves to
@@ -186,6 +223,23 @@ mod tests {
         assert!(channel("localhost:50053").is_ok());
         assert!(matches!(channel("no-port"), Err(Error::Address(_))));
         assert!(matches!(channel("host:notaport"), Err(Error::Address(_))));
+        assert!(channel("unix:/run/chess/game.sock").is_ok());
+        assert!(channel("unix:game.sock").is_ok());
+        assert!(channel("unix:///run/chess/game.sock").is_ok());
+        assert!(matches!(channel("unix:"), Err(Error::Address(_))));
+        assert!(matches!(
+            channel("unix://host/x.sock"),
+            Err(Error::Address(_))
+        ));
+    }
+
+    #[test]
+    fn unix_addresses_name_their_socket() {
+        let path = |a: &str| unix_path(a).unwrap().unwrap();
+        assert_eq!(path("unix:/run/x.sock"), PathBuf::from("/run/x.sock"));
+        assert_eq!(path("unix:///run/x.sock"), PathBuf::from("/run/x.sock"));
+        assert_eq!(path("unix:x.sock"), PathBuf::from("x.sock"));
+        assert!(unix_path("127.0.0.1:1").unwrap().is_none());
     }
 
     #[tokio::test]

@@ -3,11 +3,16 @@
 use std::{
     convert::Infallible,
     net::SocketAddr,
-    sync::{Arc, Mutex, OnceLock},
+    os::unix::fs::FileTypeExt as _,
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex, MutexGuard, OnceLock},
     time::Duration,
 };
 
-use tokio::{net::TcpListener, signal::unix::SignalKind};
+use tokio::{
+    net::{TcpListener, UnixListener},
+    signal::unix::SignalKind,
+};
 use tokio_util::sync::CancellationToken;
 use tonic::{service::Routes, transport::server::TcpIncoming};
 use tonic_health::{ServingStatus, server::HealthReporter};
@@ -23,6 +28,15 @@ pub struct ServerArgs {
     /// descriptor 3) instead of binding `--listen`.
     #[arg(long)]
     pub listen_fd: Option<usize>,
+    /// Also serve on a Unix-domain socket at PATH, for callers on the same
+    /// machine (given the address `unix:PATH`): it skips the TCP stack. A
+    /// socket left there by a server that is gone is replaced.
+    #[arg(long, value_name = "PATH")]
+    pub unix_listen: Option<PathBuf>,
+    /// Also serve on the Unix-domain listening socket number N handed over
+    /// by a supervisor (`LISTEN_FDS`, as for `--listen-fd`).
+    #[arg(long, value_name = "N", conflicts_with = "unix_listen")]
+    pub unix_listen_fd: Option<usize>,
     /// Seconds in-flight calls may take to finish after a shutdown signal.
     #[arg(long, default_value_t = 10)]
     pub shutdown_grace_secs: u64,
@@ -101,11 +115,22 @@ type Front = Arc<dyn Fn(HttpService) -> HttpService + Send + Sync>;
 /// stop, so long-lived streams and background tasks can end.
 pub type Shutdown = CancellationToken;
 
+/// A Unix-domain socket a server also serves on.
+struct UnixSide {
+    listener: UnixListener,
+    /// Where it is, for the log.
+    shown: String,
+    /// The socket file to remove when the server stops: one it bound
+    /// itself (a handed-over socket is its supervisor's).
+    owned: Option<PathBuf>,
+}
+
 /// A bound gRPC server that has not started serving yet.
 pub struct Server {
     service: &'static str,
     listener: TcpListener,
     local_addr: SocketAddr,
+    unix: Option<UnixSide>,
     grace: Duration,
     stop_on_stdin_eof: bool,
     health: Health,
@@ -122,6 +147,7 @@ impl std::fmt::Debug for Server {
         f.debug_struct("Server")
             .field("service", &self.service)
             .field("local_addr", &self.local_addr)
+            .field("unix", &self.unix.as_ref().map(|u| &u.shown))
             .field("grpc_web", &self.grpc_web)
             .field("front", &self.front.is_some())
             .finish_non_exhaustive()
@@ -148,6 +174,32 @@ impl Server {
             addr: addr.to_owned(),
             source,
         })?;
+        let unix = match (&args.unix_listen, args.unix_listen_fd) {
+            (Some(path), _) => Some(UnixSide {
+                listener: UnixListener::from_std(bind_unix_listener(path)?).map_err(|source| {
+                    Error::Listen {
+                        addr: format!("unix:{}", path.display()),
+                        source,
+                    }
+                })?,
+                shown: path.display().to_string(),
+                owned: Some(path.clone()),
+            }),
+            (None, Some(index)) => {
+                let listener = inherited_unix_listener(index)?;
+                let shown = listener
+                    .local_addr()
+                    .ok()
+                    .and_then(|a| a.as_pathname().map(|p| p.display().to_string()))
+                    .unwrap_or_else(|| format!("descriptor {}", 3 + index));
+                Some(UnixSide {
+                    listener,
+                    shown,
+                    owned: None,
+                })
+            }
+            (None, None) => None,
+        };
         let reporter = HealthReporter::new();
         let health_service = tonic_health::pb::health_server::HealthServer::new(
             tonic_health::server::HealthService::from_health_reporter(reporter.clone()),
@@ -158,6 +210,7 @@ impl Server {
             service,
             listener,
             local_addr,
+            unix,
             grace: Duration::from_secs(args.shutdown_grace_secs),
             stop_on_stdin_eof: args.stop_on_stdin_eof,
             health,
@@ -257,7 +310,7 @@ impl Server {
         };
 
         let incoming = TcpIncoming::from(self.listener).with_nodelay(Some(true));
-        let server = tonic::transport::Server::builder()
+        let router = tonic::transport::Server::builder()
             .http2_keepalive_interval(Some(Duration::from_secs(30)))
             .http2_keepalive_timeout(Some(Duration::from_secs(10)))
             .accept_http1(self.grpc_web || self.front.is_some())
@@ -270,22 +323,58 @@ impl Server {
             ))
             .layer(crate::status_cap::StatusCapLayer)
             .layer(tower::util::option_layer(self.callers))
-            .add_routes(routes)
-            .serve_with_incoming_shutdown(incoming, stopping);
+            .add_routes(routes);
+        // The same service on the Unix socket, stopping with the TCP side.
+        // If it fails, the whole server stops (and is restarted by whoever
+        // supervises it) rather than go on unreachable to its local callers.
+        let unix = self.unix.map(|side| {
+            let stopped = self.shutdown.clone();
+            let failed = self.shutdown.clone();
+            let served = router.clone().serve_with_incoming_shutdown(
+                tokio_stream::wrappers::UnixListenerStream::new(side.listener),
+                async move { stopped.cancelled().await },
+            );
+            tracing::info!(service = self.service, path = %side.shown, "serving gRPC on a Unix socket");
+            let task = tokio::spawn(async move {
+                if let Err(e) = served.await {
+                    tracing::error!(error = %e, "the gRPC server on the Unix socket failed");
+                    failed.cancel();
+                }
+            });
+            (task, side.owned)
+        });
+        let server = router.serve_with_incoming_shutdown(incoming, stopping);
         tracing::info!(service = self.service, addr = %self.local_addr, "serving gRPC");
 
         tokio::pin!(server);
-        tokio::select! {
-            result = &mut server => return result.map_err(Error::from),
-            () = self.shutdown.cancelled() => {}
-        }
-        match tokio::time::timeout(self.grace, server).await {
-            Ok(result) => result.map_err(Error::from),
-            Err(_) => {
-                tracing::warn!(grace = ?self.grace, "calls still running after the grace period; stopping anyway");
-                Ok(())
+        let ended = tokio::select! {
+            result = &mut server => Some(result.map_err(Error::from)),
+            () = self.shutdown.cancelled() => None,
+        };
+        let deadline = tokio::time::Instant::now() + self.grace;
+        let late = || {
+            tracing::warn!(grace = ?self.grace, "calls still running after the grace period; stopping anyway");
+        };
+        let result = match ended {
+            Some(result) => result,
+            None => match tokio::time::timeout_at(deadline, server).await {
+                Ok(result) => result.map_err(Error::from),
+                Err(_) => {
+                    late();
+                    Ok(())
+                }
+            },
+        };
+        if let Some((task, owned)) = unix {
+            self.shutdown.cancel();
+            if tokio::time::timeout_at(deadline, task).await.is_err() {
+                late();
+            }
+            if let Some(path) = owned {
+                let _ = std::fs::remove_file(path);
             }
         }
+        result
     }
 }
 
@@ -308,13 +397,8 @@ fn raise_open_file_limit() {
 /// The listening socket number `index` handed over by a supervisor
 /// (`LISTEN_FDS`, descriptors from 3). Each can be taken once.
 pub fn inherited_listener(index: usize) -> Result<TcpListener, Error> {
-    static HANDED_OVER: OnceLock<Mutex<listenfd::ListenFd>> = OnceLock::new();
     let error = |reason: String| Error::Inherited { index, reason };
-    let mut handed_over = HANDED_OVER
-        .get_or_init(|| Mutex::new(listenfd::ListenFd::from_env()))
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let listener = handed_over
+    let listener = handed_over()
         .take_tcp_listener(index)
         .map_err(|e| error(e.to_string()))?
         .ok_or_else(|| error("none was passed".to_owned()))?;
@@ -322,6 +406,50 @@ pub fn inherited_listener(index: usize) -> Result<TcpListener, Error> {
         .set_nonblocking(true)
         .map_err(|e| error(e.to_string()))?;
     TcpListener::from_std(listener).map_err(|e| error(e.to_string()))
+}
+
+/// The Unix-domain listening socket number `index` handed over by a
+/// supervisor, as [`inherited_listener`] takes a TCP one.
+pub fn inherited_unix_listener(index: usize) -> Result<UnixListener, Error> {
+    let error = |reason: String| Error::Inherited { index, reason };
+    let listener = handed_over()
+        .take_unix_listener(index)
+        .map_err(|e| error(e.to_string()))?
+        .ok_or_else(|| error("none was passed".to_owned()))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| error(e.to_string()))?;
+    UnixListener::from_std(listener).map_err(|e| error(e.to_string()))
+}
+
+/// The sockets handed over in `LISTEN_FDS`, each to be taken once.
+fn handed_over() -> MutexGuard<'static, listenfd::ListenFd> {
+    static HANDED_OVER: OnceLock<Mutex<listenfd::ListenFd>> = OnceLock::new();
+    HANDED_OVER
+        .get_or_init(|| Mutex::new(listenfd::ListenFd::from_env()))
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Binds a Unix-domain listening socket at `path` (non-blocking). A socket
+/// file there that nothing answers on is left from a server that is gone and
+/// is replaced; one that answers, or any other file, is an error.
+pub fn bind_unix_listener(path: &Path) -> Result<std::os::unix::net::UnixListener, Error> {
+    let error = |source| Error::Listen {
+        addr: format!("unix:{}", path.display()),
+        source,
+    };
+    if let Ok(meta) = std::fs::symlink_metadata(path)
+        && meta.file_type().is_socket()
+    {
+        if std::os::unix::net::UnixStream::connect(path).is_ok() {
+            return Err(error(std::io::ErrorKind::AddrInUse.into()));
+        }
+        std::fs::remove_file(path).map_err(error)?;
+    }
+    let listener = std::os::unix::net::UnixListener::bind(path).map_err(error)?;
+    listener.set_nonblocking(true).map_err(error)?;
+    Ok(listener)
 }
 
 /// Binds a TCP listener on `host:port`, resolving names.
