@@ -2,8 +2,10 @@
 //! flag's values, so a newcomer never has to read the source for them.
 
 /// Flags that have no default on purpose: unset means "not used".
-const OPTIONAL: [&str; 5] = [
+const OPTIONAL: [&str; 7] = [
     "--listen-fd",
+    "--unix-listen",
+    "--unix-listen-fd",
     "--uqchess-listen-fd",
     "--token-key-file",
     "--token-key",

@@ -817,9 +817,17 @@ async fn a_move_streamed_to_a_replica_not_serving_its_game_is_made_by_the_owner(
         panic!("the move was not refused: {answer:?}");
     };
     assert_eq!(refusal.code, Code::FailedPrecondition as i32, "{refusal:?}");
+    // The owner as the services reach it: under chess-stack, its Unix
+    // socket in the data directory.
+    let owner_socket = stack
+        .data
+        .path()
+        .canonicalize()
+        .unwrap()
+        .join(format!("{owner_id}.sock"));
     assert_eq!(
         refusal.metadata.get(chess_runtime::routing::OWNER_KEY),
-        Some(owner_addr),
+        Some(&format!("unix:{}", owner_socket.display())),
         "{refusal:?}"
     );
     assert!(state(owner_addr).await.moves.is_empty());

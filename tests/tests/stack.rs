@@ -1,7 +1,10 @@
 //! `chess-stack`: the one-command system. All five services come up SERVING
-//! with reflection; a child that dies is restarted; SIGTERM stops every
-//! child and the launcher exits 0, leaving each SQLite file closed. A data
-//! directory and a database file serve one stack and one service at a time.
+//! with reflection, the internal ones on their TCP ports and on Unix sockets
+//! in the data directory (or on TCP alone where a socket's path would be too
+//! long); a child that dies is restarted; SIGTERM stops every child and the
+//! launcher exits 0, leaving each SQLite file closed and no socket behind. A
+//! data directory and a database file serve one stack and one service at a
+//! time.
 
 use std::time::{Duration, Instant};
 
@@ -17,12 +20,9 @@ use tonic_reflection::pb::v1::{
     server_reflection_request::MessageRequest, server_reflection_response::MessageResponse,
 };
 
+/// Whether the service at `addr` (`host:port` or `unix:PATH`) is SERVING.
 async fn serving(addr: &str) -> bool {
-    let Ok(channel) = tonic::transport::Channel::from_shared(format!("http://{addr}"))
-        .unwrap()
-        .connect()
-        .await
-    else {
+    let Ok(channel) = chess_runtime::channel(addr) else {
         return false;
     };
     HealthClient::new(channel)
@@ -31,6 +31,15 @@ async fn serving(addr: &str) -> bool {
         })
         .await
         .is_ok_and(|r| r.get_ref().status == ServingStatus::Serving as i32)
+}
+
+/// Whether the service at the Unix socket `name`.sock in `dir` is SERVING.
+async fn serving_on_socket(dir: &std::path::Path, name: &str) -> bool {
+    serving(&format!(
+        "unix:{}",
+        dir.join(format!("{name}.sock")).display()
+    ))
+    .await
 }
 
 /// The service names reflection lists at `addr`.
@@ -74,6 +83,10 @@ async fn starts_serves_restarts_and_stops() {
     for (name, service) in expected {
         let addr = stack.internal(name);
         assert!(serving(addr).await, "{name} is not SERVING");
+        assert!(
+            serving_on_socket(stack.data.path(), name).await,
+            "{name} is not SERVING on its Unix socket"
+        );
         let services = reflected_services(addr).await;
         for wanted in [
             service,
@@ -123,7 +136,10 @@ async fn starts_serves_restarts_and_stops() {
         let restarted = services_of(stack.pid())
             .into_iter()
             .any(|(n, p)| n == "chess-game" && p != *game_pid);
-        if restarted && serving(stack.internal("game")).await {
+        if restarted
+            && serving(stack.internal("game")).await
+            && serving_on_socket(stack.data.path(), "game").await
+        {
             break;
         }
         assert!(Instant::now() < deadline, "chess-game was not restarted");
@@ -161,11 +177,48 @@ async fn starts_serves_restarts_and_stops() {
         .map(|(_, p)| p)
         .collect();
     assert_eq!(all.len(), 5);
-    let status = stack.stop().await;
+    let (status, data) = stack.stop_keeping_data().await;
     assert!(status.success(), "chess-stack exited with {status}");
     for pid in all {
         assert!(!is_alive(pid), "child {pid} outlived chess-stack");
     }
+    let sockets: Vec<_> = std::fs::read_dir(data.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .filter(|name| name.to_string_lossy().ends_with(".sock"))
+        .collect();
+    assert!(sockets.is_empty(), "sockets left behind: {sockets:?}");
+}
+
+#[tokio::test]
+async fn a_data_directory_too_long_for_a_socket_keeps_the_calls_on_tcp() {
+    // A Unix socket's path holds at most 107 bytes.
+    let data = tempfile::Builder::new()
+        .prefix(&"d".repeat(110))
+        .tempdir()
+        .unwrap();
+    let stack = StackProcess::start_in(data, &[], &[]).await;
+    let notes = stack.log_lines("over TCP");
+    for name in ["engine", "rating", "game", "matchmaking"] {
+        assert!(
+            notes
+                .iter()
+                .any(|l| l.contains(&format!("the services call {name} over TCP"))),
+            "no note that {name} is called over TCP: {notes:?}"
+        );
+    }
+    // A game: the gateway, matchmaking and the game service reach each
+    // other on their ports.
+    let port = stack.uqchess_port();
+    let mut white = chess_e2e::UqClient::connect(port).await;
+    let mut black = chess_e2e::UqClient::connect(port).await;
+    white.send("start human white\n").await;
+    black.ask("start human black", &["started black"]).await;
+    white.expect(&["started white"]).await;
+    white.ask("move e2e4", &["ok"]).await;
+    black.expect(&["moved e2e4"]).await;
+    let status = stack.stop().await;
+    assert!(status.success(), "chess-stack exited with {status}");
 }
 
 #[tokio::test]

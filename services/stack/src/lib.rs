@@ -10,6 +10,12 @@
 //! `chess-stack` (the developer's one command) and `uqchessserver` (the
 //! uqchess protocol's server, byte for byte as its contract says).
 //!
+//! The services call each other over Unix-domain sockets in the data
+//! directory (`engine.sock`, `game.sock`, …), which spare both sides of
+//! every call the TCP stack's work; their TCP ports stay for everyone else.
+//! A data directory whose path is too long for a socket address (about 100
+//! bytes) keeps those calls on TCP.
+//!
 //! With `game_replicas` above one, the game service runs as that many
 //! replicas (`game-0`, `game-1`, …) on consecutive ports, sharing the games
 //! by shard through one PostgreSQL database; the other services are given
@@ -24,6 +30,7 @@ pub mod supervisor;
 use std::{
     ffi::OsString,
     net::{TcpListener, ToSocketAddrs as _},
+    os::unix::net::UnixListener,
     path::{Path, PathBuf},
     process::ExitStatus,
     sync::Arc,
@@ -35,7 +42,7 @@ use tonic_health::pb::{
     HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
 };
 
-pub use supervisor::{ChildSpec, Exit, Output, Supervisor};
+pub use supervisor::{ChildSpec, Exit, Listener, Output, Supervisor};
 
 /// The exit status with which `chess-engine` says Stockfish could not be
 /// started (as a process's exit code).
@@ -246,20 +253,14 @@ pub struct Addresses {
     pub engine: String,
 }
 
-impl Addresses {
-    /// The game service as its callers are given it: every replica's
-    /// address, comma-separated.
-    pub fn game_addr(&self) -> String {
-        self.game_replicas.join(",")
-    }
-}
-
 /// A running system.
 #[derive(Debug)]
 pub struct Stack {
     pub addresses: Addresses,
     supervisor: Supervisor,
     exits: mpsc::UnboundedReceiver<Exit>,
+    /// The services' Unix sockets, removed once they have stopped.
+    sockets: Vec<PathBuf>,
     /// Held while the stack runs (and by its services).
     _lock: chess_runtime::lock::FileLock,
 }
@@ -328,11 +329,76 @@ fn sqlite(data_dir: &Path, name: &str) -> OsString {
 struct Listeners {
     gateway: Arc<TcpListener>,
     uqchess: Option<Arc<TcpListener>>,
-    engine: Arc<TcpListener>,
-    rating: Arc<TcpListener>,
+    engine: Internal,
+    rating: Internal,
     /// One per replica.
-    game: Vec<Arc<TcpListener>>,
-    matchmaking: Arc<TcpListener>,
+    game: Vec<Internal>,
+    matchmaking: Internal,
+}
+
+/// The sockets of a service the others call: its TCP port, and its Unix
+/// socket in the data directory if one could be made there.
+struct Internal {
+    tcp: Arc<TcpListener>,
+    local: Option<LocalSocket>,
+}
+
+/// A service's Unix-domain socket, where the other services call it.
+struct LocalSocket {
+    listener: Arc<UnixListener>,
+    path: PathBuf,
+    /// `unix:PATH`, as its callers are given it.
+    address: String,
+}
+
+impl Internal {
+    /// `tcp`, and a socket `<name>.sock` in `data_dir`: the data directory
+    /// is locked, so a socket file already there is a stopped stack's. Where
+    /// none can be made (a path too long for a socket address, or not
+    /// UTF-8), the service is called on its TCP port.
+    fn new(tcp: Arc<TcpListener>, data_dir: &Path, name: &str) -> Self {
+        let path = data_dir.join(format!("{name}.sock"));
+        let local = match path.to_str() {
+            None => None,
+            Some(shown) => match chess_runtime::server::bind_unix_listener(&path) {
+                Ok(listener) => Some(LocalSocket {
+                    listener: Arc::new(listener),
+                    address: format!("unix:{shown}"),
+                    path: path.clone(),
+                }),
+                Err(e) => {
+                    eprintln!("chess-stack: the services call {name} over TCP ({e})");
+                    None
+                }
+            },
+        };
+        Self { tcp, local }
+    }
+
+    /// Its socket file, if it has one.
+    fn socket_file(&self) -> Option<PathBuf> {
+        self.local.as_ref().map(|l| l.path.clone())
+    }
+
+    /// Where the other services call it.
+    fn address(&self) -> String {
+        match &self.local {
+            Some(local) => local.address.clone(),
+            None => reach(&self.tcp),
+        }
+    }
+
+    /// The sockets handed to the service, and the flag that tells it of
+    /// the second.
+    fn handed(self) -> (Vec<Listener>, Vec<OsString>) {
+        let mut listeners = vec![Listener::Tcp(self.tcp)];
+        let mut flags = Vec::new();
+        if let Some(local) = self.local {
+            listeners.push(Listener::Unix(local.listener));
+            flags.extend(["--unix-listen-fd".into(), "1".into()]);
+        }
+        (listeners, flags)
+    }
 }
 
 /// The address of game replica `index`: `--game-listen` for the first,
@@ -354,8 +420,9 @@ fn replica_listen(addr: &str, index: u16) -> String {
 impl Listeners {
     /// Binds every socket `options` names: each is handed to its service,
     /// so no port can be taken in between and restarts keep their address.
-    fn bind(options: &StackOptions) -> Result<Self, StartError> {
+    fn bind(options: &StackOptions, data_dir: &Path) -> Result<Self, StartError> {
         let internal = &options.internal;
+        let replicas = options.game_replicas.max(1);
         let uqchess = if options.uqchess_listen.is_empty() {
             None
         } else {
@@ -368,13 +435,37 @@ impl Listeners {
         Ok(Self {
             gateway: listen(&options.grpc_listen, "public gRPC API", "--grpc-listen")?,
             uqchess,
-            engine: listen(&internal.engine, "engine", "--engine-listen")?,
-            rating: listen(&internal.rating, "rating", "--rating-listen")?,
-            game: (0..options.game_replicas.max(1))
-                .map(|i| listen(&replica_listen(&internal.game, i), "game", "--game-listen"))
-                .collect::<Result<_, _>>()?,
-            matchmaking: listen(&internal.matchmaking, "matchmaking", "--matchmaking-listen")?,
+            engine: Internal::new(
+                listen(&internal.engine, "engine", "--engine-listen")?,
+                data_dir,
+                "engine",
+            ),
+            rating: Internal::new(
+                listen(&internal.rating, "rating", "--rating-listen")?,
+                data_dir,
+                "rating",
+            ),
+            game: (0..replicas)
+                .map(|i| {
+                    let tcp = listen(&replica_listen(&internal.game, i), "game", "--game-listen")?;
+                    Ok(Internal::new(tcp, data_dir, &game_name(i, replicas)))
+                })
+                .collect::<Result<_, StartError>>()?,
+            matchmaking: Internal::new(
+                listen(&internal.matchmaking, "matchmaking", "--matchmaking-listen")?,
+                data_dir,
+                "matchmaking",
+            ),
         })
+    }
+
+    /// The Unix sockets' files.
+    fn socket_files(&self) -> Vec<PathBuf> {
+        [&self.engine, &self.rating, &self.matchmaking]
+            .into_iter()
+            .chain(&self.game)
+            .filter_map(Internal::socket_file)
+            .collect()
     }
 
     /// Where the services are reached.
@@ -384,12 +475,22 @@ impl Listeners {
             public_url: public_url.map_or_else(|| format!("http://{gateway}"), str::to_owned),
             gateway,
             uqchess: self.uqchess.as_deref().map(reach).unwrap_or_default(),
-            matchmaking: reach(&self.matchmaking),
-            game: self.game.first().map(|l| reach(l)).unwrap_or_default(),
-            game_replicas: self.game.iter().map(|l| reach(l)).collect(),
-            rating: reach(&self.rating),
-            engine: reach(&self.engine),
+            matchmaking: reach(&self.matchmaking.tcp),
+            game: self.game.first().map(|l| reach(&l.tcp)).unwrap_or_default(),
+            game_replicas: self.game.iter().map(|l| reach(&l.tcp)).collect(),
+            rating: reach(&self.rating.tcp),
+            engine: reach(&self.engine.tcp),
         }
+    }
+}
+
+/// Game replica `index` of `replicas`: a lone replica keeps the plain name;
+/// replicas are numbered.
+fn game_name(index: u16, replicas: u16) -> String {
+    if replicas > 1 {
+        format!("game-{index}")
+    } else {
+        "game".to_owned()
     }
 }
 
@@ -406,7 +507,8 @@ pub const INTERNAL_KEY_FILE: &str = "internal.key";
 
 /// The five services as supervised children, each after the services it
 /// calls (they stop in the reverse order), with the flags that wire them
-/// together on `addresses` and keep their files in `data_dir`.
+/// together on `listeners` and keep their files in `data_dir`; `addresses`
+/// gives the public URL.
 fn children(
     options: &StackOptions,
     data_dir: &Path,
@@ -436,6 +538,13 @@ fn children(
         out
     };
 
+    // Where the services call each other.
+    let engine_addr: OsString = listeners.engine.address().into();
+    let rating_addr: OsString = listeners.rating.address().into();
+    let matchmaking_addr: OsString = listeners.matchmaking.address().into();
+    let game_replicas: Vec<String> = listeners.game.iter().map(Internal::address).collect();
+    let game_addr: OsString = game_replicas.join(",").into();
+
     // Everything shares this machine's cores: searches yield to the
     // services, so a busy engine pool does not slow everyone's moves
     // (SCHED_IDLE where the kernel allows it, else the niceness).
@@ -455,25 +564,20 @@ fn children(
         .game_database_url
         .clone()
         .map_or_else(|| sqlite(data_dir, "game"), OsString::from);
-    let replicated = listeners.game.len() > 1;
-    let games: Vec<(&'static str, Vec<OsString>)> = addresses
-        .game_replicas
+    let replicas = listeners.game.len();
+    let games: Vec<(&'static str, Vec<OsString>)> = game_replicas
         .iter()
         .enumerate()
         .map(|(i, addr)| {
-            // A lone replica keeps the plain name; replicas are numbered.
-            let name: &'static str = if replicated {
-                Box::leak(format!("game-{i}").into_boxed_str())
-            } else {
-                "game"
-            };
+            let name: &'static str =
+                Box::leak(game_name(i as u16, replicas as u16).into_boxed_str());
             let mut flags = args(&[
                 ("--database-url", game_database.clone()),
-                ("--engine-addr", addresses.engine.clone().into()),
-                ("--rating-addr", addresses.rating.clone().into()),
-                ("--advertise-addr", addr.clone().into()),
+                ("--engine-addr", engine_addr.clone()),
+                ("--rating-addr", rating_addr.clone()),
+                ("--advertise-addr", addr.into()),
             ]);
-            if replicated {
+            if replicas > 1 {
                 flags.extend(["--replica-id".into(), name.into()]);
             }
             (name, flags)
@@ -481,64 +585,59 @@ fn children(
         .collect();
     let matchmaking = args(&[
         ("--database-url", sqlite(data_dir, "matchmaking")),
-        ("--game-addr", addresses.game_addr().into()),
-        ("--rating-addr", addresses.rating.clone().into()),
+        ("--game-addr", game_addr.clone()),
+        ("--rating-addr", rating_addr.clone()),
     ]);
     let mut gateway = args(&[
-        ("--game-addr", addresses.game_addr().into()),
-        ("--matchmaking-addr", addresses.matchmaking.clone().into()),
-        ("--rating-addr", addresses.rating.clone().into()),
+        ("--game-addr", game_addr),
+        ("--matchmaking-addr", matchmaking_addr),
+        ("--rating-addr", rating_addr),
         ("--token-key-file", keys.token.clone().into()),
         ("--mail-dir", data_dir.join("mail").into()),
         ("--public-url", addresses.public_url.clone().into()),
     ]);
-    let mut gateway_listeners = vec![listeners.gateway];
+    let mut gateway_listeners = vec![Listener::Tcp(listeners.gateway)];
     match listeners.uqchess {
         Some(listener) => {
             gateway.extend(["--uqchess-listen-fd".into(), "1".into()]);
-            gateway_listeners.push(listener);
+            gateway_listeners.push(Listener::Tcp(listener));
         }
         None => gateway.extend(["--uqchess-listen".into(), "".into()]),
     }
     gateway.extend(options.gateway_args.iter().cloned());
 
-    let child = |name, program, args, listeners| ChildSpec {
-        name,
-        program,
-        args,
-        listeners,
+    // A service the others call also gets its Unix socket, if it has one.
+    let internal = |name, program, mut args: Vec<OsString>, sockets: Internal| {
+        let (listeners, flags) = sockets.handed();
+        args.extend(flags);
+        ChildSpec {
+            name,
+            program,
+            args,
+            listeners,
+        }
     };
     let mut children = vec![
-        child(
-            "engine",
-            binary("chess-engine")?,
-            engine,
-            vec![listeners.engine],
-        ),
-        child(
-            "rating",
-            binary("chess-rating")?,
-            rating,
-            vec![listeners.rating],
-        ),
+        internal("engine", binary("chess-engine")?, engine, listeners.engine),
+        internal("rating", binary("chess-rating")?, rating, listeners.rating),
     ];
     let game_binary = binary("chess-game")?;
-    for ((name, flags), listener) in games.into_iter().zip(listeners.game) {
-        children.push(child(name, game_binary.clone(), flags, vec![listener]));
+    for ((name, flags), sockets) in games.into_iter().zip(listeners.game) {
+        children.push(internal(name, game_binary.clone(), flags, sockets));
     }
     children.extend([
-        child(
+        internal(
             "matchmaking",
             binary("chess-matchmaking")?,
             matchmaking,
-            vec![listeners.matchmaking],
+            listeners.matchmaking,
         ),
-        child(
-            "gateway",
-            binary("chess-gateway")?,
-            gateway,
-            gateway_listeners,
-        ),
+        ChildSpec {
+            name: "gateway",
+            program: binary("chess-gateway")?,
+            args: gateway,
+            listeners: gateway_listeners,
+        },
     ]);
     Ok(children)
 }
@@ -614,20 +713,23 @@ impl Stack {
                     .to_owned(),
             ));
         }
-        let listeners = Listeners::bind(&options)?;
+        let listeners = Listeners::bind(&options, &data_dir)?;
         let addresses = listeners.addresses(options.public_url.as_deref());
+        let sockets = listeners.socket_files();
         let children = children(&options, &data_dir, keys, &addresses, listeners)?;
         let (supervisor, mut exits) =
             Supervisor::start(children, options.output, options.announce_restarts);
         // Dropping the probes on failure aborts them.
         if let Err(error) = wait_until_serving(&addresses, &mut exits).await {
             supervisor.stop().await;
+            remove_all(&sockets);
             return Err(error);
         }
         Ok(Self {
             addresses,
             supervisor,
             exits,
+            sockets,
             _lock: lock,
         })
     }
@@ -636,11 +738,19 @@ impl Stack {
     pub async fn stop(self) {
         drop(self.exits);
         self.supervisor.stop().await;
+        remove_all(&self.sockets);
     }
 
     /// The next exit of a child (it is being restarted).
     pub async fn next_exit(&mut self) -> Option<Exit> {
         self.exits.recv().await
+    }
+}
+
+/// Removes the files at `paths`, those that are still there.
+fn remove_all(paths: &[PathBuf]) {
+    for path in paths {
+        let _ = std::fs::remove_file(path);
     }
 }
 

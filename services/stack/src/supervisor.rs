@@ -10,7 +10,7 @@
 use std::{
     ffi::OsString,
     net::TcpListener,
-    os::fd::OwnedFd,
+    os::{fd::OwnedFd, unix::net::UnixListener},
     path::PathBuf,
     process::{ExitStatus, Stdio},
     sync::Arc,
@@ -48,7 +48,24 @@ pub struct ChildSpec {
     pub args: Vec<OsString>,
     /// Listening sockets handed to the child (and to every restart of it)
     /// as descriptors 3, 4, … with `LISTEN_FDS` set.
-    pub listeners: Vec<Arc<TcpListener>>,
+    pub listeners: Vec<Listener>,
+}
+
+/// A listening socket a child is handed.
+#[derive(Clone, Debug)]
+pub enum Listener {
+    Tcp(Arc<TcpListener>),
+    Unix(Arc<UnixListener>),
+}
+
+impl Listener {
+    /// A descriptor of the same socket, for a child.
+    fn duplicate(&self) -> std::io::Result<OwnedFd> {
+        match self {
+            Self::Tcp(listener) => listener.try_clone().map(OwnedFd::from),
+            Self::Unix(listener) => listener.try_clone().map(OwnedFd::from),
+        }
+    }
 }
 
 /// A child's exit, as reported to whoever watches.
@@ -131,7 +148,7 @@ fn spawn(spec: &ChildSpec, output: Output) -> std::io::Result<Child> {
     let mut mappings = Vec::with_capacity(spec.listeners.len());
     for (index, listener) in spec.listeners.iter().enumerate() {
         mappings.push(FdMapping {
-            parent_fd: OwnedFd::from(listener.try_clone()?),
+            parent_fd: listener.duplicate()?,
             child_fd: 3 + index as i32,
         });
     }
