@@ -62,6 +62,20 @@ async fn reflected_services(addr: &str) -> Vec<String> {
     }
 }
 
+/// Two uqchess players paired in a game on `stack`, White's 1. e4 played
+/// and seen by Black.
+async fn opened_game(stack: &StackProcess) -> (chess_e2e::UqClient, chess_e2e::UqClient) {
+    let port = stack.uqchess_port();
+    let mut white = chess_e2e::UqClient::connect(port).await;
+    let mut black = chess_e2e::UqClient::connect(port).await;
+    white.send("start human white\n").await;
+    black.ask("start human black", &["started black"]).await;
+    white.expect(&["started white"]).await;
+    white.ask("move e2e4", &["ok"]).await;
+    black.expect(&["moved e2e4"]).await;
+    (white, black)
+}
+
 /// The stack's children by program name.
 fn services_of(pid: u32) -> Vec<(String, u32)> {
     children_of(pid)
@@ -209,14 +223,7 @@ async fn a_data_directory_too_long_for_a_socket_keeps_the_calls_on_tcp() {
     }
     // A game: the gateway, matchmaking and the game service reach each
     // other on their ports.
-    let port = stack.uqchess_port();
-    let mut white = chess_e2e::UqClient::connect(port).await;
-    let mut black = chess_e2e::UqClient::connect(port).await;
-    white.send("start human white\n").await;
-    black.ask("start human black", &["started black"]).await;
-    white.expect(&["started white"]).await;
-    white.ask("move e2e4", &["ok"]).await;
-    black.expect(&["moved e2e4"]).await;
+    opened_game(&stack).await;
     let status = stack.stop().await;
     assert!(status.success(), "chess-stack exited with {status}");
 }
@@ -359,14 +366,7 @@ async fn a_second_stack_on_the_same_data_directory_fails_at_once() {
 #[tokio::test]
 async fn a_clean_stop_leaves_each_database_file_whole_and_without_its_log() {
     let stack = StackProcess::start(&[], &[]).await;
-    let port = stack.uqchess_port();
-    let mut white = chess_e2e::UqClient::connect(port).await;
-    let mut black = chess_e2e::UqClient::connect(port).await;
-    white.send("start human white\n").await;
-    black.ask("start human black", &["started black"]).await;
-    white.expect(&["started white"]).await;
-    white.ask("move e2e4", &["ok"]).await;
-    black.expect(&["moved e2e4"]).await;
+    let (mut white, mut black) = opened_game(&stack).await;
     black.ask("move e7e5", &["ok"]).await;
     white.expect(&["moved e7e5"]).await;
 
