@@ -5,7 +5,8 @@
 //! repository root (later blocks use names earlier ones set), with `set -e`
 //! so that any failing command fails the test. The only change made to the
 //! text is the addresses: the stack under test listens on free ports rather
-//! than the documented defaults, so those are replaced by the real ones.
+//! than the documented defaults, and keeps its files (keys, sockets) in a
+//! data directory of its own, so those are replaced by the real ones.
 
 use std::{path::Path, process::Stdio, time::Duration};
 
@@ -136,6 +137,10 @@ const PAGES: [(&str, &[&str]); 2] = [
 /// How the pages mint caller assertions for the internal services.
 const MINT: &str = "target/release/chess-stack mint-assertion --data-dir data";
 
+/// How the pages reach a service's Unix socket in the stack's data
+/// directory.
+const SOCKET: &str = "--unix-socket data/";
+
 const DOCUMENTED: [(&str, &str); 5] = [
     ("127.0.0.1:50051", "gateway"),
     ("127.0.0.1:50052", "matchmaking"),
@@ -163,6 +168,8 @@ async fn run_page(page: &str, expected: &[&str]) {
         stack.data.path().display()
     );
     script = script.replace(MINT, &mint);
+    let socket = format!("--unix-socket {}/", stack.data.path().display());
+    script = script.replace(SOCKET, &socket);
     for (documented, service) in DOCUMENTED {
         let actual = match service {
             "gateway" => stack.gateway.as_str(),
