@@ -112,6 +112,25 @@ async fn requests_before_any_game_and_malformed_lines() {
 }
 
 #[tokio::test]
+async fn a_temporary_directory_too_long_for_sockets_changes_nothing_printed() {
+    // The services then call each other on their TCP ports, and the server
+    // still prints its port and nothing else.
+    let tmp = tempfile::Builder::new()
+        .prefix(&"t".repeat(100))
+        .tempdir()
+        .unwrap();
+    let tmp = tmp.path().to_str().expect("a UTF-8 path");
+    let server = UqServer::start_with_env(&[("TMPDIR", tmp)]).await;
+    let mut c = server.connect().await;
+    c.ask("start computer white", &["started white"]).await;
+    c.ask("move e2e4", &["ok"]).await;
+    let reply = moved(&mut c).await;
+    assert_eq!(reply.len(), 4, "{reply}");
+    c.ask("resign", &["gameover resignation black"]).await;
+    server.assert_quiet();
+}
+
+#[tokio::test]
 async fn a_game_against_the_computer_as_white() {
     let server = UqServer::start().await;
     let mut c = server.connect().await;

@@ -355,8 +355,9 @@ impl Internal {
     /// `tcp`, and a socket `<name>.sock` in `data_dir`: the data directory
     /// is locked, so a socket file already there is a stopped stack's. Where
     /// none can be made (a path too long for a socket address, or not
-    /// UTF-8), the service is called on its TCP port.
-    fn new(tcp: Arc<TcpListener>, data_dir: &Path, name: &str) -> Self {
+    /// UTF-8), the service is called on its TCP port, with a line saying so
+    /// if `say` (never from `uqchessserver`, whose output is its contract).
+    fn new(tcp: Arc<TcpListener>, data_dir: &Path, name: &str, say: bool) -> Self {
         let path = data_dir.join(format!("{name}.sock"));
         let local = match path.to_str() {
             None => None,
@@ -367,7 +368,9 @@ impl Internal {
                     path: path.clone(),
                 }),
                 Err(e) => {
-                    eprintln!("chess-stack: the services call {name} over TCP ({e})");
+                    if say {
+                        eprintln!("chess-stack: the services call {name} over TCP ({e})");
+                    }
                     None
                 }
             },
@@ -423,6 +426,7 @@ impl Listeners {
     fn bind(options: &StackOptions, data_dir: &Path) -> Result<Self, StartError> {
         let internal = &options.internal;
         let replicas = options.game_replicas.max(1);
+        let say = options.output != Output::Silent;
         let uqchess = if options.uqchess_listen.is_empty() {
             None
         } else {
@@ -439,22 +443,25 @@ impl Listeners {
                 listen(&internal.engine, "engine", "--engine-listen")?,
                 data_dir,
                 "engine",
+                say,
             ),
             rating: Internal::new(
                 listen(&internal.rating, "rating", "--rating-listen")?,
                 data_dir,
                 "rating",
+                say,
             ),
             game: (0..replicas)
                 .map(|i| {
                     let tcp = listen(&replica_listen(&internal.game, i), "game", "--game-listen")?;
-                    Ok(Internal::new(tcp, data_dir, &game_name(i, replicas)))
+                    Ok(Internal::new(tcp, data_dir, &game_name(i, replicas), say))
                 })
                 .collect::<Result<_, StartError>>()?,
             matchmaking: Internal::new(
                 listen(&internal.matchmaking, "matchmaking", "--matchmaking-listen")?,
                 data_dir,
                 "matchmaking",
+                say,
             ),
         })
     }
