@@ -33,6 +33,15 @@ pub const LINE_TIMEOUT: Duration = Duration::from_secs(20);
 
 pub use chess_testkit::process::{children_of, cpu_ticks, is_alive, process_name, signal};
 
+/// A new temporary directory whose path leaves no room for a Unix socket
+/// in it: a socket's path holds at most 107 bytes.
+pub fn too_long_for_sockets() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&"d".repeat(110))
+        .tempdir()
+        .expect("temp dir")
+}
+
 /// The path of binary `name` built in this workspace.
 ///
 /// # Panics

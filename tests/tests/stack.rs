@@ -206,12 +206,7 @@ async fn starts_serves_restarts_and_stops() {
 
 #[tokio::test]
 async fn a_data_directory_too_long_for_a_socket_keeps_the_calls_on_tcp() {
-    // A Unix socket's path holds at most 107 bytes.
-    let data = tempfile::Builder::new()
-        .prefix(&"d".repeat(110))
-        .tempdir()
-        .unwrap();
-    let stack = StackProcess::start_in(data, &[], &[]).await;
+    let stack = StackProcess::start_in(chess_e2e::too_long_for_sockets(), &[], &[]).await;
     let notes = stack.log_lines("over TCP");
     for name in ["engine", "rating", "game", "matchmaking"] {
         assert!(

@@ -115,10 +115,7 @@ async fn requests_before_any_game_and_malformed_lines() {
 async fn a_temporary_directory_too_long_for_sockets_changes_nothing_printed() {
     // The services then call each other on their TCP ports, and the server
     // still prints its port and nothing else.
-    let tmp = tempfile::Builder::new()
-        .prefix(&"t".repeat(100))
-        .tempdir()
-        .unwrap();
+    let tmp = chess_e2e::too_long_for_sockets();
     let tmp = tmp.path().to_str().expect("a UTF-8 path");
     let server = UqServer::start_with_env(&[("TMPDIR", tmp)]).await;
     let mut c = server.connect().await;
