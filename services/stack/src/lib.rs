@@ -346,9 +346,8 @@ struct Internal {
 /// A service's Unix-domain socket, where the other services call it.
 struct LocalSocket {
     listener: Arc<UnixListener>,
+    /// Its file (a UTF-8 path, so that it can be an address).
     path: PathBuf,
-    /// `unix:PATH`, as its callers are given it.
-    address: String,
 }
 
 impl Internal {
@@ -359,21 +358,20 @@ impl Internal {
     /// if `say` (never from `uqchessserver`, whose output is its contract).
     fn new(tcp: Arc<TcpListener>, data_dir: &Path, name: &str, say: bool) -> Self {
         let path = data_dir.join(format!("{name}.sock"));
-        let local = match path.to_str() {
-            None => None,
-            Some(shown) => match chess_runtime::server::bind_unix_listener(&path) {
-                Ok(listener) => Some(LocalSocket {
-                    listener: Arc::new(listener),
-                    address: format!("unix:{shown}"),
-                    path: path.clone(),
-                }),
-                Err(e) => {
-                    if say {
-                        eprintln!("chess-stack: the services call {name} over TCP ({e})");
-                    }
-                    None
+        if path.to_str().is_none() {
+            return Self { tcp, local: None };
+        }
+        let local = match chess_runtime::server::bind_unix_listener(&path) {
+            Ok(listener) => Some(LocalSocket {
+                listener: Arc::new(listener),
+                path,
+            }),
+            Err(e) => {
+                if say {
+                    eprintln!("chess-stack: the services call {name} over TCP ({e})");
                 }
-            },
+                None
+            }
         };
         Self { tcp, local }
     }
@@ -386,7 +384,7 @@ impl Internal {
     /// Where the other services call it.
     fn address(&self) -> String {
         match &self.local {
-            Some(local) => local.address.clone(),
+            Some(local) => format!("unix:{}", local.path.display()),
             None => reach(&self.tcp),
         }
     }
