@@ -5,7 +5,10 @@
 //! (`X-Forwarded-For`) are not trusted: anyone could send them. Behind a
 //! proxy every caller would share the proxy's address, so such a deployment
 //! must raise or turn off these limits. IPv6 addresses count per /64, the
-//! block one subscriber usually holds.
+//! block one subscriber usually holds. Callers on the gateway's Unix socket
+//! (`--unix-listen`) have no address: they are on this machine, and all
+//! count as one source, the loopback address, as a local proxy's callers
+//! would over TCP.
 //!
 //! The counters live in each gateway replica (an attacker spread over N
 //! replicas gets N times the attempts); the per-account counter that every
@@ -14,12 +17,12 @@
 //! could reset it by signing into an account of their own between guesses.
 
 use std::{
-    net::{IpAddr, Ipv6Addr},
+    net::{IpAddr, Ipv4Addr, Ipv6Addr},
     time::Duration,
 };
 
 use chess_runtime::throttle::{self, Policy, Throttle};
-use tonic::{Request, Status};
+use tonic::{Request, Status, transport::server::UdsConnectInfo};
 
 /// Most addresses remembered per kind of attempt.
 const MAX_ADDRESSES: usize = 50_000;
@@ -72,18 +75,25 @@ impl AddressLimits {
     }
 
     /// The source a call is counted against: its peer address, IPv6 cut to
-    /// its /64. None when the transport has no address.
+    /// its /64; the loopback address for a caller on a Unix socket. None
+    /// when the call came over no connection (in-process).
     pub fn source<T>(request: &Request<T>) -> Option<IpAddr> {
-        request.remote_addr().map(|addr| match addr.ip() {
-            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-                Some(v4) => IpAddr::V4(v4),
-                None => {
-                    let s = v6.segments();
-                    IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
-                }
-            },
-            v4 => v4,
-        })
+        if let Some(addr) = request.remote_addr() {
+            return Some(match addr.ip() {
+                IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                    Some(v4) => IpAddr::V4(v4),
+                    None => {
+                        let s = v6.segments();
+                        IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+                    }
+                },
+                v4 => v4,
+            });
+        }
+        request
+            .extensions()
+            .get::<UdsConnectInfo>()
+            .map(|_| IpAddr::V4(Ipv4Addr::LOCALHOST))
     }
 
     /// Refuses a login from `source` while the address must wait.
