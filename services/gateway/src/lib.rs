@@ -82,12 +82,13 @@ pub struct Config {
     pub session_cache_secs: u64,
     /// Failed logins from one address (IPv6: one /64) before each further
     /// attempt from it waits, doubling up to 5 minutes; 0 for no limit.
-    /// The peer address is used, never a forwarding header.
+    /// The peer address is used, never a forwarding header; callers on the
+    /// Unix socket (`--unix-listen`) all count as the loopback address.
     #[arg(long, default_value_t = 20)]
     pub login_failures_per_address: u32,
-    /// Registrations from one address before each further one waits,
-    /// doubling from 10 s up to 10 minutes; forgotten after an hour without
-    /// one; 0 for no limit.
+    /// Registrations from one address (told apart as for logins) before
+    /// each further one waits, doubling from 10 s up to 10 minutes;
+    /// forgotten after an hour without one; 0 for no limit.
     #[arg(long, default_value_t = 10)]
     pub registrations_per_address: u32,
     /// Directory outgoing mail is written to when no SMTP server is set.
