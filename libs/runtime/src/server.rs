@@ -176,12 +176,8 @@ impl Server {
         })?;
         let unix = match (&args.unix_listen, args.unix_listen_fd) {
             (Some(path), _) => Some(UnixSide {
-                listener: UnixListener::from_std(bind_unix_listener(path)?).map_err(|source| {
-                    Error::Listen {
-                        addr: format!("unix:{}", path.display()),
-                        source,
-                    }
-                })?,
+                listener: UnixListener::from_std(bind_unix_listener(path)?)
+                    .map_err(unix_listen_error(path))?,
                 shown: path.display().to_string(),
                 owned: Some(path.clone()),
             }),
@@ -435,10 +431,7 @@ fn handed_over() -> MutexGuard<'static, listenfd::ListenFd> {
 /// file there that nothing answers on is left from a server that is gone and
 /// is replaced; one that answers, or any other file, is an error.
 pub fn bind_unix_listener(path: &Path) -> Result<std::os::unix::net::UnixListener, Error> {
-    let error = |source| Error::Listen {
-        addr: format!("unix:{}", path.display()),
-        source,
-    };
+    let error = unix_listen_error(path);
     if let Ok(meta) = std::fs::symlink_metadata(path)
         && meta.file_type().is_socket()
     {
@@ -450,6 +443,14 @@ pub fn bind_unix_listener(path: &Path) -> Result<std::os::unix::net::UnixListene
     let listener = std::os::unix::net::UnixListener::bind(path).map_err(error)?;
     listener.set_nonblocking(true).map_err(error)?;
     Ok(listener)
+}
+
+/// The error of listening on the Unix socket at `path`.
+fn unix_listen_error(path: &Path) -> impl Fn(std::io::Error) -> Error + Copy + '_ {
+    move |source| Error::Listen {
+        addr: format!("unix:{}", path.display()),
+        source,
+    }
 }
 
 /// Binds a TCP listener on `host:port`, resolving names.
