@@ -130,13 +130,14 @@ enum Scenario {
         #[arg(long, default_value_t = 2000)]
         moves: usize,
     },
-    /// Human moves with and without the engine pool saturated by hints,
-    /// measured one after the other against the same system.
+    /// The engine pool's rate of hints against bare Stockfish, then human
+    /// moves with and without the pool saturated by hints, in phases
+    /// alternated against the same system.
     Hints {
         /// Games played at once.
         #[arg(long, default_value_t = 50)]
         games: usize,
-        /// Seconds measured, in each of the two phases.
+        /// Seconds measured in each round and each phase.
         #[arg(long, default_value_t = 20)]
         duration: u64,
         /// Clients asking for engine hints in the saturated phase.
@@ -151,6 +152,11 @@ enum Scenario {
         /// and just after it (the machine's speed drifts).
         #[arg(long, default_value_t = 3)]
         rounds: usize,
+        /// Pairs of human phases, one without hint clients and one with,
+        /// alternated; each side's moves are pooled, so its p99 rests on
+        /// this many times more of them than one phase has.
+        #[arg(long, default_value_t = 3)]
+        pairs: usize,
     },
     /// Open loop: moves arriving at random (a Poisson process per game) at
     /// fractions of the front's maximum, itself measured first in the same
@@ -451,14 +457,25 @@ async fn latency(cli: &Cli, moves: usize) -> Result<(), Error> {
     Ok(())
 }
 
-async fn hints_impact(
-    cli: &Cli,
+/// The settings of the `hints` scenario.
+struct HintsRun {
     games: usize,
     duration: u64,
     hint_clients: usize,
     think: Duration,
     rounds: usize,
-) -> Result<(), Error> {
+    pairs: usize,
+}
+
+async fn hints_impact(cli: &Cli, run: HintsRun) -> Result<(), Error> {
+    let HintsRun {
+        games,
+        duration,
+        hint_clients,
+        think,
+        rounds,
+        pairs,
+    } = run;
     let (_, grpc) = baselines().await?;
     let pool = engine::service_defaults();
     let processes = cli
@@ -514,39 +531,69 @@ async fn hints_impact(
         100.0 * ratios[ratios.len() / 2],
         100.0 * ratios[0]
     );
-    let mut p99 = Vec::new();
-    for clients in [0, hint_clients] {
-        let window = Window::new(Duration::from_secs(3), Duration::from_secs(duration));
-        let hints =
-            (clients > 0).then(|| tokio::spawn(uqchess::hints(port, clients, window.clone())));
-        let figures = uqchess::games(port, games, window.clone(), Pace::closed(200, think)).await;
-        println!(
-            "{games} games ({} ms thinking a move), {clients} hint clients: {:.0} moves/s",
-            think.as_millis(),
-            figures.moves as f64 / duration as f64
-        );
-        if let Some(s) = figures.move_latency.summary() {
+    // Human moves without hint clients and with them, a pair of phases at
+    // a time (the machine drifts between pairs), each side's moves pooled:
+    // one phase's p99 is its few dozen slowest moves and swings from phase
+    // to phase.
+    let mut pooled = [Samples::default(), Samples::default()];
+    let mut pair_ratios = Vec::with_capacity(pairs);
+    for pair in 1..=pairs {
+        let mut p99 = [None; 2];
+        for (side, clients) in [0, hint_clients].into_iter().enumerate() {
+            let window = Window::new(Duration::from_secs(3), Duration::from_secs(duration));
+            let hints =
+                (clients > 0).then(|| tokio::spawn(uqchess::hints(port, clients, window.clone())));
+            let figures =
+                uqchess::games(port, games, window.clone(), Pace::closed(200, think)).await;
             println!(
-                "  move (send -> ok)          {}",
-                s.line(Some(("tonic unary", grpc)))
+                "pair {pair}: {games} games ({} ms thinking a move), {clients} hint clients: {:.0} moves/s",
+                think.as_millis(),
+                figures.moves as f64 / duration as f64
             );
-            p99.push(s.p99);
+            if let Some(s) = figures.move_latency.summary() {
+                println!(
+                    "  move (send -> ok)          {}",
+                    s.line(Some(("tonic unary", grpc)))
+                );
+                p99[side] = Some(s.p99);
+            }
+            pooled[side].merge(figures.move_latency);
+            if let Some(hints) = hints
+                && let Some(s) = hints.await??.summary()
+            {
+                let rate = s.count as f64 / duration as f64;
+                println!(
+                    "  engine hint (send -> moves) {}; {rate:.2} hints/s = {:.1} % of {processes} x bare",
+                    s.line(None),
+                    100.0 * rate / (bare * processes as f64)
+                );
+            }
         }
-        if let Some(hints) = hints
-            && let Some(s) = hints.await??.summary()
-        {
-            let rate = s.count as f64 / duration as f64;
-            println!(
-                "  engine hint (send -> moves) {}; {rate:.2} hints/s = {:.1} % of {processes} x bare",
-                s.line(None),
-                100.0 * rate / (bare * processes as f64)
-            );
+        if let [Some(without), Some(with)] = p99 {
+            let ratio = with.as_secs_f64() / without.as_secs_f64();
+            println!("pair {pair}: human-move p99 with / without = {ratio:.2}");
+            pair_ratios.push(ratio);
         }
     }
-    if let [without, with] = p99[..] {
+    let [without, with] = pooled.map(|side| side.summary());
+    if let (Some(without), Some(with)) = (without, with) {
+        println!("human moves, the {pairs} phases of each side pooled:");
         println!(
-            "human-move p99 with the engine saturated / without = {:.2}",
-            with.as_secs_f64() / without.as_secs_f64()
+            "  without hint clients       {}",
+            without.line(Some(("tonic unary", grpc)))
+        );
+        println!(
+            "  with {hint_clients} hint clients        {}",
+            with.line(Some(("tonic unary", grpc)))
+        );
+        pair_ratios.sort_by(f64::total_cmp);
+        let pairs_range = match (pair_ratios.first(), pair_ratios.last()) {
+            (Some(low), Some(high)) => format!("; pair by pair {low:.2} to {high:.2}"),
+            _ => String::new(),
+        };
+        println!(
+            "human-move p99 with the engine saturated / without = {:.2} (pooled{pairs_range})",
+            with.p99.as_secs_f64() / without.p99.as_secs_f64()
         );
     }
     stack.stop().await;
@@ -957,14 +1004,18 @@ async fn run(cli: Cli) -> ExitCode {
             hint_clients,
             think_ms,
             rounds,
+            pairs,
         } => {
             hints_impact(
                 &cli,
-                *games,
-                *duration,
-                *hint_clients,
-                Duration::from_millis(*think_ms),
-                *rounds,
+                HintsRun {
+                    games: *games,
+                    duration: *duration,
+                    hint_clients: *hint_clients,
+                    think: Duration::from_millis(*think_ms),
+                    rounds: *rounds,
+                    pairs: *pairs,
+                },
             )
             .await
         }
