@@ -150,12 +150,12 @@ enum Scenario {
         /// Rounds of the pool with hint clients alone, each `duration` long
         /// and each compared with one bare Stockfish measured just before
         /// and just after it (the machine's speed drifts).
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, default_value_t = 3, value_parser = at_least_one)]
         rounds: usize,
         /// Pairs of human phases, one without hint clients and one with,
         /// alternated; each side's moves are pooled, so its p99 rests on
         /// this many times more of them than one phase has.
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, default_value_t = 3, value_parser = at_least_one)]
         pairs: usize,
     },
     /// Open loop: moves arriving at random (a Poisson process per game) at
@@ -217,6 +217,15 @@ enum Scenario {
 }
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// A count that must be one or more.
+fn at_least_one(arg: &str) -> Result<usize, String> {
+    match arg.parse::<usize>() {
+        Ok(0) => Err("must be 1 or more".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
 
 /// Plies after which a game through the public API is resigned and
 /// replaced, so games keep going on the move path instead of drifting into
