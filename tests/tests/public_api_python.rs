@@ -1,7 +1,8 @@
-//! Runs the Python end-to-end test of the public API
-//! (`tests/python/test_public_api.py`, stubs generated from `proto/` by
-//! grpcio-tools) against the whole system started by `chess-stack`, with the
-//! gateway mailing through a real SMTP server (`tests/python/smtp_sink.py`).
+//! Runs the Python end-to-end tests of the public API (`tests/python/`,
+//! stubs generated from `proto/` by grpcio-tools) against the whole system
+//! started by `chess-stack`: `test_public_api.py` with the gateway mailing
+//! through a real SMTP server (`tests/python/smtp_sink.py`), and
+//! `test_odd_requests.py`.
 //!
 //! Needs `python3` with the packages of `tests/python/requirements.txt`:
 //! `scripts/setup test` installs them in `.venv/`, which `scripts/test` puts
@@ -69,6 +70,27 @@ async fn the_public_api_works_from_python() {
         .arg(python_dir().join("test_public_api.py"))
         .env("CHESS_E2E_GATEWAY", &stack.gateway)
         .env("CHESS_E2E_MAIL_DIR", mail.path())
+        .env(
+            "CHESS_E2E_PROTO",
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../proto"),
+        )
+        .status()
+        .await
+        .expect("run the Python test");
+    stack.stop().await;
+    assert!(status.success(), "the Python test failed: {status}");
+}
+
+/// Calls every method of the public API with odd requests built at random
+/// (`tests/python/test_odd_requests.py`): each must get an ordinary answer,
+/// and two players must still be able to play afterwards.
+#[tokio::test]
+async fn odd_requests_from_python_get_ordinary_answers() {
+    require_python_packages().await;
+    let stack = StackProcess::start(&[], &[]).await;
+    let status = Command::new("python3")
+        .arg(python_dir().join("test_odd_requests.py"))
+        .env("CHESS_E2E_GATEWAY", &stack.gateway)
         .env(
             "CHESS_E2E_PROTO",
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../proto"),
