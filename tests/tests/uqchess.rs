@@ -392,6 +392,161 @@ async fn a_megabyte_without_a_newline_is_one_command_error() {
     other.ask("start computer white", &["started white"]).await;
 }
 
+/// What the protocol answers a client that has not started a game to
+/// `line` (without its newline): `error game` to a well-formed request,
+/// `error command` to anything else. `start` lines are not asked about.
+fn answer_without_a_game(line: &[u8]) -> &'static str {
+    let Ok(text) = std::str::from_utf8(line) else {
+        return "error command";
+    };
+    let well_formed = match text.split(' ').collect::<Vec<_>>().as_slice() {
+        ["board"] | ["resign"] | ["hint", "best" | "all"] => true,
+        ["move", m] => (4..=5).contains(&m.len()) && m.bytes().all(|b| b.is_ascii_alphanumeric()),
+        _ => false,
+    };
+    if well_formed {
+        "error game"
+    } else {
+        "error command"
+    }
+}
+
+/// A random line without its newline: words of the protocol and others,
+/// spaces, control characters, bytes that are not UTF-8, now and then far
+/// longer than any request. Never a well-formed `start`.
+fn random_line(rng: &mut rand::rngs::StdRng) -> Vec<u8> {
+    use rand::Rng as _;
+    const WORDS: &[&[u8]] = &[
+        b"start",
+        b"board",
+        b"hint",
+        b"move",
+        b"resign",
+        b"best",
+        b"all",
+        b"computer",
+        b"human",
+        b"either",
+        b"white",
+        b"black",
+        b"e2e4",
+        b"g7g8q",
+        b"E2E4",
+        b"e2e4e5",
+        b"e2-e4",
+        b"a1",
+        b"",
+        b"\r",
+        b"\t",
+        b"\x00",
+        b"\xff\xfe",
+        "é".as_bytes(),
+        b"moved",
+        b"ok",
+    ];
+    loop {
+        let mut line = Vec::new();
+        if rng.random_bool(0.05) {
+            let len = rng.random_range(100..3_000);
+            line.extend((0..len).map(|_| rng.random_range(0x20..0x7f_u8)));
+        } else if rng.random_bool(0.1) {
+            let len = rng.random_range(0..40);
+            line.extend((0..len).map(|_| {
+                loop {
+                    let b: u8 = rng.random();
+                    if b != b'\n' {
+                        break b;
+                    }
+                }
+            }));
+        } else {
+            for i in 0..rng.random_range(0..5) {
+                if i > 0 {
+                    line.extend_from_slice(if rng.random_bool(0.9) { b" " } else { b"  " });
+                }
+                line.extend_from_slice(WORDS[rng.random_range(0..WORDS.len())]);
+            }
+        }
+        let start = std::str::from_utf8(&line).is_ok_and(|text| {
+            matches!(
+                text.split(' ').collect::<Vec<_>>().as_slice(),
+                ["start", "computer" | "human", "either" | "white" | "black"]
+            )
+        });
+        if !start {
+            return line;
+        }
+    }
+}
+
+#[tokio::test]
+async fn random_lines_in_random_pieces_are_answered_one_by_one_in_order() {
+    use rand::{Rng as _, SeedableRng as _};
+    const CLIENTS: u64 = 8;
+    const LINES: usize = 300;
+    let server = UqServer::start().await;
+    let mut clients = Vec::new();
+    for seed in 0..CLIENTS {
+        let client = server.connect().await;
+        clients.push(tokio::spawn(async move {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            let lines: Vec<Vec<u8>> = (0..LINES).map(|_| random_line(&mut rng)).collect();
+            let mut stream = Vec::new();
+            for line in &lines {
+                stream.extend_from_slice(line);
+                stream.push(b'\n');
+            }
+            // Sent in pieces cut anywhere, while the answers are read.
+            let UqClient {
+                lines: mut answers,
+                mut writer,
+            } = client;
+            let pieces: Vec<Vec<u8>> = {
+                let mut rest = stream.as_slice();
+                let mut pieces = Vec::new();
+                while !rest.is_empty() {
+                    let cut = rng.random_range(1..=rest.len().min(700));
+                    pieces.push(rest[..cut].to_vec());
+                    rest = &rest[cut..];
+                }
+                pieces
+            };
+            let send = tokio::spawn(async move {
+                for piece in pieces {
+                    writer.write_all(&piece).await.expect("send");
+                    tokio::task::yield_now().await;
+                }
+                writer
+            });
+            for (index, line) in lines.iter().enumerate() {
+                let answer = chess_e2e::read_line(&mut answers, "the server")
+                    .await
+                    .expect("the server closed the connection");
+                assert_eq!(
+                    answer,
+                    answer_without_a_game(line),
+                    "client {seed}, line {index}: {:?}",
+                    String::from_utf8_lossy(line)
+                );
+            }
+            let mut writer = send.await.expect("the sender finished");
+            writer.write_all(b"board\n").await.expect("send");
+            let last = chess_e2e::read_line(&mut answers, "the server").await;
+            assert_eq!(last.as_deref(), Some("error game"), "client {seed}");
+        }));
+    }
+    for client in clients {
+        client
+            .await
+            .expect("a client's answers were as the protocol says");
+    }
+    let mut c = server.connect().await;
+    c.ask("start computer white", &["started white"]).await;
+    c.ask("move e2e4", &["ok"]).await;
+    moved(&mut c).await;
+    server.assert_quiet();
+}
+
 #[tokio::test]
 async fn clients_vanishing_mid_request_do_not_disturb_others() {
     let server = UqServer::start().await;
