@@ -17,6 +17,7 @@ and runs this file. CHESS_E2E_SEED picks another sequence of requests,
 CHESS_E2E_CALLS another number of them.
 """
 
+import collections
 import os
 import random
 import sys
@@ -193,7 +194,7 @@ class OddRequestsTest(unittest.TestCase):
         rng = random.Random(SEED)
         odd = OddRequests(rng, {"regular": [alice, bob], "spare": spare}, known)
         every = methods()
-        answered, faults = {}, []
+        answered, faults = collections.Counter(), []
         for _ in range(CALLS):
             path, method, request_type, response_type = rng.choice(every)
             body = odd.body(request_type)
@@ -222,7 +223,7 @@ class OddRequestsTest(unittest.TestCase):
                     code in NOT_ORDINARY or code == grpc.StatusCode.DEADLINE_EXCEEDED or not error.details()
                 ):
                     faults.append(f"{method.name}: {code.name} {error.details()!r} for body {body[:60]!r}")
-            answered[(method.name, code.name)] = answered.get((method.name, code.name), 0) + 1
+            answered[(method.name, code.name)] += 1
 
         summary = ", ".join(f"{m} {c} {n}" for (m, c), n in sorted(answered.items()))
         print(f"seed {SEED}, {CALLS} calls: {summary}", file=sys.stderr)

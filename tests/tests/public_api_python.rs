@@ -66,19 +66,35 @@ async fn the_public_api_works_from_python() {
 
     let smtp_url = format!("smtp://127.0.0.1:{port}");
     let stack = StackProcess::start(&["--smtp-url", &smtp_url], &[]).await;
+    let mail_dir = mail.path().as_os_str();
+    run_python_test(
+        stack,
+        "test_public_api.py",
+        &[("CHESS_E2E_MAIL_DIR", mail_dir)],
+    )
+    .await;
+}
+
+/// Runs `tests/python/<script>` against `stack` (then stops it) with `env`
+/// besides the gateway's address and the proto directory, and asserts it
+/// passed.
+async fn run_python_test(stack: StackProcess, script: &str, env: &[(&str, &std::ffi::OsStr)]) {
     let status = Command::new("python3")
-        .arg(python_dir().join("test_public_api.py"))
+        .arg(python_dir().join(script))
         .env("CHESS_E2E_GATEWAY", &stack.gateway)
-        .env("CHESS_E2E_MAIL_DIR", mail.path())
         .env(
             "CHESS_E2E_PROTO",
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../proto"),
         )
+        .envs(env.iter().copied())
         .status()
         .await
         .expect("run the Python test");
     stack.stop().await;
-    assert!(status.success(), "the Python test failed: {status}");
+    assert!(
+        status.success(),
+        "the Python test {script} failed: {status}"
+    );
 }
 
 /// Calls every method of the public API with odd requests built at random
@@ -88,16 +104,5 @@ async fn the_public_api_works_from_python() {
 async fn odd_requests_from_python_get_ordinary_answers() {
     require_python_packages().await;
     let stack = StackProcess::start(&[], &[]).await;
-    let status = Command::new("python3")
-        .arg(python_dir().join("test_odd_requests.py"))
-        .env("CHESS_E2E_GATEWAY", &stack.gateway)
-        .env(
-            "CHESS_E2E_PROTO",
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../proto"),
-        )
-        .status()
-        .await
-        .expect("run the Python test");
-    stack.stop().await;
-    assert!(status.success(), "the Python test failed: {status}");
+    run_python_test(stack, "test_odd_requests.py", &[]).await;
 }
