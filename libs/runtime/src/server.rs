@@ -44,6 +44,17 @@ pub struct ServerArgs {
     /// holds the other end and its exit closes it).
     #[arg(long)]
     pub stop_on_stdin_eof: bool,
+    /// Run every thread of the service under Linux's real-time `SCHED_RR`
+    /// policy at this priority (1-99; default: the normal policy). A
+    /// thread woken with work then takes a core at once from any normally
+    /// scheduled process, such as the Stockfish searches of an engine pool
+    /// on the same cores, but handles fewer messages at a time under load.
+    /// Needs `CAP_SYS_NICE` or an `RLIMIT_RTPRIO` of at least the
+    /// priority; refused, the service says so and runs under the normal
+    /// policy.
+    #[arg(long, value_name = "PRIORITY",
+          value_parser = clap::value_parser!(u8).range(1..=99))]
+    pub realtime_priority: Option<u8>,
 }
 
 /// Why a server could not start or stopped abnormally.

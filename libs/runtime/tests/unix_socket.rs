@@ -18,6 +18,7 @@ fn args(path: &Path) -> ServerArgs {
         unix_listen_fd: None,
         shutdown_grace_secs: 1,
         stop_on_stdin_eof: false,
+        realtime_priority: None,
     }
 }
 

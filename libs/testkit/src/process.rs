@@ -69,3 +69,55 @@ pub fn signal(pid: u32, signal: nix::sys::signal::Signal) {
 pub fn kill9(pid: u32) {
     signal(pid, nix::sys::signal::Signal::SIGKILL);
 }
+
+/// One thread's scheduling, read from `/proc/<pid>/task/<tid>/stat`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadScheduling {
+    /// The thread's name (`comm`).
+    pub name: String,
+    /// Its policy (field 41): 0 `SCHED_OTHER`, 1 `SCHED_FIFO`, 2
+    /// `SCHED_RR`, 3 `SCHED_BATCH`, 5 `SCHED_IDLE`.
+    pub policy: u32,
+    /// Its real-time priority (field 40), 0 outside the real-time policies.
+    pub priority: u32,
+}
+
+/// The scheduling of every thread of process `pid` (none if it is gone).
+pub fn thread_scheduling(pid: u32) -> Vec<ThreadScheduling> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| {
+            let name = std::fs::read_to_string(task.path().join("comm")).ok()?;
+            let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+            // Fields after the name (which may hold spaces) start at field 3.
+            let fields: Vec<&str> = stat.rsplit(')').next()?.split_whitespace().collect();
+            Some(ThreadScheduling {
+                name: name.trim().to_owned(),
+                priority: fields.get(40 - 3)?.parse().ok()?,
+                policy: fields.get(41 - 3)?.parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+/// Whether this process may move threads to `SCHED_RR` at priority 1, by
+/// the rule `chess-stack` applies: it runs as root, or its `RLIMIT_RTPRIO`
+/// is 1 or more.
+pub fn may_run_realtime() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let root = status
+        .lines()
+        .find_map(|line| line.strip_prefix("Uid:"))
+        .and_then(|uids| uids.split_whitespace().nth(1))
+        == Some("0");
+    let limits = std::fs::read_to_string("/proc/self/limits").unwrap_or_default();
+    let rtprio = limits
+        .lines()
+        .find_map(|line| line.strip_prefix("Max realtime priority"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .is_some_and(|soft| soft == "unlimited" || soft.parse::<u32>().is_ok_and(|p| p >= 1));
+    root || rtprio
+}

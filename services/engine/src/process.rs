@@ -110,12 +110,22 @@ impl Process {
             {
                 tracing::warn!(pid = pid.as_raw_nonzero().get(), error = %e, "cannot lower Stockfish's priority");
             }
-            if config.idle
-                && scheduler::set_policy(pid.as_raw_nonzero().get(), scheduler::Policy::Idle, 0)
-                    .is_err()
-            {
+            // Always set: a service run under a real-time policy
+            // (`--realtime-priority`) must not hand it down to searches,
+            // which would then take the cores from everything else.
+            let policy = if config.idle {
+                scheduler::Policy::Idle
+            } else {
+                scheduler::Policy::Other
+            };
+            if scheduler::set_policy(pid.as_raw_nonzero().get(), policy, 0).is_err() {
                 let e = std::io::Error::last_os_error();
-                tracing::warn!(pid = pid.as_raw_nonzero().get(), error = %e, "cannot run Stockfish under SCHED_IDLE");
+                let policy = if config.idle {
+                    "SCHED_IDLE"
+                } else {
+                    "SCHED_OTHER"
+                };
+                tracing::warn!(pid = pid.as_raw_nonzero().get(), error = %e, policy, "cannot set Stockfish's scheduling policy");
             }
         }
         match configure(&mut engine, config.threads, config.hash_mb).await {

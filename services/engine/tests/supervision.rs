@@ -334,3 +334,42 @@ async fn stockfish_runs_under_sched_idle_restarts_included() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test]
+async fn stockfish_never_inherits_the_services_real_time_policy() {
+    // Without --stockfish-idle: the searches get the normal policy back.
+    let service = Service::start(&["--realtime-priority", "1"]).await;
+    let realtime = chess_testkit::process::may_run_realtime();
+    let own = thread_policies(service.pid());
+    if realtime {
+        assert!(
+            own.contains(&2),
+            "the service is not under SCHED_RR: {own:?}"
+        );
+    } else {
+        assert!(own.iter().all(|&p| p == 0), "{own:?}");
+    }
+    let pids = service.stockfish_pids();
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let threads = chess_testkit::process::thread_scheduling(pids[0]);
+        if threads.len() >= 2 && threads.iter().all(|t| (t.policy, t.priority) == (0, 0)) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "Stockfish kept a real-time policy: {threads:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // And it searches.
+    let moves = service
+        .client()
+        .list_moves(chess_proto::engine::v1::ListMovesRequest {
+            position: position("", &[]),
+        })
+        .await
+        .unwrap();
+    assert_eq!(moves.into_inner().moves.len(), 20);
+}

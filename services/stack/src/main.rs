@@ -60,6 +60,16 @@ struct Config {
     /// Stockfish processes in the engine's pool (default: one per core).
     #[arg(long)]
     engine_pool_size: Option<u32>,
+    /// Run the gateway and the game, matchmaking and rating services under
+    /// Linux's real-time `SCHED_RR` policy at this priority (0: the normal
+    /// policy). A player's move then takes a core at once from the engine's
+    /// searches, which share the cores, but the services no longer gather
+    /// moves into batches under load, and the most moves a second fall to
+    /// about a third: for a machine whose main load is the engine. Given
+    /// only where this process may (as root, or with an `RLIMIT_RTPRIO` as
+    /// high); the engine service and its Stockfish processes keep theirs.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=99))]
+    realtime_priority: u8,
     /// The rating system games are rated in.
     #[arg(long, default_value = SystemKind::ClubElo.as_str(),
           value_parser = PossibleValuesParser::new(SystemKind::ALL.map(SystemKind::as_str)))]
@@ -182,6 +192,7 @@ async fn main() -> ExitCode {
         game_database_url: config.game_database_url.clone(),
         stockfish_path: config.stockfish_path.clone(),
         engine_pool_size: config.engine_pool_size,
+        realtime_priority: chess_stack::realtime_priority(config.realtime_priority),
         rating_system: Some(config.rating_system.clone()),
         gateway_args,
         common_args,
