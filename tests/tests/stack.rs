@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use chess_e2e::{
     INTERNAL_ON_FREE_PORTS, StackProcess, children_of, is_alive, process_name, signal,
 };
+use chess_testkit::process::{ThreadScheduling, may_run_realtime, thread_scheduling};
 use tokio_stream::StreamExt as _;
 use tonic_health::pb::{
     HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
@@ -501,4 +502,81 @@ async fn the_internal_key_is_the_stacks_own_and_operators_mint_with_it() {
     );
     raw.leaderboard(request).await.unwrap();
     stack.stop().await;
+}
+
+/// The policies of every thread of the stack's services and of the engine's
+/// Stockfish processes, once each pool process is up.
+async fn policies_of_the_services(stack: &StackProcess) -> Vec<(String, Vec<ThreadScheduling>)> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let services = services_of(stack.pid());
+        let engine = services
+            .iter()
+            .find(|(n, _)| n == "chess-engine")
+            .unwrap()
+            .1;
+        let searches = children_of(engine);
+        // A pool process is told its policy once it has started.
+        let settled = !searches.is_empty()
+            && searches
+                .iter()
+                .all(|&p| thread_scheduling(p).iter().all(|t| t.policy == 5));
+        if settled || Instant::now() > deadline {
+            let mut all: Vec<_> = services
+                .into_iter()
+                .map(|(name, pid)| (name, thread_scheduling(pid)))
+                .collect();
+            all.extend(
+                searches
+                    .into_iter()
+                    .map(|pid| ("stockfish".to_owned(), thread_scheduling(pid))),
+            );
+            return all;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn with_realtime_priority_the_services_take_a_core_ahead_of_the_searches() {
+    let stack = StackProcess::start(&["--realtime-priority", "1"], &[]).await;
+    let realtime = may_run_realtime();
+    let all = policies_of_the_services(&stack).await;
+    assert!(all.iter().any(|(n, _)| n == "stockfish"), "{all:?}");
+    for (name, threads) in &all {
+        assert!(!threads.is_empty(), "{name} has no threads");
+        for thread in threads {
+            let expected = match name.as_str() {
+                "stockfish" => (5, 0),
+                "chess-engine" => (0, 0),
+                // jemalloc starts its threads with the normal policy: it
+                // gives memory back, which can wait.
+                _ if thread.name == "jemalloc_bg_thd" => (0, 0),
+                _ if realtime => (2, 1),
+                _ => (0, 0),
+            };
+            assert_eq!(
+                (thread.policy, thread.priority),
+                expected,
+                "{name}'s thread {} (may run real-time: {realtime})",
+                thread.name
+            );
+        }
+    }
+    // And they play.
+    let _game = opened_game(&stack).await;
+}
+
+#[tokio::test]
+async fn by_default_every_service_runs_under_the_normal_policy() {
+    let stack = StackProcess::start(&[], &[]).await;
+    for (name, threads) in policies_of_the_services(&stack).await {
+        let expected = if name == "stockfish" { 5 } else { 0 };
+        assert!(
+            threads
+                .iter()
+                .all(|t| (t.policy, t.priority) == (expected, 0)),
+            "{name}: {threads:?}"
+        );
+    }
 }

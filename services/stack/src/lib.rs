@@ -79,6 +79,9 @@ pub struct StackOptions {
     pub game_database_url: Option<String>,
     pub stockfish_path: Option<PathBuf>,
     pub engine_pool_size: Option<u32>,
+    /// The `SCHED_RR` priority of every service but the engine
+    /// (`--realtime-priority`); `None` for the normal policy.
+    pub realtime_priority: Option<u8>,
     /// `club-elo`, `logistic-elo` or `glicko2`.
     pub rating_system: Option<String>,
     /// Extra flags for the gateway (mail settings and the like).
@@ -123,6 +126,21 @@ impl InternalListen {
             engine: free(),
         }
     }
+}
+
+/// `priority` if this process may run threads under `SCHED_RR` at it (as
+/// root, or with an `RLIMIT_RTPRIO` at least as high), so the services it
+/// starts may too; `None` for 0 or where it may not. (Root without
+/// `CAP_SYS_NICE`, as in some containers, passes this check and is then
+/// refused by the kernel: each service says so and runs on.)
+pub fn realtime_priority(priority: u8) -> Option<u8> {
+    use rustix::process::{Resource, geteuid, getrlimit};
+    if priority == 0 {
+        return None;
+    }
+    let limit = getrlimit(Resource::Rtprio).current;
+    let allowed = geteuid().is_root() || limit.is_none_or(|limit| limit >= u64::from(priority));
+    allowed.then_some(priority)
 }
 
 /// The name of the lock file in a data directory.
@@ -561,7 +579,13 @@ fn children(
     if let Some(size) = options.engine_pool_size {
         engine.extend(["--pool-size".into(), size.to_string().into()]);
     }
+    // The services a move passes through take a core ahead of the searches.
+    let realtime: Vec<OsString> = options
+        .realtime_priority
+        .map(|p| vec!["--realtime-priority".into(), p.to_string().into()])
+        .unwrap_or_default();
     let mut rating = args(&[("--database-url", sqlite(data_dir, "rating"))]);
+    rating.extend(realtime.iter().cloned());
     if let Some(system) = &options.rating_system {
         rating.extend(["--rating-system".into(), system.into()]);
     }
@@ -585,14 +609,16 @@ fn children(
             if replicas > 1 {
                 flags.extend(["--replica-id".into(), name.into()]);
             }
+            flags.extend(realtime.iter().cloned());
             (name, flags)
         })
         .collect();
-    let matchmaking = args(&[
+    let mut matchmaking = args(&[
         ("--database-url", sqlite(data_dir, "matchmaking")),
         ("--game-addr", game_addr.clone()),
         ("--rating-addr", rating_addr.clone()),
     ]);
+    matchmaking.extend(realtime.iter().cloned());
     let mut gateway = args(&[
         ("--game-addr", game_addr),
         ("--matchmaking-addr", matchmaking_addr),
@@ -609,6 +635,7 @@ fn children(
         }
         None => gateway.extend(["--uqchess-listen".into(), "".into()]),
     }
+    gateway.extend(realtime);
     gateway.extend(options.gateway_args.iter().cloned());
 
     // A service the others call also gets its Unix socket, if it has one.

@@ -130,6 +130,7 @@ async fn main() -> ExitCode {
         game_database_url: None,
         stockfish_path: None,
         engine_pool_size: None,
+        realtime_priority: None,
         rating_system: None,
         gateway_args: Vec::new(),
         common_args: vec!["--log-filter".into(), "error".into()],
