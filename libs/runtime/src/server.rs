@@ -48,7 +48,8 @@ pub struct ServerArgs {
     /// policy at this priority (1-99; default: the normal policy). A
     /// thread woken with work then takes a core at once from any normally
     /// scheduled process, such as the Stockfish searches of an engine pool
-    /// on the same cores, but handles fewer messages at a time under load.
+    /// on the same cores, and leaves normally scheduled processes only the
+    /// CPU time it does not want.
     /// Needs `CAP_SYS_NICE` or an `RLIMIT_RTPRIO` of at least the
     /// priority; refused, the service says so and runs under the normal
     /// policy.

@@ -63,11 +63,12 @@ struct Config {
     /// Run the gateway and the game, matchmaking and rating services under
     /// Linux's real-time `SCHED_RR` policy at this priority (0: the normal
     /// policy). A player's move then takes a core at once from the engine's
-    /// searches, which share the cores, but the services no longer gather
-    /// moves into batches under load, and the most moves a second fall to
-    /// about a third: for a machine whose main load is the engine. Given
-    /// only where this process may (as root, or with an `RLIMIT_RTPRIO` as
-    /// high); the engine service and its Stockfish processes keep theirs.
+    /// searches, which share the cores; but any other normally scheduled
+    /// process on the machine, such as clients or a PostgreSQL server,
+    /// gets only what the services leave, and with such a process in their
+    /// path the services' maximum can fall to a third. Given only where
+    /// this process may (as root, or with an `RLIMIT_RTPRIO` as high); the
+    /// engine service and its Stockfish processes keep theirs.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=99))]
     realtime_priority: u8,
     /// The rating system games are rated in.
