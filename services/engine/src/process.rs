@@ -113,19 +113,14 @@ impl Process {
             // Always set: a service run under a real-time policy
             // (`--realtime-priority`) must not hand it down to searches,
             // which would then take the cores from everything else.
-            let policy = if config.idle {
-                scheduler::Policy::Idle
+            let (policy, name) = if config.idle {
+                (scheduler::Policy::Idle, "SCHED_IDLE")
             } else {
-                scheduler::Policy::Other
+                (scheduler::Policy::Other, "SCHED_OTHER")
             };
             if scheduler::set_policy(pid.as_raw_nonzero().get(), policy, 0).is_err() {
                 let e = std::io::Error::last_os_error();
-                let policy = if config.idle {
-                    "SCHED_IDLE"
-                } else {
-                    "SCHED_OTHER"
-                };
-                tracing::warn!(pid = pid.as_raw_nonzero().get(), error = %e, policy, "cannot set Stockfish's scheduling policy");
+                tracing::warn!(pid = pid.as_raw_nonzero().get(), error = %e, policy = name, "cannot set Stockfish's scheduling policy");
             }
         }
         match configure(&mut engine, config.threads, config.hash_mb).await {

@@ -292,14 +292,12 @@ async fn stockfish_runs_at_the_configured_niceness_restarts_included() {
     }
 }
 
-/// The scheduling policy of every thread of process `pid` (field 41 of
-/// `/proc/<pid>/task/<tid>/stat`; 0 is `SCHED_OTHER`, 5 `SCHED_IDLE`).
-fn thread_policies(pid: u32) -> Vec<i64> {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return Vec::new();
-    };
-    tasks
-        .filter_map(|task| stat_field(&task.ok()?.path().join("stat"), 41))
+/// The scheduling policy of every thread of process `pid` (0 is
+/// `SCHED_OTHER`, 2 `SCHED_RR`, 5 `SCHED_IDLE`).
+fn thread_policies(pid: u32) -> Vec<u32> {
+    chess_testkit::process::thread_scheduling(pid)
+        .into_iter()
+        .map(|thread| thread.policy)
         .collect()
 }
 
