@@ -568,6 +568,53 @@ async fn with_realtime_priority_the_services_take_a_core_ahead_of_the_searches()
 }
 
 #[tokio::test]
+async fn with_sched_batch_the_services_run_under_the_batch_policy() {
+    // SCHED_BATCH needs no privilege, so every machine gives it.
+    let stack = StackProcess::start(&["--sched-batch"], &[]).await;
+    let all = policies_of_the_services(&stack).await;
+    for service in [
+        "chess-gateway",
+        "chess-game",
+        "chess-matchmaking",
+        "chess-rating",
+    ] {
+        assert!(all.iter().any(|(n, _)| n == service), "{service}: {all:?}");
+    }
+    for (name, threads) in &all {
+        assert!(!threads.is_empty(), "{name} has no threads");
+        for thread in threads {
+            let expected = match name.as_str() {
+                "stockfish" => 5,
+                "chess-engine" => 0,
+                _ if thread.name == "jemalloc_bg_thd" => 0,
+                _ => 3,
+            };
+            assert_eq!(
+                (thread.policy, thread.priority),
+                (expected, 0),
+                "{name}'s thread {}",
+                thread.name
+            );
+        }
+    }
+    let _game = opened_game(&stack).await;
+}
+
+#[tokio::test]
+async fn a_service_refuses_both_policies_at_once() {
+    let out = std::process::Command::new(chess_e2e::binary("chess-rating"))
+        .args(["--realtime-priority", "1", "--sched-batch"])
+        .output()
+        .expect("run chess-rating");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--sched-batch") && stderr.contains("--realtime-priority"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
 async fn by_default_every_service_runs_under_the_normal_policy() {
     let stack = StackProcess::start(&[], &[]).await;
     for (name, threads) in policies_of_the_services(&stack).await {

@@ -56,6 +56,17 @@ pub struct ServerArgs {
     #[arg(long, value_name = "PRIORITY",
           value_parser = clap::value_parser!(u8).range(1..=99))]
     pub realtime_priority: Option<u8>,
+    /// Run every thread of the service under Linux's `SCHED_BATCH` policy.
+    /// A thread woken with work then does not take the core from the
+    /// thread running there; it runs when that thread sleeps, at the next
+    /// tick, or on a core with nothing to do. The threads that pass a move
+    /// along each finish their batch of work before the next takes the
+    /// core, as under `SCHED_RR`, but without any privilege and without
+    /// taking a core from other processes. A process of the normal policy
+    /// woken beside the service still takes the core at once, and Stockfish
+    /// searches under `SCHED_IDLE` still give it up at once.
+    #[arg(long, conflicts_with = "realtime_priority")]
+    pub sched_batch: bool,
 }
 
 /// Why a server could not start or stopped abnormally.

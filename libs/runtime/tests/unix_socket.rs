@@ -19,6 +19,7 @@ fn args(path: &Path) -> ServerArgs {
         shutdown_grace_secs: 1,
         stop_on_stdin_eof: false,
         realtime_priority: None,
+        sched_batch: false,
     }
 }
 

@@ -82,6 +82,9 @@ pub struct StackOptions {
     /// The `SCHED_RR` priority of every service but the engine
     /// (`--realtime-priority`); `None` for the normal policy.
     pub realtime_priority: Option<u8>,
+    /// Every service but the engine under `SCHED_BATCH` (`--sched-batch`),
+    /// where no real-time priority is given.
+    pub sched_batch: bool,
     /// `club-elo`, `logistic-elo` or `glicko2`.
     pub rating_system: Option<String>,
     /// Extra flags for the gateway (mail settings and the like).
@@ -579,13 +582,15 @@ fn children(
     if let Some(size) = options.engine_pool_size {
         engine.extend(["--pool-size".into(), size.to_string().into()]);
     }
-    // The services a move passes through take a core ahead of the searches.
-    let realtime: Vec<OsString> = options
-        .realtime_priority
-        .map(|p| vec!["--realtime-priority".into(), p.to_string().into()])
-        .unwrap_or_default();
+    // The services a move passes through take a core ahead of the searches,
+    // or finish each batch of work before giving the core up.
+    let policy: Vec<OsString> = match options.realtime_priority {
+        Some(p) => vec!["--realtime-priority".into(), p.to_string().into()],
+        None if options.sched_batch => vec!["--sched-batch".into()],
+        None => Vec::new(),
+    };
     let mut rating = args(&[("--database-url", sqlite(data_dir, "rating"))]);
-    rating.extend(realtime.iter().cloned());
+    rating.extend(policy.iter().cloned());
     if let Some(system) = &options.rating_system {
         rating.extend(["--rating-system".into(), system.into()]);
     }
@@ -609,7 +614,7 @@ fn children(
             if replicas > 1 {
                 flags.extend(["--replica-id".into(), name.into()]);
             }
-            flags.extend(realtime.iter().cloned());
+            flags.extend(policy.iter().cloned());
             (name, flags)
         })
         .collect();
@@ -618,7 +623,7 @@ fn children(
         ("--game-addr", game_addr.clone()),
         ("--rating-addr", rating_addr.clone()),
     ]);
-    matchmaking.extend(realtime.iter().cloned());
+    matchmaking.extend(policy.iter().cloned());
     let mut gateway = args(&[
         ("--game-addr", game_addr),
         ("--matchmaking-addr", matchmaking_addr),
@@ -635,7 +640,7 @@ fn children(
         }
         None => gateway.extend(["--uqchess-listen".into(), "".into()]),
     }
-    gateway.extend(realtime);
+    gateway.extend(policy);
     gateway.extend(options.gateway_args.iter().cloned());
 
     // A service the others call also gets its Unix socket, if it has one.

@@ -71,6 +71,14 @@ struct Config {
     /// engine service and its Stockfish processes keep theirs.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=99))]
     realtime_priority: u8,
+    /// Run the gateway and the game, matchmaking and rating services under
+    /// Linux's `SCHED_BATCH` policy: a thread of theirs woken with work
+    /// does not take the core from the thread running there, so each
+    /// finishes its batch of work before the next starts. Needs no
+    /// privilege and takes no core from other processes. Where a real-time
+    /// priority is given (and allowed), that policy is used instead.
+    #[arg(long)]
+    sched_batch: bool,
     /// The rating system games are rated in.
     #[arg(long, default_value = SystemKind::ClubElo.as_str(),
           value_parser = PossibleValuesParser::new(SystemKind::ALL.map(SystemKind::as_str)))]
@@ -194,6 +202,7 @@ async fn main() -> ExitCode {
         stockfish_path: config.stockfish_path.clone(),
         engine_pool_size: config.engine_pool_size,
         realtime_priority: chess_stack::realtime_priority(config.realtime_priority),
+        sched_batch: config.sched_batch,
         rating_system: Some(config.rating_system.clone()),
         gateway_args,
         common_args,

@@ -131,6 +131,7 @@ async fn main() -> ExitCode {
         stockfish_path: None,
         engine_pool_size: None,
         realtime_priority: None,
+        sched_batch: false,
         rating_system: None,
         gateway_args: Vec::new(),
         common_args: vec!["--log-filter".into(), "error".into()],
