@@ -64,7 +64,10 @@ pub struct ServerArgs {
     /// core, as under `SCHED_RR`, but without any privilege and without
     /// taking a core from other processes. A process of the normal policy
     /// woken beside the service still takes the core at once, and Stockfish
-    /// searches under `SCHED_IDLE` still give it up at once.
+    /// searches under `SCHED_IDLE` still give it up at once. But beside
+    /// processes that keep every core busy, the service's threads wait for
+    /// their turns: it suits a machine that runs the services and little
+    /// else.
     #[arg(long, conflicts_with = "realtime_priority")]
     pub sched_batch: bool,
 }

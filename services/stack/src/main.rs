@@ -75,8 +75,10 @@ struct Config {
     /// Linux's `SCHED_BATCH` policy: a thread of theirs woken with work
     /// does not take the core from the thread running there, so each
     /// finishes its batch of work before the next starts. Needs no
-    /// privilege and takes no core from other processes. Where a real-time
-    /// priority is given (and allowed), that policy is used instead.
+    /// privilege and takes no core from other processes, but beside
+    /// processes that keep every core busy the services wait for their
+    /// turns. Where a real-time priority is given (and allowed), that
+    /// policy is used instead.
     #[arg(long)]
     sched_batch: bool,
     /// The rating system games are rated in.
