@@ -79,12 +79,8 @@ pub struct StackOptions {
     pub game_database_url: Option<String>,
     pub stockfish_path: Option<PathBuf>,
     pub engine_pool_size: Option<u32>,
-    /// The `SCHED_RR` priority of every service but the engine
-    /// (`--realtime-priority`); `None` for the normal policy.
-    pub realtime_priority: Option<u8>,
-    /// Every service but the engine under `SCHED_BATCH` (`--sched-batch`),
-    /// where no real-time priority is given.
-    pub sched_batch: bool,
+    /// The scheduling policy of every service but the engine.
+    pub policy: ServicePolicy,
     /// `club-elo`, `logistic-elo` or `glicko2`.
     pub rating_system: Option<String>,
     /// Extra flags for the gateway (mail settings and the like).
@@ -94,6 +90,18 @@ pub struct StackOptions {
     pub output: Output,
     /// Print a line when a child dies and is restarted.
     pub announce_restarts: bool,
+}
+
+/// The Linux scheduling policy the stack gives every service but the engine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ServicePolicy {
+    /// The normal policy.
+    #[default]
+    Normal,
+    /// `SCHED_BATCH` (`--sched-batch`).
+    Batch,
+    /// `SCHED_RR` at this priority (`--realtime-priority`).
+    RealTime(u8),
 }
 
 /// The addresses the internal services listen on (port 0 picks a free
@@ -584,10 +592,10 @@ fn children(
     }
     // The services a move passes through take a core ahead of the searches,
     // or finish each batch of work before giving the core up.
-    let policy: Vec<OsString> = match options.realtime_priority {
-        Some(p) => vec!["--realtime-priority".into(), p.to_string().into()],
-        None if options.sched_batch => vec!["--sched-batch".into()],
-        None => Vec::new(),
+    let policy: Vec<OsString> = match options.policy {
+        ServicePolicy::RealTime(p) => vec!["--realtime-priority".into(), p.to_string().into()],
+        ServicePolicy::Batch => vec!["--sched-batch".into()],
+        ServicePolicy::Normal => Vec::new(),
     };
     let mut rating = args(&[("--database-url", sqlite(data_dir, "rating"))]);
     rating.extend(policy.iter().cloned());

@@ -4,7 +4,9 @@ use std::{ffi::OsString, path::PathBuf, process::ExitCode};
 
 use chess_ratings::SystemKind;
 use chess_runtime::addr;
-use chess_stack::{ENGINE_UNAVAILABLE, InternalListen, Output, Stack, StackOptions, StartError};
+use chess_stack::{
+    ENGINE_UNAVAILABLE, InternalListen, Output, ServicePolicy, Stack, StackOptions, StartError,
+};
 use chess_telemetry::LogFormat;
 use clap::builder::PossibleValuesParser;
 use tokio::signal::unix::{SignalKind, signal};
@@ -203,8 +205,11 @@ async fn main() -> ExitCode {
         game_database_url: config.game_database_url.clone(),
         stockfish_path: config.stockfish_path.clone(),
         engine_pool_size: config.engine_pool_size,
-        realtime_priority: chess_stack::realtime_priority(config.realtime_priority),
-        sched_batch: config.sched_batch,
+        policy: match chess_stack::realtime_priority(config.realtime_priority) {
+            Some(priority) => ServicePolicy::RealTime(priority),
+            None if config.sched_batch => ServicePolicy::Batch,
+            None => ServicePolicy::Normal,
+        },
         rating_system: Some(config.rating_system.clone()),
         gateway_args,
         common_args,

@@ -17,7 +17,8 @@ use std::{
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use chess_stack::{
-    ENGINE_UNAVAILABLE, InternalListen, Output, Stack, StackOptions, StartError, ports,
+    ENGINE_UNAVAILABLE, InternalListen, Output, ServicePolicy, Stack, StackOptions, StartError,
+    ports,
 };
 
 const USAGE: &str = "Usage: ./uqchessserver [--listenOn portno]";
@@ -130,8 +131,7 @@ async fn main() -> ExitCode {
         game_database_url: None,
         stockfish_path: None,
         engine_pool_size: None,
-        realtime_priority: None,
-        sched_batch: false,
+        policy: ServicePolicy::Normal,
         rating_system: None,
         gateway_args: Vec::new(),
         common_args: vec!["--log-filter".into(), "error".into()],
