@@ -206,11 +206,20 @@ impl Pace {
 /// latency of a move held back that way counts from its due time, so a
 /// slow answer is charged for the moves it delayed too (no coordinated
 /// omission).
+///
+/// Open loop, the first game of each schedule is resigned after a number
+/// of plies drawn at random up to `max_plies`, and the later ones after
+/// `max_plies`. Games that all began together then end at random times, as
+/// the games of a population of players do, instead of all in the same
+/// second, every `max_plies` plies.
 #[derive(Debug)]
 pub struct Schedule {
     pace: Pace,
     rng: StdRng,
     next: Instant,
+    /// Plies after which the current game is resigned.
+    plies: u32,
+    games: u64,
 }
 
 impl Schedule {
@@ -219,14 +228,27 @@ impl Schedule {
             pace,
             rng: StdRng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15),
             next: Instant::now(),
+            plies: pace.max_plies,
+            games: 0,
         };
-        schedule.begin();
+        schedule.arrivals_from_now();
         schedule
     }
 
-    /// Starts the arrivals afresh, from now: a new game's first move is not
-    /// due before the game exists.
+    /// Starts a new game: its length, and its arrivals afresh from now (a
+    /// new game's first move is not due before the game exists).
     pub fn begin(&mut self) {
+        self.plies = match self.pace.rate {
+            Some(_) if self.games == 0 && self.pace.max_plies > 1 => {
+                self.rng.random_range(1..=self.pace.max_plies)
+            }
+            _ => self.pace.max_plies,
+        };
+        self.games += 1;
+        self.arrivals_from_now();
+    }
+
+    fn arrivals_from_now(&mut self) {
         self.next = Instant::now();
         if let Some(rate) = self.pace.rate {
             self.next += Self::gap(&mut self.rng, rate);
@@ -243,8 +265,9 @@ impl Schedule {
         &mut self.rng
     }
 
+    /// Plies after which the current game is resigned.
     pub fn max_plies(&self) -> u32 {
-        self.pace.max_plies
+        self.plies
     }
 
     /// Waits until the next move is due; returns the instant its latency
@@ -274,7 +297,7 @@ impl Schedule {
 }
 
 /// Plays games between two connections until the window closes; a game is
-/// resigned after `pace.max_plies` and replaced.
+/// resigned after the schedule's length (`Schedule::max_plies`) and replaced.
 async fn play_games(
     port: u16,
     seed: u64,
@@ -309,7 +332,7 @@ async fn play_games(
             } else {
                 (&mut black, &mut white)
             };
-            if plies >= pace.max_plies {
+            if plies >= schedule.max_plies() {
                 let winner = if mover == Color::White {
                     "black"
                 } else {
@@ -425,4 +448,54 @@ pub async fn idle_connections(port: u16, count: usize) -> Result<Vec<TcpStream>,
         }
     }
     Ok(streams)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lengths(pace: Pace, seed: u64) -> Vec<u32> {
+        let mut schedule = Schedule::new(pace, seed);
+        (0..3)
+            .map(|_| {
+                schedule.begin();
+                schedule.max_plies()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_open_loops_first_games_end_at_random_plies_and_later_ones_at_the_limit() {
+        let pace = Pace {
+            max_plies: 200,
+            think: Duration::ZERO,
+            rate: Some(30.0),
+        };
+        let firsts: Vec<u32> = (0..400)
+            .map(|seed| {
+                let games = lengths(pace, seed);
+                assert_eq!(games[1..], [200, 200], "seed {seed}");
+                games[0]
+            })
+            .collect();
+        assert!(firsts.iter().all(|&plies| (1..=200).contains(&plies)));
+        // Spread over the whole range, each quarter holding some.
+        for quarter in 0..4 {
+            let held = firsts
+                .iter()
+                .filter(|&&plies| (plies - 1) / 50 == quarter)
+                .count();
+            assert!(held > 50, "quarter {quarter} holds {held} of 400");
+        }
+    }
+
+    #[test]
+    fn a_closed_loops_games_all_end_at_the_limit() {
+        for seed in 0..50 {
+            assert_eq!(
+                lengths(Pace::closed(200, Duration::ZERO), seed),
+                [200, 200, 200]
+            );
+        }
+    }
 }
