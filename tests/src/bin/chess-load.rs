@@ -188,6 +188,11 @@ enum Scenario {
         /// line it up with logs and profiles.
         #[arg(long)]
         timeline: Option<std::path::PathBuf>,
+        /// Through gRPC, each player on an HTTP/2 connection of its own, as
+        /// clients reaching the gateway directly; by default every player's
+        /// calls share one, as behind a proxy that multiplexes them.
+        #[arg(long)]
+        connection_per_player: bool,
     },
     /// Time for the game service to resume stored active games when it
     /// starts, and its memory per active game: stacks started on a data
@@ -663,6 +668,7 @@ struct Paced<'a> {
     probe: u64,
     max: Option<f64>,
     timeline: Option<&'a std::path::Path>,
+    connection_per_player: bool,
 }
 
 async fn open_loop(cli: &Cli, front: Front, games: usize, paced: Paced<'_>) -> Result<(), Error> {
@@ -672,6 +678,7 @@ async fn open_loop(cli: &Cli, front: Front, games: usize, paced: Paced<'_>) -> R
         probe,
         max,
         timeline,
+        connection_per_player,
     } = paced;
     let (_, grpc) = baselines().await?;
     let (stack, _) = start_stack(cli).await;
@@ -680,14 +687,22 @@ async fn open_loop(cli: &Cli, front: Front, games: usize, paced: Paced<'_>) -> R
     let players = match front {
         Front::Uqchess => Players::Uqchess,
         Front::Grpc => Players::Grpc(
-            chess_e2e::load::grpc::Pairs::sign_up(&stack.gateway, games, false).await?,
+            chess_e2e::load::grpc::Pairs::sign_up(&stack.gateway, games, connection_per_player)
+                .await?,
         ),
     };
     let max_plies = match front {
         Front::Uqchess => 100_000,
         Front::Grpc => GRPC_MAX_PLIES,
     };
-    println!("scenario: open loop, {games} games through {front:?}, {duration} s at each load");
+    let connections = match front {
+        Front::Grpc if connection_per_player => " (a connection per player)",
+        Front::Grpc => " (one connection)",
+        Front::Uqchess => "",
+    };
+    println!(
+        "scenario: open loop, {games} games through {front:?}{connections}, {duration} s at each load"
+    );
     let max = match max {
         Some(max) => max,
         None => {
@@ -1043,7 +1058,12 @@ async fn run(cli: Cli) -> ExitCode {
             probe,
             max,
             timeline,
+            connection_per_player,
         } => {
+            if *connection_per_player && *front != Front::Grpc {
+                eprintln!("chess-load: --connection-per-player is for --front grpc");
+                return ExitCode::from(2);
+            }
             let games = games.unwrap_or(match front {
                 Front::Uqchess => 1000,
                 Front::Grpc => 200,
@@ -1054,6 +1074,7 @@ async fn run(cli: Cli) -> ExitCode {
                 probe: *probe,
                 max: *max,
                 timeline: timeline.as_deref(),
+                connection_per_player: *connection_per_player,
             };
             open_loop(&cli, *front, games, paced).await
         }
