@@ -333,10 +333,14 @@ async fn play_game(
             ply: None,
         });
         // The opponent's arrival is only awaited for a move that was made.
-        let made = async { Ok::<_, Error>(play.make_move(request).await?.into_inner()) };
-        let (made, notified) =
+        // The next move waits for both; the move's own latency ends at its
+        // answer.
+        let made = async {
+            let made = play.make_move(request).await?.into_inner();
+            Ok::<_, Error>((made, Instant::now()))
+        };
+        let ((made, ok), notified) =
             tokio::try_join!(made, async { Ok(opponent.wait(game_id, ply).await) })?;
-        let ok = Instant::now();
         if window.contains(ok) {
             figures.moves += 1;
             figures.move_latency.record(ok - sent);
