@@ -219,7 +219,8 @@ pub struct Schedule {
     next: Instant,
     /// Plies after which the current game is resigned.
     plies: u32,
-    games: u64,
+    /// Whether a game has begun yet.
+    begun: bool,
 }
 
 impl Schedule {
@@ -229,7 +230,7 @@ impl Schedule {
             rng: StdRng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15),
             next: Instant::now(),
             plies: pace.max_plies,
-            games: 0,
+            begun: false,
         };
         schedule.arrivals_from_now();
         schedule
@@ -239,12 +240,12 @@ impl Schedule {
     /// new game's first move is not due before the game exists).
     pub fn begin(&mut self) {
         self.plies = match self.pace.rate {
-            Some(_) if self.games == 0 && self.pace.max_plies > 1 => {
+            Some(_) if !self.begun && self.pace.max_plies > 1 => {
                 self.rng.random_range(1..=self.pace.max_plies)
             }
             _ => self.pace.max_plies,
         };
-        self.games += 1;
+        self.begun = true;
         self.arrivals_from_now();
     }
 
