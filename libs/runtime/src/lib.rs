@@ -94,27 +94,10 @@ pub fn runtime(service: &str, server: &ServerArgs) -> tokio::runtime::Runtime {
 
 /// How every binary of the workspace that serves or drives moves builds
 /// its Tokio runtime: a worker per core (or `TOKIO_WORKER_THREADS`), as
-/// `#[tokio::main]` would, but without the LIFO slot.
-///
-/// With the slot, a task woken by the running one is run next, ahead of
-/// the tasks already queued, and the other worker cannot take it. One
-/// commit of the game service's writer wakes every game whose moves it
-/// carried; each game then wakes the HTTP/2 connection's writing task with
-/// its answer and event, which the slot runs before the next game, so each
-/// answer went out in a write of its own. Without the slot, that task is
-/// queued behind the games woken with it and writes their answers
-/// together: at 12,500 paced moves a second the game service made half as
-/// many writes a move. The load generator (`chess-load`) runs the same way,
-/// since its answers are timed when their tasks run (see BENCHMARKS.md,
-/// "The runtime's LIFO slot" and "The load generator without the LIFO
-/// slot"). The switch is in Tokio's unstable API, enabled for this
-/// workspace by `--cfg tokio_unstable` in `.cargo/config.toml`; a build
-/// without it keeps the slot.
+/// `#[tokio::main]` would.
 pub fn runtime_builder() -> tokio::runtime::Builder {
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     builder.enable_all();
-    #[cfg(tokio_unstable)]
-    builder.disable_lifo_slot();
     builder
 }
 
