@@ -106,3 +106,37 @@ async fn odd_requests_from_python_get_ordinary_answers() {
     let stack = StackProcess::start(&[], &[]).await;
     run_python_test(stack, "test_odd_requests.py", &[]).await;
 }
+
+/// Every internal service answers a grpcio client over its Unix socket in
+/// the stack's data directory (`tests/python/test_unix_sockets.py`), though
+/// gRPC's C core names the socket's path as the requests' authority.
+#[tokio::test]
+async fn every_internal_service_answers_grpcio_over_its_unix_socket() {
+    require_python_packages().await;
+    let stack = StackProcess::start(&[], &[]).await;
+    let mut sockets: Vec<String> = std::fs::read_dir(stack.data.path())
+        .expect("read the data directory")
+        .filter_map(|entry| {
+            let path = entry.expect("a directory entry").path();
+            let name = path
+                .file_name()?
+                .to_str()?
+                .strip_suffix(".sock")?
+                .to_owned();
+            Some(format!("{name}={}", path.display()))
+        })
+        .collect();
+    sockets.sort();
+    assert_eq!(
+        sockets.len(),
+        4,
+        "one socket per internal service: {sockets:?}"
+    );
+    let sockets = sockets.join(",");
+    run_python_test(
+        stack,
+        "test_unix_sockets.py",
+        &[("CHESS_E2E_SOCKETS", std::ffi::OsStr::new(&sockets))],
+    )
+    .await;
+}

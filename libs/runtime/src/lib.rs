@@ -20,6 +20,7 @@
 //!   game.
 
 pub mod addr;
+mod authority;
 pub mod cli;
 pub mod client;
 pub mod identity;

@@ -353,7 +353,10 @@ impl Server {
             let stopped = self.shutdown.clone();
             let failed = self.shutdown.clone();
             let served = router.clone().serve_with_incoming_shutdown(
-                tokio_stream::wrappers::UnixListenerStream::new(side.listener),
+                tokio_stream::StreamExt::map(
+                    tokio_stream::wrappers::UnixListenerStream::new(side.listener),
+                    |accepted| accepted.map(crate::authority::LocalAuthority::new),
+                ),
                 async move { stopped.cancelled().await },
             );
             tracing::info!(service = self.service, path = %side.shown, "serving gRPC on a Unix socket");
