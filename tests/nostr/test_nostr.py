@@ -26,7 +26,6 @@ tests/python/requirements.txt.
 
 import ctypes
 import glob
-import importlib.resources
 import io
 import json
 import os
@@ -43,11 +42,12 @@ import uuid
 import chess
 import chess.pgn
 import grpc
-from grpc_tools import protoc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
+from stubs import generate  # noqa: E402
 from player import (  # noqa: E402
     KIND_ERROR,
     KIND_MOVE,
@@ -70,17 +70,7 @@ START_FEN = chess.STARTING_FEN
 
 def generate_stubs():
     """Generates the Python stubs of the public API and imports them."""
-    out = tempfile.mkdtemp(prefix="chess-stubs-")
-    well_known = str(importlib.resources.files("grpc_tools") / "_proto")
-    files = ["chess/common/v1/common.proto", "chess/gateway/v1/gateway.proto"]
-    status = protoc.main(
-        ["protoc", f"-I{PROTO}", f"-I{well_known}", f"--python_out={out}", f"--grpc_python_out={out}"]
-        + files
-    )
-    if status != 0:
-        raise RuntimeError(f"protoc failed with status {status}")
-    for package in ["chess", "chess/common", "chess/common/v1", "chess/gateway", "chess/gateway/v1"]:
-        open(os.path.join(out, package, "__init__.py"), "a").close()
+    out = generate(PROTO)
     # The stubs' top-level package is `chess`, like python-chess's: they are
     # imported with python-chess out of the way, which is put back after
     # (the stubs keep the references to each other they took).
@@ -219,25 +209,10 @@ class Stack:
 
     def __init__(self, relays):
         self.data = tempfile.TemporaryDirectory(prefix="chess-nostr-")
-        args = [
-            STACK_BINARY,
-            "--data-dir",
-            self.data.name,
-            "--grpc-listen",
-            "127.0.0.1:0",
-            "--uqchess-listen",
-            "127.0.0.1:0",
-            "--matchmaking-listen",
-            "127.0.0.1:0",
-            "--game-listen",
-            "127.0.0.1:0",
-            "--rating-listen",
-            "127.0.0.1:0",
-            "--engine-listen",
-            "127.0.0.1:0",
-            "--log-filter",
-            "warn",
-        ]
+        args = [STACK_BINARY, "--data-dir", self.data.name, "--log-filter", "warn"]
+        # Every listener on a free port.
+        for side in ["grpc", "uqchess", "matchmaking", "game", "rating", "engine"]:
+            args += [f"--{side}-listen", "127.0.0.1:0"]
         for url in relays:
             args += ["--nostr-relay", url]
         env = dict(os.environ)

@@ -15,12 +15,10 @@ SMTP sink and runs this file. Needs the packages of requirements.txt, which
 """
 
 import glob
-import importlib.resources
 import json
 import os
 import queue
 import sys
-import tempfile
 import threading
 import time
 import unittest
@@ -28,7 +26,6 @@ import urllib.request
 import uuid
 
 import grpc
-from grpc_tools import protoc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROTO = os.environ.get("CHESS_E2E_PROTO", os.path.join(HERE, "..", "..", "proto"))
@@ -37,23 +34,10 @@ MAIL_DIR = os.environ.get("CHESS_E2E_MAIL_DIR")
 TIMEOUT = 15
 
 
-def generate_stubs():
-    """Generates the Python stubs of the public API and imports them."""
-    out = tempfile.mkdtemp(prefix="chess-stubs-")
-    well_known = str(importlib.resources.files("grpc_tools") / "_proto")
-    files = ["chess/common/v1/common.proto", "chess/gateway/v1/gateway.proto"]
-    status = protoc.main(
-        ["protoc", f"-I{PROTO}", f"-I{well_known}", f"--python_out={out}", f"--grpc_python_out={out}"]
-        + files
-    )
-    if status != 0:
-        raise RuntimeError(f"protoc failed with status {status}")
-    for package in ["chess", "chess/common", "chess/common/v1", "chess/gateway", "chess/gateway/v1"]:
-        open(os.path.join(out, package, "__init__.py"), "a").close()
-    sys.path.insert(0, out)
+sys.path.insert(0, HERE)
+from stubs import generate  # noqa: E402
 
-
-generate_stubs()
+sys.path.insert(0, generate(PROTO))
 
 from chess.common.v1 import common_pb2 as common  # noqa: E402
 from chess.gateway.v1 import gateway_pb2 as gw  # noqa: E402
