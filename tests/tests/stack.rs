@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use chess_e2e::{
     INTERNAL_ON_FREE_PORTS, StackProcess, children_of, is_alive, process_name, signal,
 };
-use chess_testkit::process::{ThreadScheduling, may_run_realtime, thread_scheduling};
+use chess_testkit::process::{ThreadScheduling, thread_scheduling};
 use tokio_stream::StreamExt as _;
 use tonic_health::pb::{
     HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
@@ -535,83 +535,6 @@ async fn policies_of_the_services(stack: &StackProcess) -> Vec<(String, Vec<Thre
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-#[tokio::test]
-async fn with_realtime_priority_the_services_take_a_core_ahead_of_the_searches() {
-    let stack = StackProcess::start(&["--realtime-priority", "1"], &[]).await;
-    let realtime = may_run_realtime();
-    let all = policies_of_the_services(&stack).await;
-    assert!(all.iter().any(|(n, _)| n == "stockfish"), "{all:?}");
-    for (name, threads) in &all {
-        assert!(!threads.is_empty(), "{name} has no threads");
-        for thread in threads {
-            let expected = match name.as_str() {
-                "stockfish" => (5, 0),
-                "chess-engine" => (0, 0),
-                // jemalloc starts its threads with the normal policy: it
-                // gives memory back, which can wait.
-                _ if thread.name == "jemalloc_bg_thd" => (0, 0),
-                _ if realtime => (2, 1),
-                _ => (0, 0),
-            };
-            assert_eq!(
-                (thread.policy, thread.priority),
-                expected,
-                "{name}'s thread {} (may run real-time: {realtime})",
-                thread.name
-            );
-        }
-    }
-    // And they play.
-    let _game = opened_game(&stack).await;
-}
-
-#[tokio::test]
-async fn with_sched_batch_the_services_run_under_the_batch_policy() {
-    // SCHED_BATCH needs no privilege, so every machine gives it.
-    let stack = StackProcess::start(&["--sched-batch"], &[]).await;
-    let all = policies_of_the_services(&stack).await;
-    for service in [
-        "chess-gateway",
-        "chess-game",
-        "chess-matchmaking",
-        "chess-rating",
-    ] {
-        assert!(all.iter().any(|(n, _)| n == service), "{service}: {all:?}");
-    }
-    for (name, threads) in &all {
-        assert!(!threads.is_empty(), "{name} has no threads");
-        for thread in threads {
-            let expected = match name.as_str() {
-                "stockfish" => 5,
-                "chess-engine" => 0,
-                _ if thread.name == "jemalloc_bg_thd" => 0,
-                _ => 3,
-            };
-            assert_eq!(
-                (thread.policy, thread.priority),
-                (expected, 0),
-                "{name}'s thread {}",
-                thread.name
-            );
-        }
-    }
-    let _game = opened_game(&stack).await;
-}
-
-#[tokio::test]
-async fn a_service_refuses_both_policies_at_once() {
-    let out = std::process::Command::new(chess_e2e::binary("chess-rating"))
-        .args(["--realtime-priority", "1", "--sched-batch"])
-        .output()
-        .expect("run chess-rating");
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("--sched-batch") && stderr.contains("--realtime-priority"),
-        "{stderr}"
-    );
 }
 
 #[tokio::test]

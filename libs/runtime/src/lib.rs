@@ -65,28 +65,7 @@ pub mod exit {
 
 /// The Tokio runtime a service binary runs on, built by [`runtime_builder`];
 /// a failure to build it is reported on one line and ends the process.
-///
-/// With `--realtime-priority` (or `--sched-batch`), the calling thread
-/// first moves to `SCHED_RR` at that priority (or to `SCHED_BATCH`), so
-/// that the runtime's workers and every thread started after them inherit
-/// it. A refusal is reported on one line and the service runs on under the
-/// normal policy.
-pub fn runtime(service: &str, server: &ServerArgs) -> tokio::runtime::Runtime {
-    let policy = match (server.realtime_priority, server.sched_batch) {
-        (Some(priority), _) => Some((
-            scheduler::Policy::RoundRobin,
-            i32::from(priority),
-            format!("SCHED_RR at priority {priority}"),
-        )),
-        (None, true) => Some((scheduler::Policy::Batch, 0, "SCHED_BATCH".to_owned())),
-        (None, false) => None,
-    };
-    if let Some((policy, priority, name)) = policy
-        && scheduler::set_self_policy(policy, priority).is_err()
-    {
-        let e = std::io::Error::last_os_error();
-        eprintln!("chess-{service}: {name} refused ({e}); running under the normal policy");
-    }
+pub fn runtime(service: &str) -> tokio::runtime::Runtime {
     match runtime_builder().build() {
         Ok(runtime) => runtime,
         Err(e) => fail(service, format_args!("cannot start its runtime: {e}")),

@@ -44,32 +44,6 @@ pub struct ServerArgs {
     /// holds the other end and its exit closes it).
     #[arg(long)]
     pub stop_on_stdin_eof: bool,
-    /// Run every thread of the service under Linux's real-time `SCHED_RR`
-    /// policy at this priority (1-99; default: the normal policy). A
-    /// thread woken with work then takes a core at once from any normally
-    /// scheduled process, such as the Stockfish searches of an engine pool
-    /// on the same cores, and leaves normally scheduled processes only the
-    /// CPU time it does not want.
-    /// Needs `CAP_SYS_NICE` or an `RLIMIT_RTPRIO` of at least the
-    /// priority; refused, the service says so and runs under the normal
-    /// policy.
-    #[arg(long, value_name = "PRIORITY",
-          value_parser = clap::value_parser!(u8).range(1..=99))]
-    pub realtime_priority: Option<u8>,
-    /// Run every thread of the service under Linux's `SCHED_BATCH` policy.
-    /// A thread woken with work then does not take the core from the
-    /// thread running there; it runs when that thread sleeps, at the next
-    /// tick, or on a core with nothing to do. The threads that pass a move
-    /// along each finish their batch of work before the next takes the
-    /// core, as under `SCHED_RR`, but without any privilege and without
-    /// taking a core from other processes. A process of the normal policy
-    /// woken beside the service still takes the core at once, and Stockfish
-    /// searches under `SCHED_IDLE` still give it up at once. But beside
-    /// processes that keep every core busy, the service's threads wait for
-    /// their turns: it suits a machine that runs the services and little
-    /// else.
-    #[arg(long, conflicts_with = "realtime_priority")]
-    pub sched_batch: bool,
 }
 
 /// Why a server could not start or stopped abnormally.

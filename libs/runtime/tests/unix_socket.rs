@@ -18,8 +18,6 @@ fn args(path: &Path) -> ServerArgs {
         unix_listen_fd: None,
         shutdown_grace_secs: 1,
         stop_on_stdin_eof: false,
-        realtime_priority: None,
-        sched_batch: false,
     }
 }
 

@@ -102,22 +102,3 @@ pub fn thread_scheduling(pid: u32) -> Vec<ThreadScheduling> {
         })
         .collect()
 }
-
-/// Whether this process may move threads to `SCHED_RR` at priority 1, by
-/// the rule `chess-stack` applies: it runs as root, or its `RLIMIT_RTPRIO`
-/// is 1 or more.
-pub fn may_run_realtime() -> bool {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let root = status
-        .lines()
-        .find_map(|line| line.strip_prefix("Uid:"))
-        .and_then(|uids| uids.split_whitespace().nth(1))
-        == Some("0");
-    let limits = std::fs::read_to_string("/proc/self/limits").unwrap_or_default();
-    let rtprio = limits
-        .lines()
-        .find_map(|line| line.strip_prefix("Max realtime priority"))
-        .and_then(|rest| rest.split_whitespace().next())
-        .is_some_and(|soft| soft == "unlimited" || soft.parse::<u32>().is_ok_and(|p| p >= 1));
-    root || rtprio
-}

@@ -110,9 +110,9 @@ impl Process {
             {
                 tracing::warn!(pid = pid.as_raw_nonzero().get(), error = %e, "cannot lower Stockfish's priority");
             }
-            // Always set: a service run under a real-time policy
-            // (`--realtime-priority`) must not hand it down to searches,
-            // which would then take the cores from everything else.
+            // Always set: a service started under a real-time policy (by
+            // `chrt`, say) must not hand it down to searches, which would
+            // then take the cores from everything else.
             let (policy, name) = if config.idle {
                 (scheduler::Policy::Idle, "SCHED_IDLE")
             } else {

@@ -10,7 +10,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
     let config: chess_game::Config = chess_runtime::cli::parse("game");
-    chess_runtime::runtime("game", &config.server).block_on(async {
+    chess_runtime::runtime("game").block_on(async {
         let _telemetry = chess_runtime::init_telemetry("game", &config.telemetry);
         chess_runtime::exit_code("game", chess_game::run(config).await)
     })

@@ -11,7 +11,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
     let config: chess_gateway::Config = chess_runtime::cli::parse("gateway");
-    chess_runtime::runtime("gateway", &config.server).block_on(async {
+    chess_runtime::runtime("gateway").block_on(async {
         let _telemetry = chess_runtime::init_telemetry("gateway", &config.telemetry);
         chess_runtime::exit_code("gateway", chess_gateway::run(config).await)
     })

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let config: chess_matchmaking::Config = chess_runtime::cli::parse("matchmaking");
-    chess_runtime::runtime("matchmaking", &config.server).block_on(async {
+    chess_runtime::runtime("matchmaking").block_on(async {
         let _telemetry = chess_runtime::init_telemetry("matchmaking", &config.telemetry);
         chess_runtime::exit_code("matchmaking", chess_matchmaking::run(config).await)
     })

@@ -79,8 +79,6 @@ pub struct StackOptions {
     pub game_database_url: Option<String>,
     pub stockfish_path: Option<PathBuf>,
     pub engine_pool_size: Option<u32>,
-    /// The scheduling policy of every service but the engine.
-    pub policy: ServicePolicy,
     /// `club-elo`, `logistic-elo` or `glicko2`.
     pub rating_system: Option<String>,
     /// Extra flags for the gateway (mail settings and the like).
@@ -90,18 +88,6 @@ pub struct StackOptions {
     pub output: Output,
     /// Print a line when a child dies and is restarted.
     pub announce_restarts: bool,
-}
-
-/// The Linux scheduling policy the stack gives every service but the engine.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ServicePolicy {
-    /// The normal policy.
-    #[default]
-    Normal,
-    /// `SCHED_BATCH` (`--sched-batch`).
-    Batch,
-    /// `SCHED_RR` at this priority (`--realtime-priority`).
-    RealTime(u8),
 }
 
 /// The addresses the internal services listen on (port 0 picks a free
@@ -137,21 +123,6 @@ impl InternalListen {
             engine: free(),
         }
     }
-}
-
-/// `priority` if this process may run threads under `SCHED_RR` at it (as
-/// root, or with an `RLIMIT_RTPRIO` at least as high), so the services it
-/// starts may too; `None` for 0 or where it may not. (Root without
-/// `CAP_SYS_NICE`, as in some containers, passes this check and is then
-/// refused by the kernel: each service says so and runs on.)
-pub fn realtime_priority(priority: u8) -> Option<u8> {
-    use rustix::process::{Resource, geteuid, getrlimit};
-    if priority == 0 {
-        return None;
-    }
-    let limit = getrlimit(Resource::Rtprio).current;
-    let allowed = geteuid().is_root() || limit.is_none_or(|limit| limit >= u64::from(priority));
-    allowed.then_some(priority)
 }
 
 /// The name of the lock file in a data directory.
@@ -590,15 +561,7 @@ fn children(
     if let Some(size) = options.engine_pool_size {
         engine.extend(["--pool-size".into(), size.to_string().into()]);
     }
-    // The services a move passes through take a core ahead of the searches,
-    // or finish each batch of work before giving the core up.
-    let policy: Vec<OsString> = match options.policy {
-        ServicePolicy::RealTime(p) => vec!["--realtime-priority".into(), p.to_string().into()],
-        ServicePolicy::Batch => vec!["--sched-batch".into()],
-        ServicePolicy::Normal => Vec::new(),
-    };
     let mut rating = args(&[("--database-url", sqlite(data_dir, "rating"))]);
-    rating.extend(policy.iter().cloned());
     if let Some(system) = &options.rating_system {
         rating.extend(["--rating-system".into(), system.into()]);
     }
@@ -622,16 +585,14 @@ fn children(
             if replicas > 1 {
                 flags.extend(["--replica-id".into(), name.into()]);
             }
-            flags.extend(policy.iter().cloned());
             (name, flags)
         })
         .collect();
-    let mut matchmaking = args(&[
+    let matchmaking = args(&[
         ("--database-url", sqlite(data_dir, "matchmaking")),
         ("--game-addr", game_addr.clone()),
         ("--rating-addr", rating_addr.clone()),
     ]);
-    matchmaking.extend(policy.iter().cloned());
     let mut gateway = args(&[
         ("--game-addr", game_addr),
         ("--matchmaking-addr", matchmaking_addr),
@@ -648,7 +609,6 @@ fn children(
         }
         None => gateway.extend(["--uqchess-listen".into(), "".into()]),
     }
-    gateway.extend(policy);
     gateway.extend(options.gateway_args.iter().cloned());
 
     // A service the others call also gets its Unix socket, if it has one.

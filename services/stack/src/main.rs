@@ -4,9 +4,7 @@ use std::{ffi::OsString, path::PathBuf, process::ExitCode};
 
 use chess_ratings::SystemKind;
 use chess_runtime::addr;
-use chess_stack::{
-    ENGINE_UNAVAILABLE, InternalListen, Output, ServicePolicy, Stack, StackOptions, StartError,
-};
+use chess_stack::{ENGINE_UNAVAILABLE, InternalListen, Output, Stack, StackOptions, StartError};
 use chess_telemetry::LogFormat;
 use clap::builder::PossibleValuesParser;
 use tokio::signal::unix::{SignalKind, signal};
@@ -62,27 +60,6 @@ struct Config {
     /// Stockfish processes in the engine's pool (default: one per core).
     #[arg(long)]
     engine_pool_size: Option<u32>,
-    /// Run the gateway and the game, matchmaking and rating services under
-    /// Linux's real-time `SCHED_RR` policy at this priority (0: the normal
-    /// policy). A player's move then takes a core at once from the engine's
-    /// searches, which share the cores; but any other normally scheduled
-    /// process on the machine, such as clients or a PostgreSQL server,
-    /// gets only what the services leave, and with such a process in their
-    /// path the services' maximum can fall to a third. Given only where
-    /// this process may (as root, or with an `RLIMIT_RTPRIO` as high); the
-    /// engine service and its Stockfish processes keep theirs.
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=99))]
-    realtime_priority: u8,
-    /// Run the gateway and the game, matchmaking and rating services under
-    /// Linux's `SCHED_BATCH` policy: a thread of theirs woken with work
-    /// does not take the core from the thread running there, so each
-    /// finishes its batch of work before the next starts. Needs no
-    /// privilege and takes no core from other processes, but beside
-    /// processes that keep every core busy the services wait for their
-    /// turns. Where a real-time priority is given (and allowed), that
-    /// policy is used instead.
-    #[arg(long)]
-    sched_batch: bool,
     /// The rating system games are rated in.
     #[arg(long, default_value = SystemKind::ClubElo.as_str(),
           value_parser = PossibleValuesParser::new(SystemKind::ALL.map(SystemKind::as_str)))]
@@ -205,11 +182,6 @@ async fn main() -> ExitCode {
         game_database_url: config.game_database_url.clone(),
         stockfish_path: config.stockfish_path.clone(),
         engine_pool_size: config.engine_pool_size,
-        policy: match chess_stack::realtime_priority(config.realtime_priority) {
-            Some(priority) => ServicePolicy::RealTime(priority),
-            None if config.sched_batch => ServicePolicy::Batch,
-            None => ServicePolicy::Normal,
-        },
         rating_system: Some(config.rating_system.clone()),
         gateway_args,
         common_args,

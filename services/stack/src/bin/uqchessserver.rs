@@ -17,8 +17,7 @@ use std::{
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use chess_stack::{
-    ENGINE_UNAVAILABLE, InternalListen, Output, ServicePolicy, Stack, StackOptions, StartError,
-    ports,
+    ENGINE_UNAVAILABLE, InternalListen, Output, Stack, StackOptions, StartError, ports,
 };
 
 const USAGE: &str = "Usage: ./uqchessserver [--listenOn portno]";
@@ -131,7 +130,6 @@ async fn main() -> ExitCode {
         game_database_url: None,
         stockfish_path: None,
         engine_pool_size: None,
-        policy: ServicePolicy::Normal,
         rating_system: None,
         gateway_args: Vec::new(),
         common_args: vec!["--log-filter".into(), "error".into()],
