@@ -1,12 +1,4 @@
-//! Ports: free ones for the internal services, and service names from
-//! `/etc/services`.
-
-use std::net::TcpListener;
-
-/// A loopback port nobody listens on right now.
-pub fn free_loopback_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
+//! Ports named by number or by service name (from `/etc/services`).
 
 /// The TCP port named `name` in a services database (`/etc/services` format:
 /// `name port/proto [aliases…]`, `#` comments).
