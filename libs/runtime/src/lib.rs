@@ -63,22 +63,17 @@ pub mod exit {
     pub const ENGINE_UNAVAILABLE: u8 = 3;
 }
 
-/// The Tokio runtime a service binary runs on, built by [`runtime_builder`];
-/// a failure to build it is reported on one line and ends the process.
+/// The Tokio runtime a binary of the workspace runs on: a worker per core
+/// (or `TOKIO_WORKER_THREADS`), as `#[tokio::main]` would. A failure to
+/// build it is reported on one line and ends the process.
 pub fn runtime(service: &str) -> tokio::runtime::Runtime {
-    match runtime_builder().build() {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(e) => fail(service, format_args!("cannot start its runtime: {e}")),
     }
-}
-
-/// How every binary of the workspace that serves or drives moves builds
-/// its Tokio runtime: a worker per core (or `TOKIO_WORKER_THREADS`), as
-/// `#[tokio::main]` would.
-pub fn runtime_builder() -> tokio::runtime::Builder {
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    builder.enable_all();
-    builder
 }
 
 /// The exit status for a service's `run` result: errors are printed on one line.

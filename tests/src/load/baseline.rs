@@ -54,9 +54,8 @@ pub async fn tcp_echo(rounds: usize) -> std::io::Result<Samples> {
 /// Both ends set `TCP_NODELAY`, as the services' servers and clients do.
 /// Without it on the server's side, an answer's last frames could wait for
 /// the client's delayed acknowledgement (about 40 ms) whenever the kernel
-/// held them back behind the first (Nagle's algorithm): in about one call in
-/// a thousand under the normal policy, and in more than one in a hundred
-/// with both ends under `SCHED_RR`.
+/// held them back behind the first (Nagle's algorithm), in about one call
+/// in a thousand.
 pub async fn tonic_unary(rounds: usize) -> Result<Samples, Box<dyn std::error::Error>> {
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
@@ -98,4 +97,15 @@ pub async fn medians(rounds: usize) -> Result<(Duration, Duration), Box<dyn std:
         .summary()
         .map_or(Duration::ZERO, |s| s.p50);
     Ok((tcp, grpc))
+}
+
+/// `chess-load baseline`: `rounds` round trips of each kind, reported.
+pub async fn report(rounds: usize) -> Result<(), super::scenario::Error> {
+    let tcp = tcp_echo(rounds).await?;
+    let grpc = tonic_unary(rounds).await.map_err(|e| e.to_string())?;
+    if let (Some(t), Some(g)) = (tcp.summary(), grpc.summary()) {
+        println!("loopback TCP echo  {}", t.line(None));
+        println!("tonic unary        {}", g.line(None));
+    }
+    Ok(())
 }

@@ -344,7 +344,6 @@ async fn play_game(
         if window.contains(ok) {
             figures.moves += 1;
             figures.move_latency.record(ok - sent);
-            figures.timeline.record(sent, ok - sent);
             figures
                 .notify_latency
                 .record(notified.saturating_duration_since(sent));

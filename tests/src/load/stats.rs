@@ -1,9 +1,6 @@
 //! Latency samples and their percentiles.
 
-use std::{
-    fmt::Write as _,
-    time::{Duration, Instant},
-};
+use std::time::Duration;
 
 /// Latencies in microseconds.
 #[derive(Clone, Debug, Default)]
@@ -49,49 +46,6 @@ impl Samples {
             p999: at(0.999),
             max: Duration::from_micros(u64::from(sorted[sorted.len() - 1])),
         })
-    }
-}
-
-/// Latencies beside the instants their moves fell due, to see how the
-/// slow ones are spread over time.
-#[derive(Clone, Debug, Default)]
-pub struct Timeline {
-    moves: Vec<(Instant, u32)>,
-}
-
-impl Timeline {
-    pub fn record(&mut self, due: Instant, latency: Duration) {
-        let micros = latency.as_micros().min(u128::from(u32::MAX)) as u32;
-        self.moves.push((due, micros));
-    }
-
-    pub fn merge(&mut self, other: Timeline) {
-        self.moves.extend(other.moves);
-    }
-
-    /// One line per move, in the order they fell due: microseconds since
-    /// the first fell due, then its latency in microseconds.
-    pub fn csv(&self) -> String {
-        let mut moves = self.moves.clone();
-        moves.sort_unstable();
-        let Some(&(first, _)) = moves.first() else {
-            return String::new();
-        };
-        let mut out = String::with_capacity(moves.len() * 16);
-        for (due, micros) in moves {
-            let _ = writeln!(out, "{},{micros}", (due - first).as_micros());
-        }
-        out
-    }
-
-    /// When the first move fell due, as wall-clock time (seconds since
-    /// the Unix epoch), to line the timeline up with the services' logs.
-    pub fn origin(&self) -> Option<f64> {
-        let first = self.moves.iter().map(|&(due, _)| due).min()?;
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .ok()?;
-        Some((now.checked_sub(first.elapsed())?).as_secs_f64())
     }
 }
 
@@ -154,27 +108,5 @@ mod tests {
         assert_eq!(sum.p999, Duration::from_micros(999));
         assert_eq!(sum.max, Duration::from_micros(1000));
         assert_eq!(ms(Duration::from_micros(1500)), "1.500 ms");
-    }
-
-    #[test]
-    fn a_timeline_starts_at_its_earliest_move_in_wall_clock_time() {
-        let mut timeline = Timeline::default();
-        assert_eq!(timeline.origin(), None);
-        let now = Instant::now();
-        // Recorded out of order: the origin is the earliest due time.
-        timeline.record(now - Duration::from_secs(5), Duration::from_millis(1));
-        timeline.record(now - Duration::from_secs(30), Duration::from_millis(2));
-        timeline.record(now - Duration::from_secs(10), Duration::from_millis(3));
-        let expected = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_secs_f64()
-            - 30.0;
-        let origin = timeline.origin().unwrap();
-        assert!(
-            (origin - expected).abs() < 1.0,
-            "{origin} against {expected}"
-        );
-        assert!(timeline.csv().starts_with("0,2000\n"));
     }
 }

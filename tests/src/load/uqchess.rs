@@ -21,7 +21,7 @@ use tokio::{
     sync::Mutex,
 };
 
-use super::stats::{Samples, Timeline};
+use super::stats::Samples;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -108,8 +108,6 @@ pub struct GameFigures {
     pub move_latency: Samples,
     /// Send → the opponent's `moved`.
     pub notify_latency: Samples,
-    /// When each move in the window fell due, beside its move latency.
-    pub timeline: Timeline,
     /// Errors that stopped a game task.
     pub errors: Vec<String>,
 }
@@ -126,7 +124,6 @@ impl GameFigures {
                     total.games += f.games;
                     total.move_latency.merge(f.move_latency);
                     total.notify_latency.merge(f.notify_latency);
-                    total.timeline.merge(f.timeline);
                 }
                 Ok(Err(e)) => total.errors.push(e.to_string()),
                 Err(e) => total.errors.push(e.to_string()),
@@ -368,7 +365,6 @@ async fn play_games(
                 figures.moves += 1;
                 figures.move_latency.record(ok - sent);
                 figures.notify_latency.record(notified - sent);
-                figures.timeline.record(sent, ok - sent);
             }
             if let Some(line) = aftermath(&position, mover) {
                 me.expect(&line).await?;
