@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use chess_domain::{GameResult, GameStatus, ResultReport, SpeedCategory};
 use sea_orm::{
-    ColumnTrait as _, Condition, DbErr, EntityTrait as _, QueryFilter as _, QueryOrder as _,
+    ColumnTrait as _, Condition, EntityTrait as _, QueryFilter as _, QueryOrder as _,
     QuerySelect as _, sea_query::Query,
 };
 
@@ -28,7 +28,6 @@ impl Store {
 
     /// The stored game `id`, rebuilt.
     pub async fn load(&self, id: &str) -> Result<Option<Game>, StoreError> {
-        self.fold_log(Some(id)).await?;
         let Some(row) = games::Entity::find_by_id(id.to_owned())
             .one(&self.db)
             .await?
@@ -51,7 +50,6 @@ impl Store {
     /// start of a lone replica), or those of some shards (a replica taking
     /// them over).
     pub async fn load_active(&self, shards: Option<&[u16]>) -> Result<Vec<Game>, StoreError> {
-        self.fold_log(None).await?;
         let mut active =
             Condition::all().add(games::Column::Status.eq(GameStatus::Active.as_str()));
         if let Some(shards) = shards {
@@ -71,27 +69,19 @@ impl Store {
                 .cond_where(active.clone())
                 .to_owned()
         };
-        let mut moves_by_game = match (&self.sqlite_file, shards) {
-            (Some(url), None) => active_moves_direct(std::sync::Arc::clone(url)).await?,
-            _ => {
-                // Row by row rather than all at once: SQLite copies each
-                // value it hands out with the C allocator, which keeps the
-                // memory of a bulk read for good once freed; streamed, only
-                // a few rows are in flight.
-                let mut moves_by_game: HashMap<String, Vec<moves::Model>> = HashMap::new();
-                let mut stream = moves::Entity::find()
-                    .filter(moves::Column::GameId.in_subquery(active_ids()))
-                    .order_by_asc(moves::Column::GameId)
-                    .order_by_asc(moves::Column::Ply)
-                    .stream(&self.db)
-                    .await?;
-                while let Some(m) = stream.next().await {
-                    let m = m?;
-                    group(&mut moves_by_game, m);
-                }
-                moves_by_game
-            }
-        };
+        // Row by row rather than all at once: SQLite copies each value it
+        // hands out with the C allocator, which keeps the memory of a bulk
+        // read for good once freed; streamed, only a few rows are in flight.
+        let mut moves_by_game: HashMap<String, Vec<moves::Model>> = HashMap::new();
+        let mut stream = moves::Entity::find()
+            .filter(moves::Column::GameId.in_subquery(active_ids()))
+            .order_by_asc(moves::Column::GameId)
+            .order_by_asc(moves::Column::Ply)
+            .stream(&self.db)
+            .await?;
+        while let Some(m) = stream.next().await {
+            group(&mut moves_by_game, m?);
+        }
         let mut credits_by_game: HashMap<String, Vec<clock_credits::Model>> = HashMap::new();
         for c in clock_credits::Entity::find()
             .filter(clock_credits::Column::GameId.in_subquery(active_ids()))
@@ -222,42 +212,4 @@ fn group(moves_by_game: &mut HashMap<String, Vec<moves::Model>>, m: moves::Model
             moves_by_game.insert(m.game_id.clone(), vec![m]);
         }
     }
-}
-
-/// The moves of every active game, read from the SQLite file at `url` on a
-/// connection of its own, on a blocking thread: through sqlx, each of what
-/// may be hundreds of thousands of rows would cross from its SQLite thread
-/// to the runtime on its own.
-async fn active_moves_direct(
-    url: std::sync::Arc<str>,
-) -> Result<HashMap<String, Vec<moves::Model>>, StoreError> {
-    const QUERY: &str = "SELECT game_id, ply, uci, san, submitted, played_at, clock_after_ms \
-        FROM moves WHERE game_id IN (SELECT id FROM games WHERE status = ?1) \
-        ORDER BY game_id, ply";
-    let read = move || -> Result<_, StoreError> {
-        let conn = chess_storage::connect_sqlite_direct(&url)?
-            .ok_or_else(|| DbErr::Custom("not a SQLite file".to_owned()))?;
-        let sqlite = |e: rusqlite::Error| DbErr::Custom(format!("sqlite: {e}"));
-        let mut statement = conn.prepare(QUERY).map_err(sqlite)?;
-        let mut rows = statement
-            .query([GameStatus::Active.as_str()])
-            .map_err(sqlite)?;
-        let mut moves_by_game = HashMap::new();
-        while let Some(row) = rows.next().map_err(sqlite)? {
-            let m = moves::Model {
-                game_id: row.get(0).map_err(sqlite)?,
-                ply: row.get(1).map_err(sqlite)?,
-                uci: row.get(2).map_err(sqlite)?,
-                san: row.get(3).map_err(sqlite)?,
-                submitted: row.get(4).map_err(sqlite)?,
-                played_at: row.get(5).map_err(sqlite)?,
-                clock_after_ms: row.get(6).map_err(sqlite)?,
-            };
-            group(&mut moves_by_game, m);
-        }
-        Ok(moves_by_game)
-    };
-    tokio::task::spawn_blocking(read)
-        .await
-        .map_err(|e| DbErr::Custom(format!("reading the moves: {e}")))?
 }

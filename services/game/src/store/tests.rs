@@ -1,0 +1,507 @@
+//! The store on both back ends: migrations of older tables, concurrent
+//! writes and their failures, closing, and the log of moves earlier
+//! versions left in SQLite files.
+
+use chess_domain::{RuleSet, SpeedCategory, TimeControl};
+use sea_orm::{ConnectionTrait as _, EntityTrait as _, sea_query::Query};
+use shakmaty::Color;
+
+use super::*;
+use crate::model::{Game, GameSetup, Participant};
+
+fn guest(id: &str) -> Participant {
+    Participant::Guest {
+        id: id.to_owned(),
+        name: id.to_owned(),
+    }
+}
+
+fn new_game(id: &str) -> Game {
+    let setup = GameSetup {
+        white: guest("w"),
+        black: guest("b"),
+        time_control: TimeControl::Untimed,
+        rules: RuleSet::Standard,
+        rated: false,
+        allow_hints: false,
+        initial_fen: None,
+    };
+    Game::new(id.to_owned(), setup, 0).unwrap()
+}
+
+/// Stores `games` as new, each in a write of its own.
+async fn insert_games(store: &Store, games: &[Game]) {
+    for game in games {
+        let row = new_game_row(game, None);
+        store
+            .write(None, vec![WriteOp::InsertGame(Box::new(row))])
+            .await
+            .unwrap();
+    }
+}
+
+/// A database made before untimed games had their category and games
+/// said whether they allow hints is brought up to date: untimed games are
+/// filed as untimed, those in play and undelivered results become
+/// unrated, and only engine and uqchess games allow hints.
+async fn older_games_are_migrated(url: String) {
+    let db = chess_storage::connect(&url, 1).await.unwrap();
+    migration::Migrator::up(&db, Some(1)).await.unwrap();
+    let old_row = |id: &str, black_kind: &str, tc: &str, speed: &str, rules: &str, status: &str| {
+        Query::insert()
+            .into_table("games")
+            .columns([
+                "id",
+                "white_kind",
+                "white_id",
+                "white_name",
+                "white_level",
+                "black_kind",
+                "black_id",
+                "black_name",
+                "black_level",
+                "time_control",
+                "speed",
+                "rules",
+                "rated",
+                "initial_fen",
+                "fen",
+                "ply",
+                "status",
+                "created_at",
+                "updated_at",
+            ])
+            .values_panic([
+                id.into(),
+                "registered".into(),
+                "a".into(),
+                "alice".into(),
+                0.into(),
+                black_kind.into(),
+                (if black_kind == "engine" { "" } else { "b" }).into(),
+                "bob".into(),
+                (if black_kind == "engine" { 3 } else { 0 }).into(),
+                tc.into(),
+                speed.into(),
+                rules.into(),
+                (black_kind == "registered").into(),
+                crate::model::game::STARTING_FEN.into(),
+                crate::model::game::STARTING_FEN.into(),
+                0.into(),
+                status.into(),
+                1i64.into(),
+                1i64.into(),
+            ])
+            .to_owned()
+    };
+    for row in [
+        old_row(
+            "engine",
+            "engine",
+            "untimed",
+            "correspondence",
+            "standard",
+            "active",
+        ),
+        old_row(
+            "uq",
+            "guest",
+            "untimed",
+            "correspondence",
+            "uqchess",
+            "active",
+        ),
+        old_row(
+            "casual",
+            "registered",
+            "untimed",
+            "correspondence",
+            "standard",
+            "active",
+        ),
+        old_row(
+            "done",
+            "registered",
+            "untimed",
+            "correspondence",
+            "standard",
+            "finished",
+        ),
+        old_row(
+            "blitz",
+            "registered",
+            "incremental:300:0",
+            "blitz",
+            "standard",
+            "active",
+        ),
+    ] {
+        db.execute(&row).await.unwrap();
+    }
+    db.execute(
+        &Query::insert()
+            .into_table("results_outbox")
+            .columns([
+                "game_id",
+                "white_id",
+                "black_id",
+                "result",
+                "speed",
+                "rated",
+                "finished_at",
+            ])
+            .values_panic([
+                "done".into(),
+                "a".into(),
+                "b".into(),
+                "white".into(),
+                "correspondence".into(),
+                true.into(),
+                2i64.into(),
+            ])
+            .to_owned(),
+    )
+    .await
+    .unwrap();
+    drop(db);
+
+    let store = Store::open(&url).await.unwrap();
+    let row = |id: &'static str| {
+        let db = store.db.clone();
+        async move {
+            games::Entity::find_by_id(id)
+                .one(&db)
+                .await
+                .unwrap()
+                .unwrap()
+        }
+    };
+    for (id, speed, rated, hints) in [
+        ("engine", "untimed", false, true),
+        ("uq", "untimed", false, true),
+        ("casual", "untimed", false, false),
+        ("done", "untimed", true, false),
+        ("blitz", "blitz", true, false),
+    ] {
+        let stored = row(id).await;
+        assert_eq!(
+            (stored.speed.as_str(), stored.rated, stored.hints_allowed),
+            (speed, rated, hints),
+            "{id}"
+        );
+    }
+    let pending = store.pending_results().await.unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(
+        (pending[0].speed, pending[0].rated),
+        (SpeedCategory::Untimed, false)
+    );
+    // Every game still loads: the finished one keeps its rated flag.
+    assert_eq!(store.load_active(None).await.unwrap().len(), 4);
+    assert!(store.load("done").await.unwrap().unwrap().rated());
+}
+
+#[tokio::test]
+async fn older_games_are_migrated_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    older_games_are_migrated(chess_storage::sqlite_url(&dir.path().join("game.sqlite"))).await;
+}
+
+#[tokio::test]
+async fn older_games_are_migrated_on_postgres() {
+    older_games_are_migrated(chess_storage::testing::fresh_postgres_database().await).await;
+}
+
+/// Moves written into SQLite by many concurrent callers are all
+/// stored, and a caller whose move cannot be stored fails alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_moves_on_sqlite_are_kept_and_a_bad_one_fails_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = chess_storage::sqlite_url(&dir.path().join("game.sqlite"));
+    let store = Store::open(&url).await.unwrap();
+    let mut games: Vec<Game> = (0..20).map(|i| new_game(&format!("g{i}"))).collect();
+    insert_games(&store, &games).await;
+    let line = ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6"];
+    for (ply, uci) in line.iter().enumerate() {
+        let side = if ply % 2 == 0 {
+            Color::White
+        } else {
+            Color::Black
+        };
+        let mut writes = Vec::new();
+        for game in &mut games {
+            let events = game.play(side, uci, 1_000).unwrap();
+            let ops = ops_for(game, &events, 1_000);
+            let store = store.clone();
+            writes.push(tokio::spawn(async move { store.write(None, ops).await }));
+        }
+        // A move of a game that does not exist breaks the foreign key.
+        let orphan = WriteOp::InsertMove(moves::Model {
+            game_id: "missing".to_owned(),
+            ply: ply as i32 + 1,
+            uci: (*uci).to_owned(),
+            san: String::new(),
+            submitted: (*uci).to_owned(),
+            played_at: 1_000,
+            clock_after_ms: None,
+        });
+        let bad = {
+            let store = store.clone();
+            tokio::spawn(async move { store.write(None, vec![orphan]).await })
+        };
+        for write in writes {
+            write.await.unwrap().unwrap();
+        }
+        assert!(bad.await.unwrap().is_err());
+    }
+    drop(store);
+    let reopened = Store::open(&url).await.unwrap();
+    for game in &games {
+        let stored = reopened.load(game.id()).await.unwrap().unwrap();
+        assert_eq!(stored.fen(), game.fen());
+        assert_eq!(stored.ply() as usize, line.len());
+    }
+}
+
+/// A game's end (its row, its result to report) is written whole, and
+/// an update of a game that does not exist fails alone, changing
+/// nothing, when it shares a batch with good writes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_games_end_is_written_whole_and_an_update_of_no_game_fails_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = chess_storage::sqlite_url(&dir.path().join("game.sqlite"));
+    let store = Store::open(&url).await.unwrap();
+    // Between registered players, so that each end has a result to
+    // report.
+    let registered = |id: &str| Participant::Registered {
+        id: id.to_owned(),
+        username: id.to_owned(),
+    };
+    let mut games: Vec<Game> = (0..20)
+        .map(|i| {
+            let setup = GameSetup {
+                white: registered("alice"),
+                black: registered("bob"),
+                time_control: TimeControl::Untimed,
+                rules: RuleSet::Standard,
+                rated: false,
+                allow_hints: false,
+                initial_fen: None,
+            };
+            Game::new(format!("g{i}"), setup, 0).unwrap()
+        })
+        .collect();
+    insert_games(&store, &games).await;
+    let mut writes = Vec::new();
+    for game in &mut games {
+        let events = game.resign(Color::Black, 5_000).unwrap();
+        let ops = ops_for(game, &events, 5_000);
+        let store = store.clone();
+        writes.push(tokio::spawn(async move { store.write(None, ops).await }));
+    }
+    let ghost = new_game_row(&new_game("ghost"), None);
+    let bad = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            store
+                .write(None, vec![WriteOp::UpdateGame(Box::new(ghost))])
+                .await
+        })
+    };
+    for write in writes {
+        write.await.unwrap().unwrap();
+    }
+    assert!(bad.await.unwrap().is_err());
+    store.close().await;
+
+    let reopened = Store::open(&url).await.unwrap();
+    for game in &games {
+        let stored = reopened.load(game.id()).await.unwrap().unwrap();
+        assert!(!stored.is_active());
+        assert_eq!(stored.fen(), game.fen());
+    }
+    assert!(reopened.load("ghost").await.unwrap().is_none());
+    let mut reported: Vec<String> = reopened
+        .pending_results()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.game_id)
+        .collect();
+    reported.sort_unstable();
+    let mut ids: Vec<String> = games.iter().map(|g| g.id().to_owned()).collect();
+    ids.sort_unstable();
+    assert_eq!(reported, ids);
+}
+
+/// Closing commits the writes already queued, refuses later ones, and
+/// leaves the SQLite file without its write-ahead log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_commits_what_is_queued_then_refuses_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("game.sqlite");
+    let url = chess_storage::sqlite_url(&path);
+    let store = Store::open(&url).await.unwrap();
+    let mut games: Vec<Game> = (0..50).map(|i| new_game(&format!("g{i}"))).collect();
+    insert_games(&store, &games).await;
+    // Fifty moves in flight as the store closes.
+    let mut writes = Vec::new();
+    for game in &mut games {
+        let events = game.play(Color::White, "e2e4", 1_000).unwrap();
+        let ops = ops_for(game, &events, 1_000);
+        let store = store.clone();
+        writes.push(tokio::spawn(async move { store.write(None, ops).await }));
+    }
+    tokio::task::yield_now().await;
+    store.close().await;
+    let mut committed = 0;
+    for write in writes {
+        match write.await.unwrap() {
+            Ok(()) => committed += 1,
+            Err(StoreError::WriterGone) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let late = games[0].play(Color::Black, "e7e5", 2_000).unwrap();
+    assert!(matches!(
+        store.write(None, ops_for(&games[0], &late, 2_000)).await,
+        Err(StoreError::WriterGone)
+    ));
+    drop(store);
+
+    let log = dir.path().join("game.sqlite-wal");
+    assert!(!log.exists(), "{} is left", log.display());
+    // What was answered as written is in the file: the moves of the
+    // writes that succeeded, and nothing of the refused ones.
+    let reopened = Store::open(&url).await.unwrap();
+    let mut stored = 0;
+    for game in &games {
+        stored += reopened.load(game.id()).await.unwrap().unwrap().ply();
+    }
+    assert_eq!(stored, committed);
+}
+
+/// Moves of `game` from ply `from` to `to`, as the writer gets them (the
+/// writer does not check that they are legal).
+fn raw_moves(game: &str, plies: std::ops::RangeInclusive<i32>) -> Vec<WriteOp> {
+    plies
+        .map(|ply| {
+            WriteOp::InsertMove(moves::Model {
+                game_id: game.to_owned(),
+                ply,
+                uci: "a2a3".to_owned(),
+                san: "a3".to_owned(),
+                submitted: "a2a3".to_owned(),
+                played_at: i64::from(ply),
+                clock_after_ms: None,
+            })
+        })
+        .collect()
+}
+
+/// Rows of `table` in the database at `url`, read on a connection of its
+/// own.
+async fn count(url: &str, table: &str) -> i64 {
+    let db = chess_storage::connect(url, 1).await.unwrap();
+    let row = db
+        .query_one_raw(sea_orm::Statement::from_string(
+            db.get_database_backend(),
+            format!("SELECT count(*) AS n FROM {table}"),
+        ))
+        .await
+        .unwrap()
+        .unwrap();
+    let n = row.try_get("", "n").unwrap();
+    chess_storage::close(&db).await;
+    n
+}
+
+/// A ply stored once is refused again, and the refusal changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ply_stored_once_is_refused_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = chess_storage::sqlite_url(&dir.path().join("game.sqlite"));
+    let store = Store::open(&url).await.unwrap();
+    insert_games(&store, &[new_game("g")]).await;
+    store.write(None, raw_moves("g", 1..=3)).await.unwrap();
+    assert!(store.write(None, raw_moves("g", 3..=3)).await.is_err());
+    assert!(store.write(None, raw_moves("g", 4..=5)).await.is_ok());
+    assert!(store.write(None, raw_moves("g", 2..=2)).await.is_err());
+    assert!(store.write(None, raw_moves("g", 6..=6)).await.is_ok());
+    assert_eq!(count(&url, "moves").await, 6);
+}
+
+/// A file an earlier version left after a crash may hold moves in its log
+/// of moves, answered as durable but not yet in `moves`: opening the file
+/// copies them there before any game is read, and empties the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn moves_an_earlier_version_left_in_the_log_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = chess_storage::sqlite_url(&dir.path().join("game.sqlite"));
+    let store = Store::open(&url).await.unwrap();
+    let mut games: Vec<Game> = (0..10).map(|i| new_game(&format!("g{i}"))).collect();
+    insert_games(&store, &games).await;
+    // The first move of each game in `moves`, the next two in the log.
+    let mut logged = Vec::new();
+    for (ply, uci) in ["d2d4", "d7d5", "c2c4"].iter().enumerate() {
+        let side = if ply % 2 == 0 {
+            Color::White
+        } else {
+            Color::Black
+        };
+        for game in &mut games {
+            let events = game.play(side, uci, 1_000).unwrap();
+            let ops = ops_for(game, &events, 1_000);
+            if ply == 0 {
+                store.write(None, ops).await.unwrap();
+            } else {
+                logged.extend(ops.into_iter().filter_map(|op| match op {
+                    WriteOp::InsertMove(mv) => Some(mv),
+                    _ => None,
+                }));
+            }
+        }
+    }
+    store.close().await;
+    let db = chess_storage::connect(&url, 1).await.unwrap();
+    for mv in logged {
+        db.execute(
+            &Query::insert()
+                .into_table("move_log")
+                .columns([
+                    "game_id",
+                    "ply",
+                    "uci",
+                    "san",
+                    "submitted",
+                    "played_at",
+                    "clock_after_ms",
+                ])
+                .values_panic([
+                    mv.game_id.into(),
+                    mv.ply.into(),
+                    mv.uci.into(),
+                    mv.san.into(),
+                    mv.submitted.into(),
+                    mv.played_at.into(),
+                    mv.clock_after_ms.into(),
+                ])
+                .to_owned(),
+        )
+        .await
+        .unwrap();
+    }
+    chess_storage::close(&db).await;
+    assert_eq!(count(&url, "move_log").await, 20);
+
+    let reopened = Store::open(&url).await.unwrap();
+    assert_eq!(count(&url, "move_log").await, 0);
+    assert_eq!(count(&url, "moves").await, 30);
+    let active = reopened.load_active(None).await.unwrap();
+    assert_eq!(active.len(), games.len());
+    for game in &games {
+        let stored = reopened.load(game.id()).await.unwrap().unwrap();
+        assert_eq!(stored.ply(), 3);
+        assert_eq!(stored.fen(), game.fen());
+    }
+}
