@@ -1,28 +1,34 @@
-//! The gRPC face of the service: requests are checked and converted here,
-//! then handed to the game actors.
+//! The gRPC face of the service: requests are checked and converted here
+//! (with [`crate::convert`]), then handed to the core, the registry of
+//! game actors. The watchers' streams are in `api/watch.rs`; PlayMoves'
+//! flow of many moves over one stream is [`crate::relay`], which this
+//! feeds the stream's messages and answers.
 
-use std::{collections::HashMap, pin::Pin, sync::Arc};
+use std::sync::Arc;
 
 use chess_domain::{GameStatus, RuleSet, TimeControl};
+use chess_internal_clients::game;
 use chess_proto::{
     common::v1 as common,
     game::v1::{self as pb, game_service_server::GameService},
 };
-use chess_runtime::{Claims, InternalKey, Reason};
-use tokio::sync::broadcast;
-use tokio_stream::{Stream, wrappers::ReceiverStream};
+use chess_runtime::{Claims, InternalKey, Reason, identity};
+use tokio_stream::{StreamExt as _, wrappers::ReceiverStream};
 use tonic::{Code, Request, Response, Status, Streaming};
-use tracing::instrument;
+use tracing::{Instrument as _, instrument};
 
 use crate::{
     convert,
     error::Error,
-    model::{Event, Game, GameSetup, pgn},
+    model::{Game, GameSetup, pgn},
     registry::{Acted, Action, HintKind, Registry},
+    relay,
     store::ListFilter,
 };
 
-type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+mod watch;
+
+use watch::{EventStream, Sent, Watch, forward};
 
 /// Implements `chess.game.v1.GameService`.
 #[derive(Debug)]
@@ -47,16 +53,27 @@ impl GameApi {
         self.registry.context().time.now()
     }
 
-    /// Runs `action` for `player_id` in `game_id`, if the caller's
-    /// assertion acts for that player in that game.
-    async fn act(
+    /// Runs `action` for the player and in the game `request` names, if
+    /// the caller's assertion acts for that player in that game.
+    async fn act_on<R: PlayerAction>(
         &self,
-        claims: &Claims,
-        game_id: &str,
-        player_id: &str,
+        request: Request<R>,
         action: Action,
     ) -> Result<Acted, Status> {
-        act(&self.registry, claims, game_id, player_id, action).await
+        let claims = Claims::of(&request)?;
+        let (game_id, player_id) = request.get_ref().ids();
+        act(&self.registry, &claims, game_id, player_id, action).await
+    }
+
+    /// [`Self::act_on`], for an action that may end the game: the ending,
+    /// as sent.
+    async fn end_on<R: PlayerAction>(
+        &self,
+        request: Request<R>,
+        action: Action,
+    ) -> Result<Option<common::GameEnded>, Status> {
+        let acted = self.act_on(request, action).await?;
+        Ok(convert::ended_among(&acted.events))
     }
 
     /// Creates and starts a game, or returns the one made earlier with the
@@ -109,19 +126,9 @@ pub(crate) async fn make_move(
     }
     let action = Action::Move { input: r#move, ply };
     let acted = act(registry, claims, &game_id, &player_id, action).await?;
-    let move_made = acted.events.iter().find_map(|e| match e {
-        Event::MoveMade {
-            ply,
-            color,
-            mv,
-            fen,
-            check,
-        } => Some(convert::move_made(*ply, *color, mv, fen, *check)),
-        _ => None,
-    });
     Ok(pb::MakeMoveResponse {
-        move_made,
-        game_ended: ended(&acted.events),
+        move_made: convert::move_made_among(&acted.events),
+        game_ended: convert::ended_among(&acted.events),
         clock: Some(convert::clock(&acted.clock, acted.timed)),
         ply: acted.ply,
     })
@@ -134,111 +141,61 @@ fn require(field: &str, value: &str) -> Result<(), Status> {
     Ok(())
 }
 
-/// The ending among `events`, as sent.
-fn ended(events: &[Event]) -> Option<common::GameEnded> {
-    events.iter().find_map(|e| match e {
-        Event::GameEnded(ending) => Some(convert::ended(ending)),
-        _ => None,
-    })
-}
-
-/// Where a resumed watcher already stands in each game it was sent: the ply
-/// it was brought to, and whether the game had ended. Live events it was
-/// sent already (moves up to that ply, the ending) are not sent again.
-type Sent = HashMap<String, (u32, bool)>;
-
-/// Whether `event` was sent already, by `sent`.
-fn already_sent(sent: &Sent, event: &common::GameEvent) -> bool {
-    let Some(&(ply, ended)) = sent.get(&event.game_id) else {
-        return false;
+/// One move of a PlayMoves stream, checked and done as a MakeMove call
+/// would be, and its answer.
+async fn play(
+    registry: &Arc<Registry>,
+    key: &InternalKey,
+    request: pb::PlayMovesRequest,
+) -> pb::PlayMovesResponse {
+    let pb::PlayMovesRequest {
+        id,
+        assertion,
+        r#move,
+        trace_context,
+    } = request;
+    let span = chess_telemetry::span_from("GameService/PlayMoves.move", &trace_context);
+    let answer = async {
+        let claims = identity::verify_now(key, &assertion)?;
+        let request = r#move.ok_or_else(|| Error::Invalid("move must be given".to_owned()))?;
+        make_move(registry, &claims, request).await
+    }
+    .instrument(span)
+    .await;
+    let result = match answer {
+        Ok(made) => pb::play_moves_response::Result::Made(made),
+        Err(status) => pb::play_moves_response::Result::Refused(game::refusal_of(&status)),
     };
-    match event.kind {
-        Some(common::game_event::Kind::MoveMade(_)) => event.ply <= ply,
-        Some(common::game_event::Kind::GameEnded(_)) => ended,
-        _ => false,
+    pb::PlayMovesResponse {
+        id,
+        result: Some(result),
     }
 }
 
-/// Whether `event` is a move of the side `color` (a `common::Color`).
-fn moved_by(event: &common::GameEvent, color: Option<i32>) -> bool {
-    match (&event.kind, color) {
-        (Some(common::game_event::Kind::MoveMade(made)), Some(color)) => made.color == color,
-        _ => false,
-    }
+/// A request to act for a player in a game.
+trait PlayerAction {
+    /// The game, and the player acted for.
+    fn ids(&self) -> (&str, &str);
 }
 
-/// A watcher's stream: what it is sent first, then the live events.
-struct Watch<T> {
-    /// Sent before any live event (a snapshot, or what was missed).
-    first: std::vec::IntoIter<T>,
-    /// The live events; `None` for none (a game already over).
-    events: Option<broadcast::Receiver<Arc<common::GameEvent>>>,
-    shutdown: chess_runtime::Shutdown,
-    /// Makes an event the stream's message.
-    wrap: fn(common::GameEvent) -> T,
-    /// The stream ends after the game's end (a stream of one game).
-    stop_at_end: bool,
-    /// Live events not to send again.
-    sent: Sent,
-    /// The side (a `common::Color`) whose live moves are left out.
-    without_moves_of: Option<i32>,
+macro_rules! player_actions {
+    ($($request:ty),* $(,)?) => {
+        $(impl PlayerAction for $request {
+            fn ids(&self) -> (&str, &str) {
+                (&self.game_id, &self.player_id)
+            }
+        })*
+    };
 }
 
-/// Forwards live events into a response stream until the game ends, the
-/// caller goes away, the service shuts down, or the watcher falls behind.
-///
-/// The stream reads the game's broadcast itself as the connection polls
-/// it: no task of its own and no queue between, so an event costs each
-/// watcher one wake-up, of the connection that sends it.
-fn forward<T: Send + 'static>(watch: Watch<T>) -> EventStream<T> {
-    Box::pin(futures::stream::unfold(Some(watch), |watch| async move {
-        let mut watch = watch?;
-        if let Some(item) = watch.first.next() {
-            return Some((Ok(item), Some(watch)));
-        }
-        let mut events = watch.events.take()?;
-        loop {
-            let received = tokio::select! {
-                received = events.recv() => received,
-                () = watch.shutdown.cancelled() => return None,
-            };
-            let item = match received {
-                Ok(event)
-                    if already_sent(&watch.sent, &event)
-                        || moved_by(&event, watch.without_moves_of) =>
-                {
-                    continue;
-                }
-                Ok(event) => {
-                    let last = watch.stop_at_end
-                        && matches!(event.kind, Some(common::game_event::Kind::GameEnded(_)));
-                    let item = (watch.wrap)((*event).clone());
-                    if last {
-                        return Some((Ok(item), None));
-                    }
-                    item
-                }
-                // Ending right after is the point.
-                Err(broadcast::error::RecvError::Lagged(missed)) => {
-                    let status = Status::aborted(format!(
-                        "the watcher fell {missed} events behind; watch again from the last ply seen"
-                    ));
-                    return Some((Err(status), None));
-                }
-                Err(broadcast::error::RecvError::Closed) => {
-                    // The game's actor stopped before its end: its shard
-                    // moved to another replica (or this one stops).
-                    let status = Status::unavailable(
-                        "this replica stopped serving the game; watch again from the last ply seen",
-                    );
-                    return Some((Err(status), None));
-                }
-            };
-            watch.events = Some(events);
-            return Some((Ok(item), Some(watch)));
-        }
-    }))
-}
+player_actions!(
+    pb::ResignRequest,
+    pb::OfferDrawRequest,
+    pb::AcceptDrawRequest,
+    pb::DeclineDrawRequest,
+    pb::ClaimDrawRequest,
+    pb::AbortRequest,
+);
 
 #[tonic::async_trait]
 impl GameService for GameApi {
@@ -286,11 +243,17 @@ impl GameService for GameApi {
     ) -> Result<Response<Self::PlayMovesStream>, Status> {
         // Each move's own assertion is checked as it is done.
         Claims::of(&request)?;
-        let answers = crate::relay::serve(
-            Arc::clone(&self.registry),
-            self.key.clone(),
+        let (registry, key) = (Arc::clone(&self.registry), self.key.clone());
+        // A message that cannot be read ends the reading, as the end of the
+        // stream does: the moves already read are still answered.
+        let moves = request.into_inner().map_while(Result::ok);
+        let answers = relay::serve(
             self.registry.context().shutdown.clone(),
-            request.into_inner(),
+            moves,
+            move |request| {
+                let (registry, key) = (Arc::clone(&registry), key.clone());
+                async move { Ok(play(&registry, &key, request).await) }
+            },
         );
         Ok(Response::new(Box::pin(ReceiverStream::new(answers))))
     }
@@ -300,14 +263,8 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::ResignRequest>,
     ) -> Result<Response<pb::ResignResponse>, Status> {
-        let claims = Claims::of(&request)?;
-        let r = request.into_inner();
-        let acted = self
-            .act(&claims, &r.game_id, &r.player_id, Action::Resign)
-            .await?;
-        Ok(Response::new(pb::ResignResponse {
-            game_ended: ended(&acted.events),
-        }))
+        let game_ended = self.end_on(request, Action::Resign).await?;
+        Ok(Response::new(pb::ResignResponse { game_ended }))
     }
 
     #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
@@ -315,14 +272,8 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::OfferDrawRequest>,
     ) -> Result<Response<pb::OfferDrawResponse>, Status> {
-        let claims = Claims::of(&request)?;
-        let r = request.into_inner();
-        let acted = self
-            .act(&claims, &r.game_id, &r.player_id, Action::OfferDraw)
-            .await?;
-        Ok(Response::new(pb::OfferDrawResponse {
-            game_ended: ended(&acted.events),
-        }))
+        let game_ended = self.end_on(request, Action::OfferDraw).await?;
+        Ok(Response::new(pb::OfferDrawResponse { game_ended }))
     }
 
     #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
@@ -330,14 +281,8 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::AcceptDrawRequest>,
     ) -> Result<Response<pb::AcceptDrawResponse>, Status> {
-        let claims = Claims::of(&request)?;
-        let r = request.into_inner();
-        let acted = self
-            .act(&claims, &r.game_id, &r.player_id, Action::AcceptDraw)
-            .await?;
-        Ok(Response::new(pb::AcceptDrawResponse {
-            game_ended: ended(&acted.events),
-        }))
+        let game_ended = self.end_on(request, Action::AcceptDraw).await?;
+        Ok(Response::new(pb::AcceptDrawResponse { game_ended }))
     }
 
     #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
@@ -345,11 +290,7 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::DeclineDrawRequest>,
     ) -> Result<Response<pb::DeclineDrawResponse>, Status> {
-        let claims = Claims::of(&request)?;
-        let r = request.into_inner();
-        let acted = self
-            .act(&claims, &r.game_id, &r.player_id, Action::DeclineDraw)
-            .await?;
+        let acted = self.act_on(request, Action::DeclineDraw).await?;
         Ok(Response::new(pb::DeclineDrawResponse {
             offered_by: chess_domain::color_to_pb(!acted.side) as i32,
         }))
@@ -360,14 +301,8 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::ClaimDrawRequest>,
     ) -> Result<Response<pb::ClaimDrawResponse>, Status> {
-        let claims = Claims::of(&request)?;
-        let r = request.into_inner();
-        let acted = self
-            .act(&claims, &r.game_id, &r.player_id, Action::ClaimDraw)
-            .await?;
-        Ok(Response::new(pb::ClaimDrawResponse {
-            game_ended: ended(&acted.events),
-        }))
+        let game_ended = self.end_on(request, Action::ClaimDraw).await?;
+        Ok(Response::new(pb::ClaimDrawResponse { game_ended }))
     }
 
     #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
@@ -375,14 +310,8 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::AbortRequest>,
     ) -> Result<Response<pb::AbortResponse>, Status> {
-        let claims = Claims::of(&request)?;
-        let r = request.into_inner();
-        let acted = self
-            .act(&claims, &r.game_id, &r.player_id, Action::Abort)
-            .await?;
-        Ok(Response::new(pb::AbortResponse {
-            game_ended: ended(&acted.events),
-        }))
+        let game_ended = self.end_on(request, Action::Abort).await?;
+        Ok(Response::new(pb::AbortResponse { game_ended }))
     }
 
     #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]

@@ -140,7 +140,7 @@ fn played(ply: u32, m: &PlayedMove) -> pb::PlayedMove {
 }
 
 /// A move event as sent.
-pub fn move_made(ply: u32, color: Color, m: &PlayedMove, fen: &str, check: bool) -> pb::MoveMade {
+fn move_made(ply: u32, color: Color, m: &PlayedMove, fen: &str, check: bool) -> pb::MoveMade {
     pb::MoveMade {
         r#move: Some(played(ply, m)),
         color: color_to_pb(color) as i32,
@@ -226,8 +226,20 @@ pub fn row_state(row: &games::Model) -> Result<pb::GameState, store::StoreError>
 
 /// An event of `game` (already applied) as sent.
 pub fn event(game: &Game, event: &Event, now: Millis) -> pb::GameEvent {
+    let (ply, kind) = kind(event);
+    pb::GameEvent {
+        game_id: game.id().to_owned(),
+        ply: ply.unwrap_or_else(|| game.ply()),
+        clock: Some(clock(&game.clock(now), game.time_control().is_timed())),
+        kind: Some(kind),
+    }
+}
+
+/// What `event` says, as sent, and the ply it brought its game to (none
+/// for the events that change no ply: the game's ply is theirs).
+fn kind(event: &Event) -> (Option<u32>, pb::game_event::Kind) {
     use pb::game_event::Kind;
-    let (ply, kind) = match event {
+    match event {
         Event::MoveMade {
             ply,
             color,
@@ -235,35 +247,48 @@ pub fn event(game: &Game, event: &Event, now: Millis) -> pb::GameEvent {
             fen,
             check,
         } => (
-            *ply,
+            Some(*ply),
             Kind::MoveMade(move_made(*ply, *color, mv, fen, *check)),
         ),
         Event::DrawOffered { by } => (
-            game.ply(),
+            None,
             Kind::DrawOffered(pb::DrawOffered {
                 by: color_to_pb(*by) as i32,
             }),
         ),
         Event::DrawDeclined { by } => (
-            game.ply(),
+            None,
             Kind::DrawDeclined(pb::DrawDeclined {
                 by: color_to_pb(*by) as i32,
             }),
         ),
         Event::FiftyMoveWarning { moves_remaining } => (
-            game.ply(),
+            None,
             Kind::FiftyMoveWarning(pb::FiftyMoveWarning {
                 moves_remaining: *moves_remaining,
             }),
         ),
-        Event::GameEnded(ending) => (game.ply(), Kind::GameEnded(ended(ending))),
-    };
-    pb::GameEvent {
-        game_id: game.id().to_owned(),
-        ply,
-        clock: Some(clock(&game.clock(now), game.time_control().is_timed())),
-        kind: Some(kind),
+        Event::GameEnded(ending) => (None, Kind::GameEnded(ended(ending))),
     }
+}
+
+/// The move made among `events`, as sent.
+pub fn move_made_among(events: &[Event]) -> Option<pb::MoveMade> {
+    events
+        .iter()
+        .filter(|e| matches!(e, Event::MoveMade { .. }))
+        .find_map(|e| match kind(e).1 {
+            pb::game_event::Kind::MoveMade(made) => Some(made),
+            _ => None,
+        })
+}
+
+/// The ending among `events`, as sent.
+pub fn ended_among(events: &[Event]) -> Option<pb::GameEnded> {
+    events.iter().find_map(|e| match e {
+        Event::GameEnded(ending) => Some(ended(ending)),
+        _ => None,
+    })
 }
 
 /// The announcement of a game that has just been created.

@@ -1,0 +1,112 @@
+//! The watchers' streams of the gRPC face (WatchGame, WatchPlayer,
+//! WatchDailyGames): what a watcher is sent first, then the live events of
+//! the games it follows, read from their broadcasts as the connection
+//! polls.
+
+use std::{collections::HashMap, pin::Pin, sync::Arc};
+
+use chess_proto::common::v1 as common;
+use tokio::sync::broadcast;
+use tokio_stream::Stream;
+use tonic::Status;
+
+/// A response stream of the service.
+pub(super) type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+
+/// Where a resumed watcher already stands in each game it was sent: the ply
+/// it was brought to, and whether the game had ended. Live events it was
+/// sent already (moves up to that ply, the ending) are not sent again.
+pub(super) type Sent = HashMap<String, (u32, bool)>;
+
+/// Whether `event` was sent already, by `sent`.
+fn already_sent(sent: &Sent, event: &common::GameEvent) -> bool {
+    let Some(&(ply, ended)) = sent.get(&event.game_id) else {
+        return false;
+    };
+    match event.kind {
+        Some(common::game_event::Kind::MoveMade(_)) => event.ply <= ply,
+        Some(common::game_event::Kind::GameEnded(_)) => ended,
+        _ => false,
+    }
+}
+
+/// Whether `event` is a move of the side `color` (a `common::Color`).
+fn moved_by(event: &common::GameEvent, color: Option<i32>) -> bool {
+    match (&event.kind, color) {
+        (Some(common::game_event::Kind::MoveMade(made)), Some(color)) => made.color == color,
+        _ => false,
+    }
+}
+
+/// A watcher's stream: what it is sent first, then the live events.
+pub(super) struct Watch<T> {
+    /// Sent before any live event (a snapshot, or what was missed).
+    pub(super) first: std::vec::IntoIter<T>,
+    /// The live events; `None` for none (a game already over).
+    pub(super) events: Option<broadcast::Receiver<Arc<common::GameEvent>>>,
+    pub(super) shutdown: chess_runtime::Shutdown,
+    /// Makes an event the stream's message.
+    pub(super) wrap: fn(common::GameEvent) -> T,
+    /// The stream ends after the game's end (a stream of one game).
+    pub(super) stop_at_end: bool,
+    /// Live events not to send again.
+    pub(super) sent: Sent,
+    /// The side (a `common::Color`) whose live moves are left out.
+    pub(super) without_moves_of: Option<i32>,
+}
+
+/// Forwards live events into a response stream until the game ends, the
+/// caller goes away, the service shuts down, or the watcher falls behind.
+///
+/// The stream reads the game's broadcast itself as the connection polls
+/// it: no task of its own and no queue between, so an event costs each
+/// watcher one wake-up, of the connection that sends it.
+pub(super) fn forward<T: Send + 'static>(watch: Watch<T>) -> EventStream<T> {
+    Box::pin(futures::stream::unfold(Some(watch), |watch| async move {
+        let mut watch = watch?;
+        if let Some(item) = watch.first.next() {
+            return Some((Ok(item), Some(watch)));
+        }
+        let mut events = watch.events.take()?;
+        loop {
+            let received = tokio::select! {
+                received = events.recv() => received,
+                () = watch.shutdown.cancelled() => return None,
+            };
+            let item = match received {
+                Ok(event)
+                    if already_sent(&watch.sent, &event)
+                        || moved_by(&event, watch.without_moves_of) =>
+                {
+                    continue;
+                }
+                Ok(event) => {
+                    let last = watch.stop_at_end
+                        && matches!(event.kind, Some(common::game_event::Kind::GameEnded(_)));
+                    let item = (watch.wrap)((*event).clone());
+                    if last {
+                        return Some((Ok(item), None));
+                    }
+                    item
+                }
+                // Ending right after is the point.
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    let status = Status::aborted(format!(
+                        "the watcher fell {missed} events behind; watch again from the last ply seen"
+                    ));
+                    return Some((Err(status), None));
+                }
+                Err(broadcast::error::RecvError::Closed) => {
+                    // The game's actor stopped before its end: its shard
+                    // moved to another replica (or this one stops).
+                    let status = Status::unavailable(
+                        "this replica stopped serving the game; watch again from the last ply seen",
+                    );
+                    return Some((Err(status), None));
+                }
+            };
+            watch.events = Some(events);
+            return Some((Ok(item), Some(watch)));
+        }
+    }))
+}
