@@ -1,18 +1,26 @@
 //! The game service: the single authority for every game.
 //!
-//! - [`api`]: the gRPC service, the only room that sees the wire's requests;
-//!   [`convert`] beside it turns domain values into wire types and failures
-//!   ([`error`]) into statuses.
+//! The rooms, from the wire inwards (each uses only those below it):
+//!
+//! - [`api`]: the gRPC service, the only room that sees the wire's requests
+//!   and statuses; [`convert`] beside it turns domain values into wire types
+//!   and failures ([`error`]) into statuses. [`relay`] is PlayMoves' flow of
+//!   many moves over one stream, fed by `api`.
 //! - [`registry`]: the core handle, [`registry::Registry`]: creates games and
 //!   runs one private actor per live game (`registry/actor.rs`), serialising
 //!   its moves, running its timers and the engine's moves, persisting before
-//!   it answers or publishes; [`hub`] carries live events per player.
-//! - [`shards`]: which shards of the games this replica serves — all of
-//!   them alone on SQLite; on PostgreSQL, those whose lease it holds among
-//!   several replicas, kept by [`shards::manager`].
+//!   it answers or publishes; [`hub`] carries live events per player. Those
+//!   events are wire events, built once by [`convert`] and shared by every
+//!   watcher: the core's one use of a room above it.
+//!   Beside it, [`registry::lone`] and [`registry::manager`] keep it serving
+//!   its shards: all of them alone on SQLite; on PostgreSQL, those whose
+//!   lease it holds among several replicas.
 //! - [`clients`]: the calls out to the engine and rating services (the results
 //!   outbox's reporter).
-//! - [`store`]: the tables, migrations, reads and the group-committing writer.
+//! - [`shards`]: which shards of the games this replica serves, and the
+//!   SQL of their leases.
+//! - [`store`]: the tables, migrations, reads and the group-committing writer,
+//!   by back end.
 //! - [`model`]: the rules, free of I/O — moves, clocks, endings, the board
 //!   drawing and PGN; [`time`]: the clock source.
 
@@ -94,14 +102,14 @@ pub struct ReplicaArgs {
 
 impl ReplicaArgs {
     /// The lease timing, if the two flags make sense together.
-    pub fn timing(&self) -> Result<shards::manager::LeaseTiming, StartError> {
+    pub fn timing(&self) -> Result<registry::manager::LeaseTiming, StartError> {
         if self.lease_renew_ms == 0 || self.lease_renew_ms * 2 > self.lease_ttl_ms {
             return Err(StartError::Flags(format!(
                 "--lease-renew-ms ({}) must be positive and at most half of --lease-ttl-ms ({})",
                 self.lease_renew_ms, self.lease_ttl_ms
             )));
         }
-        Ok(shards::manager::LeaseTiming {
+        Ok(registry::manager::LeaseTiming {
             ttl: std::time::Duration::from_millis(self.lease_ttl_ms),
             renew_every: std::time::Duration::from_millis(self.lease_renew_ms),
         })
@@ -202,7 +210,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     });
     let registry = registry::Registry::new(ctx, Arc::clone(&shards));
     let manager = if leased {
-        let mut manager = shards::manager::Manager::new(Arc::clone(&registry), timing);
+        let mut manager = registry::manager::Manager::new(Arc::clone(&registry), timing);
         if !manager.join(&shutdown).await {
             return Ok(());
         }
@@ -213,11 +221,11 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         );
         Some(tokio::spawn(manager.run(shutdown.clone())))
     } else {
-        let games = shards::lone::resume(&registry)
+        let games = registry::lone::resume(&registry)
             .await
             .map_err(|e| StartError::Resume(e.to_string()))?;
         tracing::info!(games, "resumed the active games");
-        Some(tokio::spawn(shards::lone::keep_alive(
+        Some(tokio::spawn(registry::lone::keep_alive(
             Arc::clone(&registry),
             shutdown.clone(),
         )))

@@ -2,10 +2,10 @@
 //!
 //! Games are spread over [`chess_domain::SHARDS`] shards by id. A lone
 //! replica (the embedded default, on SQLite) serves every shard for good
-//! ([`Shards::lone`], with its heartbeat in [`lone`]). Replicas sharing a PostgreSQL database each serve the
-//! shards whose lease they hold ([`Shards::leased`]); [`manager`] takes,
-//! renews, hands over and gives up those leases, and [`leases`] is their
-//! SQL.
+//! ([`Shards::lone`], with its heartbeat in `registry::lone`). Replicas
+//! sharing a PostgreSQL database each serve the shards whose lease they
+//! hold ([`Shards::leased`]); `registry::manager` takes, renews, hands over
+//! and gives up those leases, and [`leases`] is their SQL.
 //!
 //! [`Shards`] is what every call consults: whether this replica serves a
 //! shard now (and under which lease, for fencing its writes), and if not,
@@ -13,8 +13,6 @@
 //! read on every call, so it takes only uncontended read locks.
 
 pub mod leases;
-pub mod lone;
-pub mod manager;
 
 use std::{
     sync::{

@@ -31,11 +31,11 @@ use rand::Rng as _;
 use sea_orm::{DatabaseConnection, DbErr};
 use tokio::time::Instant;
 
-use super::{
+use super::Registry;
+use crate::shards::{
     Replica, Shards, View,
     leases::{self, Lease, Snapshot},
 };
-use crate::registry::Registry;
 
 /// How often a replica waiting for shards to be handed over looks again.
 const WAITING_POLL: Duration = Duration::from_millis(100);
