@@ -3,6 +3,11 @@
 //! [`Game`] is pure: every operation takes the acting side and the time, and
 //! returns the events it caused or the reason it was refused, leaving the
 //! game unchanged on refusal. The actor around it persists and publishes.
+//!
+//! One concept, kept in one file on purpose: the rules of a game (moves,
+//! draws, clocks and flags, endings, restoring and catching up) act on the
+//! same few fields, and read best together. Its tests are in
+//! `game/tests.rs`.
 
 use chess_domain::{RuleSet, TimeControl};
 use shakmaty::{

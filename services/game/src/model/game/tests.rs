@@ -1,5 +1,6 @@
 //! The rules of a game as [`Game`] plays them: moves, clocks, endings,
-//! draws, restoring from storage and catching a watcher up.
+//! draws, restoring from storage and catching a watcher up. One concept,
+//! as `game.rs` is, in one file.
 
 use super::*;
 
