@@ -19,23 +19,101 @@ impl MigratorTrait for Migrator {
     }
 }
 
+/// The trait of a migration whose `up` and `down` are its own associated
+/// functions, each run in a transaction: all or nothing on SQLite too, so
+/// a crash during one leaves it to be applied again whole. Given a name,
+/// the migration is named by hand: the derived name is the file's, which
+/// the first migration already has. A name is stored in every database the
+/// migration ran on, so it never changes.
+macro_rules! migration {
+    ($migration:ident, $name:literal) => {
+        impl MigrationName for $migration {
+            fn name(&self) -> &str {
+                $name
+            }
+        }
+
+        migration!($migration);
+    };
+    ($migration:ident) => {
+        #[async_trait::async_trait]
+        impl MigrationTrait for $migration {
+            fn use_transaction(&self) -> Option<bool> {
+                Some(true)
+            }
+
+            async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+                Self::up(manager).await
+            }
+
+            async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+                Self::down(manager).await
+            }
+        }
+    };
+}
+
+/// The table `name`, to create unless it exists.
+fn new_table(name: &'static str) -> TableCreateStatement {
+    Table::create().table(name).if_not_exists().to_owned()
+}
+
+/// The key from `table`'s `game_id` to its game, whose rows go with it.
+fn references_game(table: &'static str) -> ForeignKeyCreateStatement {
+    ForeignKey::create()
+        .from(table, "game_id")
+        .to("games", "id")
+        .on_delete(ForeignKeyAction::Cascade)
+        .to_owned()
+}
+
+/// Creates the index `name` of `games` on `columns`, unless it exists.
+async fn index_games(
+    manager: &SchemaManager<'_>,
+    name: &'static str,
+    columns: &[&'static str],
+) -> Result<(), DbErr> {
+    let mut index = Index::create()
+        .if_not_exists()
+        .name(name)
+        .table("games")
+        .to_owned();
+    for column in columns {
+        index.col(*column);
+    }
+    manager.create_index(index).await
+}
+
+/// Alters the table `games` by `change`.
+async fn alter_games(
+    manager: &SchemaManager<'_>,
+    change: impl FnOnce(&mut TableAlterStatement) -> &mut TableAlterStatement,
+) -> Result<(), DbErr> {
+    let mut alter = Table::alter().table("games").to_owned();
+    change(&mut alter);
+    manager.alter_table(alter).await
+}
+
+/// Drops `tables`, in that order, those that exist.
+async fn drop_tables(manager: &SchemaManager<'_>, tables: &[&'static str]) -> Result<(), DbErr> {
+    for table in tables {
+        manager
+            .drop_table(Table::drop().table(*table).if_exists().to_owned())
+            .await?;
+    }
+    Ok(())
+}
+
 #[derive(DeriveMigrationName)]
 struct CreateGames;
 
-#[async_trait::async_trait]
-impl MigrationTrait for CreateGames {
-    // Each migration is all or nothing on SQLite too, so a crash during
-    // one leaves it to be applied again whole.
-    fn use_transaction(&self) -> Option<bool> {
-        Some(true)
-    }
+migration!(CreateGames);
 
-    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+impl CreateGames {
+    async fn up(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
         manager
             .create_table(
-                Table::create()
-                    .table("games")
-                    .if_not_exists()
+                new_table("games")
                     .col(string("id").primary_key())
                     .col(string("white_kind"))
                     .col(string("white_id"))
@@ -63,37 +141,12 @@ impl MigrationTrait for CreateGames {
                     .to_owned(),
             )
             .await?;
-        for (name, column) in [
-            ("games_white_idx", "white_id"),
-            ("games_black_idx", "black_id"),
-        ] {
-            manager
-                .create_index(
-                    Index::create()
-                        .if_not_exists()
-                        .name(name)
-                        .table("games")
-                        .col(column)
-                        .col("created_at")
-                        .to_owned(),
-                )
-                .await?;
-        }
-        manager
-            .create_index(
-                Index::create()
-                    .if_not_exists()
-                    .name("games_status_idx")
-                    .table("games")
-                    .col("status")
-                    .to_owned(),
-            )
-            .await?;
+        index_games(manager, "games_white_idx", &["white_id", "created_at"]).await?;
+        index_games(manager, "games_black_idx", &["black_id", "created_at"]).await?;
+        index_games(manager, "games_status_idx", &["status"]).await?;
         manager
             .create_table(
-                Table::create()
-                    .table("moves")
-                    .if_not_exists()
+                new_table("moves")
                     .col(string("game_id"))
                     .col(integer("ply"))
                     .col(string("uci"))
@@ -102,20 +155,13 @@ impl MigrationTrait for CreateGames {
                     .col(big_integer("played_at"))
                     .col(big_integer_null("clock_after_ms"))
                     .primary_key(Index::create().col("game_id").col("ply"))
-                    .foreign_key(
-                        ForeignKey::create()
-                            .from("moves", "game_id")
-                            .to("games", "id")
-                            .on_delete(ForeignKeyAction::Cascade),
-                    )
+                    .foreign_key(&mut references_game("moves"))
                     .to_owned(),
             )
             .await?;
         manager
             .create_table(
-                Table::create()
-                    .table("results_outbox")
-                    .if_not_exists()
+                new_table("results_outbox")
                     .col(string("game_id").primary_key())
                     .col(string("white_id"))
                     .col(string("black_id"))
@@ -129,13 +175,8 @@ impl MigrationTrait for CreateGames {
         Ok(())
     }
 
-    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        for table in ["results_outbox", "moves", "games"] {
-            manager
-                .drop_table(Table::drop().table(table).if_exists().to_owned())
-                .await?;
-        }
-        Ok(())
+    async fn down(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+        drop_tables(manager, &["results_outbox", "moves", "games"]).await
     }
 }
 
@@ -145,21 +186,10 @@ impl MigrationTrait for CreateGames {
 /// their ratings were applied.
 struct UntimedCategory;
 
-// Named by hand: the derived name is the file's, which the first migration
-// already has.
-impl MigrationName for UntimedCategory {
-    fn name(&self) -> &str {
-        "m20261123_000001_untimed_category"
-    }
-}
+migration!(UntimedCategory, "m20261123_000001_untimed_category");
 
-#[async_trait::async_trait]
-impl MigrationTrait for UntimedCategory {
-    fn use_transaction(&self) -> Option<bool> {
-        Some(true)
-    }
-
-    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+impl UntimedCategory {
+    async fn up(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
         let untimed = || Expr::col("time_control").eq("untimed");
         let statements = [
             Query::update()
@@ -195,7 +225,7 @@ impl MigrationTrait for UntimedCategory {
         Ok(())
     }
 
-    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+    async fn down(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
         let db = manager.get_connection();
         for table in ["games", "results_outbox"] {
             db.execute(
@@ -216,29 +246,14 @@ impl MigrationTrait for UntimedCategory {
 /// game between two people were never asked.
 struct HintsAllowed;
 
-// Named by hand: the derived name is the file's, which the first migration
-// already has.
-impl MigrationName for HintsAllowed {
-    fn name(&self) -> &str {
-        "m20261123_000002_hints_allowed"
-    }
-}
+migration!(HintsAllowed, "m20261123_000002_hints_allowed");
 
-#[async_trait::async_trait]
-impl MigrationTrait for HintsAllowed {
-    fn use_transaction(&self) -> Option<bool> {
-        Some(true)
-    }
-
-    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .alter_table(
-                Table::alter()
-                    .table("games")
-                    .add_column(boolean("hints_allowed").default(false))
-                    .to_owned(),
-            )
-            .await?;
+impl HintsAllowed {
+    async fn up(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+        alter_games(manager, |t| {
+            t.add_column(boolean("hints_allowed").default(false))
+        })
+        .await?;
         manager
             .get_connection()
             .execute(
@@ -257,15 +272,8 @@ impl MigrationTrait for HintsAllowed {
         Ok(())
     }
 
-    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .alter_table(
-                Table::alter()
-                    .table("games")
-                    .drop_column("hints_allowed")
-                    .to_owned(),
-            )
-            .await
+    async fn down(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+        alter_games(manager, |t| t.drop_column("hints_allowed")).await
     }
 }
 
@@ -276,44 +284,16 @@ impl MigrationTrait for HintsAllowed {
 /// players while their game's shard had no replica (`clock_credits`).
 struct Shards;
 
-impl MigrationName for Shards {
-    fn name(&self) -> &str {
-        "m20261125_000003_shards"
-    }
-}
+migration!(Shards, "m20261125_000003_shards");
 
-#[async_trait::async_trait]
-impl MigrationTrait for Shards {
-    fn use_transaction(&self) -> Option<bool> {
-        Some(true)
-    }
-
-    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .alter_table(
-                Table::alter()
-                    .table("games")
-                    .add_column(integer("shard").default(0))
-                    .to_owned(),
-            )
-            .await?;
-        self.fill_in_shards(manager).await?;
-        manager
-            .create_index(
-                Index::create()
-                    .if_not_exists()
-                    .name("games_shard_status_idx")
-                    .table("games")
-                    .col("shard")
-                    .col("status")
-                    .to_owned(),
-            )
-            .await?;
+impl Shards {
+    async fn up(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+        alter_games(manager, |t| t.add_column(integer("shard").default(0))).await?;
+        Self::fill_in_shards(manager).await?;
+        index_games(manager, "games_shard_status_idx", &["shard", "status"]).await?;
         manager
             .create_table(
-                Table::create()
-                    .table("game_shards")
-                    .if_not_exists()
+                new_table("game_shards")
                     .col(integer("shard").primary_key())
                     .col(string_null("owner"))
                     .col(big_integer("epoch").default(0))
@@ -332,9 +312,7 @@ impl MigrationTrait for Shards {
         manager.get_connection().execute(&seed).await?;
         manager
             .create_table(
-                Table::create()
-                    .table("game_replicas")
-                    .if_not_exists()
+                new_table("game_replicas")
                     .col(string("id").primary_key())
                     .col(string("address"))
                     .col(string("instance"))
@@ -344,32 +322,21 @@ impl MigrationTrait for Shards {
             .await?;
         manager
             .create_table(
-                Table::create()
-                    .table("clock_credits")
-                    .if_not_exists()
+                new_table("clock_credits")
                     .col(string("game_id"))
                     .col(big_integer("granted_at"))
                     .col(integer("ply"))
                     .col(big_integer("credit_ms"))
                     .primary_key(Index::create().col("game_id").col("granted_at"))
-                    .foreign_key(
-                        ForeignKey::create()
-                            .from("clock_credits", "game_id")
-                            .to("games", "id")
-                            .on_delete(ForeignKeyAction::Cascade),
-                    )
+                    .foreign_key(&mut references_game("clock_credits"))
                     .to_owned(),
             )
             .await?;
         Ok(())
     }
 
-    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        for table in ["clock_credits", "game_replicas", "game_shards"] {
-            manager
-                .drop_table(Table::drop().table(table).if_exists().to_owned())
-                .await?;
-        }
+    async fn down(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+        drop_tables(manager, &["clock_credits", "game_replicas", "game_shards"]).await?;
         manager
             .drop_index(
                 Index::drop()
@@ -378,21 +345,12 @@ impl MigrationTrait for Shards {
                     .to_owned(),
             )
             .await?;
-        manager
-            .alter_table(
-                Table::alter()
-                    .table("games")
-                    .drop_column("shard")
-                    .to_owned(),
-            )
-            .await
+        alter_games(manager, |t| t.drop_column("shard")).await
     }
-}
 
-impl Shards {
     /// Sets the shard of every game stored before games had one, a shard at
     /// a time so that no statement names more ids than a database takes.
-    async fn fill_in_shards(&self, manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+    async fn fill_in_shards(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
         let db = manager.get_connection();
         let rows = db
             .query_all(&Query::select().column("id").from("games").to_owned())
@@ -424,19 +382,10 @@ impl Shards {
 /// (see `store::sqlite`). Only a SQLite file has one.
 struct MoveLog;
 
-impl MigrationName for MoveLog {
-    fn name(&self) -> &str {
-        "m20261126_000004_move_log"
-    }
-}
+migration!(MoveLog, "m20261126_000004_move_log");
 
-#[async_trait::async_trait]
-impl MigrationTrait for MoveLog {
-    fn use_transaction(&self) -> Option<bool> {
-        Some(true)
-    }
-
-    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+impl MoveLog {
+    async fn up(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
         if manager.get_database_backend() != sea_orm::DbBackend::Sqlite {
             return Ok(());
         }
@@ -459,12 +408,10 @@ impl MigrationTrait for MoveLog {
         Ok(())
     }
 
-    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+    async fn down(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
         if manager.get_database_backend() != sea_orm::DbBackend::Sqlite {
             return Ok(());
         }
-        manager
-            .drop_table(Table::drop().table("move_log").if_exists().to_owned())
-            .await
+        drop_tables(manager, &["move_log"]).await
     }
 }
