@@ -39,9 +39,7 @@ fn now_ms() -> u64 {
 
 #[tokio::test]
 async fn calls_without_a_valid_assertion_are_refused_and_change_nothing() {
-    let (_dir, url) = sqlite();
-    let service = GameService::start(&url).await;
-    let mut signed = service.client().await;
+    let (_dir, service, mut signed) = on_sqlite().await;
     let game = create(&mut signed, "w", "b", untimed()).await.game_id;
     let mut raw = GameServiceClient::new(chess_testkit::connect(&service.addr).await);
 
@@ -100,9 +98,7 @@ async fn calls_without_a_valid_assertion_are_refused_and_change_nothing() {
 
 #[tokio::test]
 async fn an_assertion_for_one_player_or_game_is_refused_for_another() {
-    let (_dir, url) = sqlite();
-    let service = GameService::start(&url).await;
-    let mut client = service.client().await;
+    let (_dir, service, mut client) = on_sqlite().await;
     let g = create(&mut client, "w", "b", untimed()).await.game_id;
     let h = create(&mut client, "w", "b", untimed()).await.game_id;
     play(&mut client, &g, "w", "e4").await.unwrap();

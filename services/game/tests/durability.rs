@@ -29,14 +29,7 @@ async fn survives_a_crash(url: String) {
     let offered = create(&mut client, "w", "b", untimed()).await.game_id;
     play(&mut client, &offered, "w", "c4").await.unwrap();
     client
-        .offer_draw(acting(
-            pb::OfferDrawRequest {
-                game_id: offered.clone(),
-                player_id: "w".into(),
-            },
-            "w",
-            Some(offered.as_str()),
-        ))
+        .offer_draw(pb::OfferDrawRequest::by("w", &offered))
         .await
         .unwrap();
 
@@ -119,16 +112,7 @@ async fn survives_a_crash(url: String) {
     assert_eq!(get(&mut client, &long).await.moves.len(), 4);
 }
 
-#[tokio::test]
-async fn survives_a_crash_on_sqlite() {
-    let (_dir, url) = sqlite();
-    survives_a_crash(url).await;
-}
-
-#[tokio::test]
-async fn survives_a_crash_on_postgres() {
-    survives_a_crash(chess_storage::testing::fresh_postgres_database().await).await;
-}
+common::on_each_backend!(survives_a_crash_on_sqlite, survives_a_crash_on_postgres => survives_a_crash);
 
 /// Every acknowledged move is stored: the service is killed while twenty
 /// games are moving, and afterwards each game holds every move that was
@@ -194,13 +178,4 @@ async fn acknowledged_moves_are_durable(url: String) {
     }
 }
 
-#[tokio::test]
-async fn acknowledged_moves_are_durable_on_sqlite() {
-    let (_dir, url) = sqlite();
-    acknowledged_moves_are_durable(url).await;
-}
-
-#[tokio::test]
-async fn acknowledged_moves_are_durable_on_postgres() {
-    acknowledged_moves_are_durable(chess_storage::testing::fresh_postgres_database().await).await;
-}
+common::on_each_backend!(acknowledged_moves_are_durable_on_sqlite, acknowledged_moves_are_durable_on_postgres => acknowledged_moves_are_durable);

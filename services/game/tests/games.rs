@@ -14,9 +14,7 @@ fn reason(status: &tonic::Status) -> Option<Reason> {
 
 #[tokio::test]
 async fn fools_mate_with_watchers_board_and_pgn() {
-    let (_dir, url) = sqlite();
-    let service = GameService::start(&url).await;
-    let mut client = service.client().await;
+    let (_dir, _service, mut client) = on_sqlite().await;
     let game = create(&mut client, "w", "b", untimed()).await;
     assert_eq!(game.status, c::GameStatus::Active as i32);
     assert_eq!(game.turn, c::Color::White as i32);
@@ -77,14 +75,7 @@ async fn fools_mate_with_watchers_board_and_pgn() {
 
     let state = get(&mut client, &game.game_id).await;
     assert_eq!(state.status, c::GameStatus::Finished as i32);
-    assert_eq!(
-        state
-            .moves
-            .iter()
-            .map(|m| m.san.as_str())
-            .collect::<Vec<_>>(),
-        ["f3", "e5", "g4", "Qh4#"]
-    );
+    assert_eq!(sans(&state), ["f3", "e5", "g4", "Qh4#"]);
     assert_eq!(
         state.fen,
         "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"
@@ -182,9 +173,7 @@ async fn a_move_with_its_ply_is_played_once_however_often_it_is_sent() {
 
 #[tokio::test]
 async fn bad_input_is_refused_and_changes_nothing() {
-    let (_dir, url) = sqlite();
-    let service = GameService::start(&url).await;
-    let mut client = service.client().await;
+    let (_dir, _service, mut client) = on_sqlite().await;
     let game = create(&mut client, "w", "b", untimed()).await;
     let id = game.game_id.as_str();
 
@@ -304,21 +293,12 @@ async fn bad_input_is_refused_and_changes_nothing() {
 
 #[tokio::test]
 async fn draws_claims_and_aborts() {
-    let (_dir, url) = sqlite();
-    let service = GameService::start(&url).await;
-    let mut client = service.client().await;
+    let (_dir, _service, mut client) = on_sqlite().await;
 
     // Agreement.
     let g = create(&mut client, "w", "b", untimed()).await.game_id;
     let r = client
-        .offer_draw(acting(
-            pb::OfferDrawRequest {
-                game_id: g.clone(),
-                player_id: "w".into(),
-            },
-            "w",
-            Some(g.as_str()),
-        ))
+        .offer_draw(pb::OfferDrawRequest::by("w", &g))
         .await
         .unwrap();
     assert!(r.into_inner().game_ended.is_none());
@@ -327,49 +307,21 @@ async fn draws_claims_and_aborts() {
         c::Color::White as i32
     );
     let e = client
-        .accept_draw(acting(
-            pb::AcceptDrawRequest {
-                game_id: g.clone(),
-                player_id: "w".into(),
-            },
-            "w",
-            Some(g.as_str()),
-        ))
+        .accept_draw(pb::AcceptDrawRequest::by("w", &g))
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::FailedPrecondition);
     let r = client
-        .decline_draw(acting(
-            pb::DeclineDrawRequest {
-                game_id: g.clone(),
-                player_id: "b".into(),
-            },
-            "b",
-            Some(g.as_str()),
-        ))
+        .decline_draw(pb::DeclineDrawRequest::by("b", &g))
         .await
         .unwrap();
     assert_eq!(r.into_inner().offered_by, c::Color::White as i32);
     client
-        .offer_draw(acting(
-            pb::OfferDrawRequest {
-                game_id: g.clone(),
-                player_id: "b".into(),
-            },
-            "b",
-            Some(g.as_str()),
-        ))
+        .offer_draw(pb::OfferDrawRequest::by("b", &g))
         .await
         .unwrap();
     let r = client
-        .accept_draw(acting(
-            pb::AcceptDrawRequest {
-                game_id: g.clone(),
-                player_id: "w".into(),
-            },
-            "w",
-            Some(g.as_str()),
-        ))
+        .accept_draw(pb::AcceptDrawRequest::by("w", &g))
         .await
         .unwrap();
     assert_eq!(
@@ -380,14 +332,7 @@ async fn draws_claims_and_aborts() {
     // Threefold repetition, claimed.
     let g = create(&mut client, "w", "b", untimed()).await.game_id;
     let e = client
-        .claim_draw(acting(
-            pb::ClaimDrawRequest {
-                game_id: g.clone(),
-                player_id: "w".into(),
-            },
-            "w",
-            Some(g.as_str()),
-        ))
+        .claim_draw(pb::ClaimDrawRequest::by("w", &g))
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::FailedPrecondition);
@@ -404,14 +349,7 @@ async fn draws_claims_and_aborts() {
         play(&mut client, &g, player, mv).await.unwrap();
     }
     let r = client
-        .claim_draw(acting(
-            pb::ClaimDrawRequest {
-                game_id: g.clone(),
-                player_id: "w".into(),
-            },
-            "w",
-            Some(g.as_str()),
-        ))
+        .claim_draw(pb::ClaimDrawRequest::by("w", &g))
         .await
         .unwrap();
     assert_eq!(
@@ -422,17 +360,7 @@ async fn draws_claims_and_aborts() {
     // Abort before both sides moved, not after.
     let g = create(&mut client, "w", "b", untimed()).await.game_id;
     play(&mut client, &g, "w", "e4").await.unwrap();
-    let r = client
-        .abort(acting(
-            pb::AbortRequest {
-                game_id: g.clone(),
-                player_id: "b".into(),
-            },
-            "b",
-            Some(g.as_str()),
-        ))
-        .await
-        .unwrap();
+    let r = client.abort(pb::AbortRequest::by("b", &g)).await.unwrap();
     let ended = r.into_inner().game_ended.unwrap();
     assert_eq!(ended.termination, c::Termination::Aborted as i32);
     assert_eq!(ended.result, c::GameResult::Unspecified as i32);
@@ -440,14 +368,7 @@ async fn draws_claims_and_aborts() {
     play(&mut client, &g, "w", "e4").await.unwrap();
     play(&mut client, &g, "b", "e5").await.unwrap();
     let e = client
-        .abort(acting(
-            pb::AbortRequest {
-                game_id: g.clone(),
-                player_id: "w".into(),
-            },
-            "w",
-            Some(g.as_str()),
-        ))
+        .abort(pb::AbortRequest::by("w", &g))
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::FailedPrecondition);
@@ -455,9 +376,7 @@ async fn draws_claims_and_aborts() {
 
 #[tokio::test]
 async fn the_flag_falls_with_nobody_connected() {
-    let (_dir, url) = sqlite();
-    let service = GameService::start(&url).await;
-    let mut client = service.client().await;
+    let (_dir, _service, mut client) = on_sqlite().await;
     let g = create(&mut client, "w", "b", incremental(3, 0))
         .await
         .game_id;
@@ -479,9 +398,7 @@ async fn the_flag_falls_with_nobody_connected() {
 
 #[tokio::test]
 async fn watching_resumes_from_a_ply() {
-    let (_dir, url) = sqlite();
-    let service = GameService::start(&url).await;
-    let mut client = service.client().await;
+    let (_dir, _service, mut client) = on_sqlite().await;
     let g = create(&mut client, "w", "b", untimed()).await.game_id;
     for (p, m) in [("w", "e4"), ("b", "e5"), ("w", "Nf3"), ("b", "Nc6")] {
         play(&mut client, &g, p, m).await.unwrap();
@@ -550,9 +467,7 @@ async fn watching_resumes_from_a_ply() {
 
 #[tokio::test]
 async fn a_player_watching_its_game_can_leave_out_its_own_live_moves() {
-    let (_dir, url) = sqlite();
-    let service = GameService::start(&url).await;
-    let mut client = service.client().await;
+    let (_dir, _service, mut client) = on_sqlite().await;
     let g = create(&mut client, "w", "b", untimed()).await.game_id;
     play(&mut client, &g, "w", "e4").await.unwrap();
     let mut watch = client
@@ -597,9 +512,7 @@ async fn a_player_watching_its_game_can_leave_out_its_own_live_moves() {
 
 #[tokio::test]
 async fn player_streams_see_new_games_and_their_moves() {
-    let (_dir, url) = sqlite();
-    let service = GameService::start(&url).await;
-    let mut client = service.client().await;
+    let (_dir, _service, mut client) = on_sqlite().await;
     let mut events = client
         .watch_player(acting(
             pb::WatchPlayerRequest {
@@ -634,9 +547,7 @@ async fn player_streams_see_new_games_and_their_moves() {
 /// none of them twice.
 #[tokio::test]
 async fn a_resumed_player_stream_begins_with_what_was_missed() {
-    let (_dir, url) = sqlite();
-    let service = GameService::start(&url).await;
-    let mut client = service.client().await;
+    let (_dir, _service, mut client) = on_sqlite().await;
     let g = create(&mut client, "p1", "p2", untimed()).await.game_id;
     for (player, mv) in [("p1", "e4"), ("p2", "e5"), ("p1", "Nf3")] {
         play(&mut client, &g, player, mv).await.unwrap();
@@ -692,9 +603,7 @@ async fn a_resumed_player_stream_begins_with_what_was_missed() {
 
 #[tokio::test]
 async fn listing_pages_and_idempotent_creation() {
-    let (_dir, url) = sqlite();
-    let service = GameService::start(&url).await;
-    let mut client = service.client().await;
+    let (_dir, _service, mut client) = on_sqlite().await;
     let mut ids = Vec::new();
     for i in 0..5 {
         let opponent = format!("o{i}");

@@ -90,9 +90,7 @@ impl Stream {
 
 #[tokio::test]
 async fn moves_of_many_games_share_a_stream_and_are_answered_by_id() {
-    let (_dir, url) = sqlite();
-    let service = GameService::start(&url).await;
-    let mut client = service.client().await;
+    let (_dir, _service, mut client) = on_sqlite().await;
     let games: Vec<String> = create_games(&mut client, 5).await;
 
     let (moves, rx) = mpsc::channel(64);
@@ -155,9 +153,7 @@ async fn create_games(client: &mut Client, n: usize) -> Vec<String> {
 
 #[tokio::test]
 async fn each_move_is_refused_as_make_move_would_and_changes_nothing() {
-    let (_dir, url) = sqlite();
-    let service = GameService::start(&url).await;
-    let mut client = service.client().await;
+    let (_dir, service, mut client) = on_sqlite().await;
     let game = create(&mut client, "w", "b", untimed()).await.game_id;
     let other = create(&mut client, "x", "y", untimed()).await.game_id;
     let mut stream = Stream::open(&service).await;
@@ -291,9 +287,7 @@ async fn a_stream_without_an_assertion_is_refused() {
 
 #[tokio::test]
 async fn the_internal_client_plays_whole_games_over_one_stream() {
-    let (_dir, url) = sqlite();
-    let service = GameService::start(&url).await;
-    let mut client = service.client().await;
+    let (_dir, service, mut client) = on_sqlite().await;
     let game_client = GameClient::connect(&service.addr, gateway()).unwrap();
     // Fool's mate in eight games at once.
     let games = create_games(&mut client, 8).await;

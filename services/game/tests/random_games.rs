@@ -93,14 +93,7 @@ async fn random_game(mut client: Client, index: usize, seed: u64) -> Vec<(String
         }
     }
     let state = get(&mut client, &id).await;
-    assert_eq!(
-        state
-            .moves
-            .iter()
-            .map(|m| m.san.clone())
-            .collect::<Vec<_>>(),
-        expected_sans
-    );
+    assert_eq!(sans(&state), expected_sans);
     assert_eq!(
         state.fen,
         Fen::from_position(&position, EnPassantMode::Legal).to_string()

@@ -1,6 +1,6 @@
 //! Starting the real `chess-game` binary for tests.
 
-#![allow(dead_code, unreachable_pub, unused_imports)]
+#![allow(dead_code, unreachable_pub, unused_imports, unused_macros)]
 
 use chess_proto::{
     common::v1 as common,
@@ -151,6 +151,40 @@ pub async fn play(
         .map(tonic::Response::into_inner)
 }
 
+/// A request a player makes in a game, which names just the two.
+pub trait PlayerRequest: Sized {
+    fn new(game_id: String, player_id: String) -> Self;
+
+    /// The request of `player` in `game_id`, signed as acting for them
+    /// there.
+    fn by(player: &str, game_id: &str) -> tonic::Request<Self> {
+        acting(
+            Self::new(game_id.to_owned(), player.to_owned()),
+            player,
+            Some(game_id),
+        )
+    }
+}
+
+macro_rules! player_requests {
+    ($($request:ty),* $(,)?) => {
+        $(impl PlayerRequest for $request {
+            fn new(game_id: String, player_id: String) -> Self {
+                Self { game_id, player_id }
+            }
+        })*
+    };
+}
+
+player_requests!(
+    pb::ResignRequest,
+    pb::OfferDrawRequest,
+    pb::AcceptDrawRequest,
+    pb::DeclineDrawRequest,
+    pb::ClaimDrawRequest,
+    pb::AbortRequest,
+);
+
 /// Resigns `player`'s side of `game_id`.
 pub async fn resign(
     client: &mut Client,
@@ -158,16 +192,14 @@ pub async fn resign(
     player: &str,
 ) -> Result<pb::ResignResponse, tonic::Status> {
     client
-        .resign(acting(
-            pb::ResignRequest {
-                game_id: game_id.to_owned(),
-                player_id: player.to_owned(),
-            },
-            player,
-            Some(game_id),
-        ))
+        .resign(pb::ResignRequest::by(player, game_id))
         .await
         .map(tonic::Response::into_inner)
+}
+
+/// The SAN of each move of a game, in order.
+pub fn sans(state: &common::GameState) -> Vec<&str> {
+    state.moves.iter().map(|m| m.san.as_str()).collect()
 }
 
 pub async fn get(client: &mut Client, game_id: &str) -> common::GameState {
@@ -203,3 +235,30 @@ pub fn sqlite() -> (tempfile::TempDir, String) {
     let url = chess_storage::sqlite_url(&dir.path().join("game.sqlite"));
     (dir, url)
 }
+
+/// The service on a fresh SQLite file (kept alive by the returned
+/// directory), and a client of it.
+pub async fn on_sqlite() -> (tempfile::TempDir, GameService, Client) {
+    let (dir, url) = sqlite();
+    let service = GameService::start(&url).await;
+    let client = service.client().await;
+    (dir, service, client)
+}
+
+/// Two tests running `$run`, an async fn of a database URL: `$sqlite` on a
+/// fresh SQLite file, `$postgres` on a fresh PostgreSQL database.
+macro_rules! on_each_backend {
+    ($sqlite:ident, $postgres:ident => $run:ident) => {
+        #[tokio::test]
+        async fn $sqlite() {
+            let (_dir, url) = common::sqlite();
+            $run(url).await;
+        }
+
+        #[tokio::test]
+        async fn $postgres() {
+            $run(chess_storage::testing::fresh_postgres_database().await).await;
+        }
+    };
+}
+pub(crate) use on_each_backend;
