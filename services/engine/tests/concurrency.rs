@@ -76,15 +76,7 @@ async fn fifty_concurrent_mixed_requests_are_all_answered_correctly() {
                 }
                 _ => {
                     let mut stream = client
-                        .analyse(pb::AnalyseRequest {
-                            position: position(fen, moves),
-                            limits: Some(pb::SearchLimits {
-                                movetime_ms: 0,
-                                depth: 6,
-                            }),
-                            multipv: 2,
-                            game_id,
-                        })
+                        .analyse(analyse_request(fen, moves, (0, 6), 2, &game_id))
                         .await
                         .unwrap_or_else(|e| panic!("request {i}: {e}"))
                         .into_inner();
@@ -171,19 +163,28 @@ async fn a_deadline_stops_the_search_and_frees_the_process() {
     prompt_request(&service).await;
 }
 
-#[tokio::test]
-async fn a_caller_that_drops_the_call_frees_the_process() {
-    let service = Service::start(&[]).await;
+/// A search of the start position at `strength`, called on a task of its
+/// own, once the service's (first) Stockfish has spent `ticks` of CPU on
+/// it.
+async fn occupy(
+    service: &Service,
+    strength: Option<Strength>,
+    ticks: u64,
+) -> tokio::task::JoinHandle<Result<tonic::Response<pb::BestMoveResponse>, tonic::Status>> {
     let stockfish = service.stockfish_pids()[0];
     let before = cpu_ticks(stockfish);
     let mut client = service.client();
+    let call =
+        tokio::spawn(async move { client.best_move(best_move_request("", &[], strength)).await });
+    wait_until_busy(stockfish, before, ticks).await;
+    call
+}
+
+#[tokio::test]
+async fn a_caller_that_drops_the_call_frees_the_process() {
+    let service = Service::start(&[]).await;
     // No movetime: without cancellation this runs for a minute.
-    let call = tokio::spawn(async move {
-        client
-            .best_move(best_move_request("", &[], limits(0, 50)))
-            .await
-    });
-    wait_until_busy(stockfish, before, 20).await;
+    let call = occupy(&service, limits(0, 50), 20).await;
     call.abort();
     assert!(call.await.unwrap_err().is_cancelled());
     prompt_request(&service).await;
@@ -194,15 +195,7 @@ async fn a_dropped_analysis_frees_the_process() {
     let service = Service::start(&[]).await;
     let mut stream = service
         .client()
-        .analyse(pb::AnalyseRequest {
-            position: position("", &[]),
-            limits: Some(pb::SearchLimits {
-                movetime_ms: 30_000,
-                depth: 0,
-            }),
-            multipv: 1,
-            game_id: String::new(),
-        })
+        .analyse(analyse_request("", &[], (30_000, 0), 1, ""))
         .await
         .unwrap()
         .into_inner();
@@ -215,16 +208,8 @@ async fn a_dropped_analysis_frees_the_process() {
 #[tokio::test]
 async fn a_request_abandoned_in_the_queue_is_skipped() {
     let service = Service::start(&[]).await;
-    let stockfish = service.stockfish_pids()[0];
-    let before = cpu_ticks(stockfish);
     // Occupies the process for 2 seconds.
-    let mut busy_client = service.client();
-    let busy = tokio::spawn(async move {
-        busy_client
-            .best_move(best_move_request("", &[], limits(2000, 0)))
-            .await
-    });
-    wait_until_busy(stockfish, before, 10).await;
+    let busy = occupy(&service, limits(2000, 0), 10).await;
     // Waits behind it, and gives up first.
     let mut request = Request::new(best_move_request("", &[], limits(30_000, 0)));
     request.set_timeout(Duration::from_millis(300));

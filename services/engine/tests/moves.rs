@@ -26,13 +26,7 @@ async fn best_moves_are_legal_and_mates_in_one_are_found() {
         ),
         ("r3k2r/1P4P1/8/8/8/8/6p1/R3K2R b KQkq - 0 1", vec![]),
     ] {
-        let found = client
-            .best_move(best_move_request(fen, &moves, limits(0, 8)))
-            .await
-            .unwrap()
-            .into_inner()
-            .result
-            .unwrap();
+        let found = best(&mut client, best_move_request(fen, &moves, limits(0, 8))).await;
         assert!(
             is_legal(fen, &moves, &found.best_move),
             "{found:?} in {fen} {moves:?}"
@@ -55,13 +49,7 @@ async fn best_moves_are_legal_and_mates_in_one_are_found() {
         ("6rk/6pp/8/6N1/8/8/8/7K w - - 0 1", vec![]),
         ("", vec!["f2f3", "e7e5", "g2g4"]),
     ] {
-        let found = client
-            .best_move(best_move_request(fen, &moves, limits(300, 0)))
-            .await
-            .unwrap()
-            .into_inner()
-            .result
-            .unwrap();
+        let found = best(&mut client, best_move_request(fen, &moves, limits(300, 0))).await;
         let mut pos = chess(fen, &moves);
         let m = found
             .best_move
@@ -112,15 +100,7 @@ async fn analysis_streams_progress_then_the_result() {
     let service = Service::start(&[]).await;
     let mut client = service.client();
     let mut stream = client
-        .analyse(pb::AnalyseRequest {
-            position: position(KIWIPETE, &[]),
-            limits: Some(pb::SearchLimits {
-                movetime_ms: 0,
-                depth: 8,
-            }),
-            multipv: 3,
-            game_id: "analysis".into(),
-        })
+        .analyse(analyse_request(KIWIPETE, &[], (0, 8), 3, "analysis"))
         .await
         .unwrap()
         .into_inner();
@@ -225,15 +205,7 @@ async fn positions_without_a_legal_move_cannot_be_searched() {
             .await;
         assert_eq!(code_of(&result), Code::FailedPrecondition);
         let result = client
-            .analyse(pb::AnalyseRequest {
-                position: position(fen, moves),
-                limits: Some(pb::SearchLimits {
-                    movetime_ms: 100,
-                    depth: 0,
-                }),
-                multipv: 1,
-                game_id: String::new(),
-            })
+            .analyse(analyse_request(fen, moves, (100, 0), 1, ""))
             .await;
         assert_eq!(code_of(&result), Code::FailedPrecondition);
     }
@@ -361,36 +333,18 @@ async fn full_strength_after_a_weak_level_and_a_fresh_hash_per_game() {
         .await
         .unwrap();
     // …then full strength in another game.
-    let strong = client
-        .best_move(search("strong", limits(0, 12)))
-        .await
-        .unwrap()
-        .into_inner()
-        .result
-        .unwrap();
+    let strong = best(&mut client, search("strong", limits(0, 12))).await;
     assert_eq!(
         (strong.best_move.as_str(), strong.nodes),
         (reference_best.as_str(), reference_nodes)
     );
 
     // No game after a game: a fresh hash again.
-    let none = client
-        .best_move(search("", limits(0, 12)))
-        .await
-        .unwrap()
-        .into_inner()
-        .result
-        .unwrap();
+    let none = best(&mut client, search("", limits(0, 12))).await;
     assert_eq!(none.nodes, reference_nodes);
 
     // The same (no) game again keeps the hash, which shows in the count: so
     // the equalities above do measure the fresh hash.
-    let warm = client
-        .best_move(search("", limits(0, 12)))
-        .await
-        .unwrap()
-        .into_inner()
-        .result
-        .unwrap();
+    let warm = best(&mut client, search("", limits(0, 12))).await;
     assert_ne!(warm.nodes, reference_nodes);
 }

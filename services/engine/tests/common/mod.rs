@@ -173,6 +173,37 @@ pub fn best_move_request(
     }
 }
 
+/// An analysis of `fen` (empty: the start) after `moves`, for
+/// `movetime_ms` or to `depth`, with `multipv` lines, in `game_id`.
+pub fn analyse_request(
+    fen: &str,
+    moves: &[&str],
+    (movetime_ms, depth): (u32, u32),
+    multipv: u32,
+    game_id: &str,
+) -> pb::AnalyseRequest {
+    pb::AnalyseRequest {
+        position: position(fen, moves),
+        limits: Some(pb::SearchLimits { movetime_ms, depth }),
+        multipv,
+        game_id: game_id.to_owned(),
+    }
+}
+
+/// What the service found for `request`, which it must answer.
+pub async fn best(
+    client: &mut EngineServiceClient<chess_testkit::Signed>,
+    request: pb::BestMoveRequest,
+) -> pb::SearchResult {
+    client
+        .best_move(request)
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap()
+}
+
 /// The position reached from `fen` (empty: the start) by `moves`.
 pub fn chess(fen: &str, moves: &[&str]) -> Chess {
     let mut pos: Chess = if fen.is_empty() {
