@@ -4,16 +4,21 @@
 
 use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
 use chess_domain::SpeedCategory;
-use chess_proto::{common::v1 as pb, rating::v1 as rpc};
+use chess_proto::{
+    common::v1 as pb,
+    rating::v1::{self as rpc, get_player_request::Key},
+};
 use chess_ratings::{System, SystemKind};
 use chess_runtime::Reason;
 use tonic::{Code, Status};
 
 use crate::{
+    accounts::NostrKey,
+    core::{Page, PlayerKey, Profile},
     error::Error,
     model::{
-        CategoryRating, Change, GameReport, GameResult, HistoryEntry, LeaderboardCursor, Player,
-        SessionState,
+        CategoryRating, Change, GameReport, GameResult, HistoryEntry, LeaderboardCursor,
+        LeaderboardRow, SessionState,
     },
     store::StoreError,
 };
@@ -24,6 +29,8 @@ pub const DEFAULT_PAGE_SIZE: u32 = 50;
 pub const MAX_PAGE_SIZE: u32 = 200;
 /// Longest accepted game id.
 const MAX_GAME_ID: usize = 200;
+/// Longest session id accepted.
+const MAX_SESSION_ID: usize = 64;
 
 /// The page size for `requested` (0 means the default; too large is capped).
 pub fn page_size(requested: u32) -> u32 {
@@ -67,23 +74,74 @@ pub fn rating_pb(system: &System, rating: &CategoryRating, now_ms: i64) -> pb::R
 }
 
 /// A player's public profile with their ratings.
-pub fn profile_pb(
-    system: &System,
-    player: &Player,
-    ratings: &[CategoryRating],
-    now_ms: i64,
-) -> pb::PlayerProfile {
+pub fn profile_pb(system: &System, profile: &Profile) -> pb::PlayerProfile {
+    let player = &profile.player;
     pb::PlayerProfile {
         player_id: player.id.clone(),
         username: player.username.clone(),
         registered_at: Some(timestamp(player.registered_at_ms)),
         rating_system: system_pb(system.kind()) as i32,
-        ratings: ratings
+        ratings: profile
+            .ratings
             .iter()
-            .map(|r| rating_pb(system, r, now_ms))
+            .map(|r| rating_pb(system, r, profile.at_ms))
             .collect(),
         nostr_public_key: player.nostr_public_key.clone().unwrap_or_default(),
     }
+}
+
+/// A leaderboard page as shown at `now_ms`.
+pub fn leaderboard_pb(
+    system: &System,
+    page: Page<LeaderboardRow, LeaderboardCursor>,
+    now_ms: i64,
+) -> rpc::LeaderboardResponse {
+    rpc::LeaderboardResponse {
+        rating_system: system_pb(system.kind()) as i32,
+        entries: page
+            .rows
+            .into_iter()
+            .map(|row| pb::LeaderboardEntry {
+                rank: row.rank,
+                player_id: row.player_id,
+                username: row.username,
+                rating: Some(rating_pb(system, &row.rating, now_ms)),
+            })
+            .collect(),
+        next_page_token: page
+            .next
+            .as_ref()
+            .map(leaderboard_token)
+            .unwrap_or_default(),
+    }
+}
+
+/// How a `GetPlayer` request names its player.
+pub fn player_key(key: Option<Key>) -> Result<PlayerKey, Error> {
+    match key {
+        Some(Key::PlayerId(id)) => Ok(PlayerKey::Id(id)),
+        Some(Key::Username(name)) => Ok(PlayerKey::Username(name)),
+        Some(Key::NostrPublicKey(key)) => Ok(PlayerKey::NostrKey(NostrKey::parse(&key)?)),
+        None => Err(Error::Invalid(
+            "a player id, username or Nostr public key must be given".into(),
+        )),
+    }
+}
+
+/// The session a `RevokeSession` request ends, and when it would have
+/// expired (Unix seconds).
+pub fn session_to_revoke(request: &rpc::RevokeSessionRequest) -> Result<(&str, i64), Error> {
+    if request.session_id.is_empty() || request.session_id.len() > MAX_SESSION_ID {
+        return Err(Error::Invalid(format!(
+            "a session id is 1 to {MAX_SESSION_ID} characters"
+        )));
+    }
+    let expires_at_s = request
+        .expires_at
+        .as_ref()
+        .ok_or_else(|| Error::Invalid("expires_at must be given".into()))?
+        .seconds;
+    Ok((&request.session_id, expires_at_s))
 }
 
 pub fn change_pb(change: Change) -> pb::RatingChange {

@@ -4,6 +4,10 @@
 //! - [`api`]: the gRPC service, the only room that sees the wire's requests;
 //!   [`convert`] beside it turns wire types into domain values and back (and
 //!   pages into tokens, failures ([`error`]) into statuses).
+//! - [`core`]: what each call does, in domain values: registration and
+//!   logins under their throttle, sessions, games applied once, ratings,
+//!   history and leaderboard pages. (Rating calls no other service, so it
+//!   has no `clients`.)
 //! - [`accounts`]: the rules for usernames, emails and passwords, and Argon2id
 //!   hashing on the blocking pool.
 //! - [`store`]: the tables, their migrations, and the transactions that
@@ -17,6 +21,7 @@
 pub mod accounts;
 pub mod api;
 pub mod convert;
+pub mod core;
 pub mod error;
 pub mod model;
 pub mod store;

@@ -1,0 +1,465 @@
+//! The service's core: what each call does, in domain values. Accounts are
+//! registered and checked here (with the login throttle), sessions ended,
+//! games applied once and ratings, history and leaderboards read, over the
+//! [`Store`] and the password [`Hasher`]. Nothing here knows the wire: the
+//! gRPC edge ([`crate::api`]) converts requests into these calls and their
+//! answers back.
+
+use chess_domain::{SpeedCategory, now_ms};
+use chess_ratings::System;
+use chess_runtime::throttle::{Policy, Throttle};
+use opentelemetry::{
+    KeyValue,
+    metrics::{Counter, Histogram},
+};
+
+use crate::{
+    accounts::{EMAIL_MAX, Email, Hasher, NostrKey, Password, Username, username_key},
+    error::Error,
+    model::{
+        CategoryRating, GameReport, HistoryEntry, LeaderboardCursor, LeaderboardRow, Player,
+        Recorded, SessionState,
+    },
+    store::{Field, Store},
+};
+
+/// Most player ids one call may ask about.
+const MAX_PLAYERS_PER_CALL: usize = 1000;
+/// Most accounts (and unknown logins) whose failures are remembered.
+const MAX_THROTTLED_ACCOUNTS: usize = 100_000;
+
+/// How a player is looked up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlayerKey {
+    Id(String),
+    Username(String),
+    NostrKey(NostrKey),
+}
+
+/// A player with their ratings in every rated category, as read at `at_ms`
+/// (a Glicko-2 deviation grows while the player is away, so showing a rating
+/// needs the moment it stands for).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Profile {
+    pub player: Player,
+    pub ratings: Vec<CategoryRating>,
+    pub at_ms: i64,
+}
+
+/// One page of rows, and where the next one starts (None on the last page).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Page<T, C> {
+    pub rows: Vec<T>,
+    pub next: Option<C>,
+}
+
+impl<T, C> Page<T, C> {
+    /// The first `size` of `rows`, read one further than a page so that a
+    /// next page shows; its start is the cursor of the page's last row.
+    fn cut(mut rows: Vec<T>, size: u32, cursor: impl FnOnce(&T) -> C) -> Self {
+        let size = size as usize;
+        let next = if rows.len() > size {
+            rows.truncate(size);
+            rows.last().map(cursor)
+        } else {
+            None
+        };
+        Self { rows, next }
+    }
+}
+
+/// The service's metrics.
+#[derive(Clone, Debug)]
+struct Metrics {
+    results: Counter<u64>,
+    registrations: Counter<u64>,
+    logins: Counter<u64>,
+    record_seconds: Histogram<f64>,
+}
+
+impl Metrics {
+    fn new() -> Self {
+        let meter = chess_telemetry::meter("chess-rating");
+        Self {
+            results: meter
+                .u64_counter("chess.rating.results")
+                .with_description("Game results received, by whether they were new")
+                .build(),
+            registrations: meter
+                .u64_counter("chess.rating.registrations")
+                .with_description("Accounts created")
+                .build(),
+            logins: meter
+                .u64_counter("chess.rating.logins")
+                .with_description("Authentication attempts, by outcome")
+                .build(),
+            record_seconds: meter
+                .f64_histogram("chess.rating.record_result.duration")
+                .with_unit("s")
+                .with_description("Time to apply a game result, retries included")
+                .build(),
+        }
+    }
+
+    fn login(&self, outcome: &'static str) {
+        self.logins.add(1, &[KeyValue::new("outcome", outcome)]);
+    }
+}
+
+/// The rating service's core; one per process, shared by every call.
+#[derive(Debug)]
+pub struct Core {
+    store: Store,
+    hasher: Hasher,
+    /// Failed password checks per account (per lower-cased login for names
+    /// nobody owns, so that the answers do not tell which names exist).
+    /// Here rather than in the gateways so that every replica of those
+    /// counts towards the same account.
+    logins: Throttle<String>,
+    metrics: Metrics,
+}
+
+impl Core {
+    pub fn new(store: Store, hasher: Hasher, logins: Policy) -> Self {
+        Self {
+            store,
+            hasher,
+            logins: Throttle::new(logins, MAX_THROTTLED_ACCOUNTS),
+            metrics: Metrics::new(),
+        }
+    }
+
+    /// The rating system games are rated in.
+    pub fn system(&self) -> &System {
+        self.store.system()
+    }
+
+    /// Registers a player, with the starting rating in every category.
+    pub async fn register(
+        &self,
+        username: &Username,
+        email: &Email,
+        password: &Password,
+    ) -> Result<Profile, Error> {
+        // Spares the hashing for the common duplicate; the unique indexes
+        // decide races.
+        if self.store.player_named(username.as_str()).await?.is_some() {
+            return Err(Error::Taken(Field::Username));
+        }
+        if let Some((existing, _)) = self.store.account_for_login(email.as_str()).await? {
+            tracing::debug!(player_id = %existing.id, "email already registered");
+            return Err(Error::Taken(Field::Email));
+        }
+        let hash = self.hasher.hash(password).await?;
+        let now = now_ms();
+        let player = self.store.register(username, email, &hash, now).await?;
+        self.metrics.registrations.add(1, &[]);
+        tracing::debug!(player_id = %player.id, "registered");
+        let ratings = self.store.ratings_of(&player.id).await?;
+        Ok(Profile {
+            player,
+            ratings,
+            at_ms: now,
+        })
+    }
+
+    /// The player whose username or email is `login`, if `password` is
+    /// theirs, with their session state.
+    pub async fn authenticate(
+        &self,
+        login: &str,
+        password: &str,
+    ) -> Result<(Player, SessionState), Error> {
+        let account = if login.is_empty() {
+            None
+        } else {
+            self.store.account_for_login(login).await?
+        };
+        let (player, stored) = match account {
+            Some((player, hash)) => (Some(player), Some(hash)),
+            None => (None, None),
+        };
+        let key = match &player {
+            Some(player) => throttle_key(player),
+            // No login longer than an email address names an account; cut
+            // there, a remembered name costs little memory however long the
+            // one sent.
+            None => format!(
+                "login:{}",
+                login
+                    .chars()
+                    .take(EMAIL_MAX)
+                    .collect::<String>()
+                    .to_lowercase()
+            ),
+        };
+        let matches = self.check_password(key, password, stored).await?;
+        match player {
+            Some(player) if matches => {
+                let state = self.session_state(&player.id).await?;
+                Ok((player, state))
+            }
+            _ => Err(Error::Unauthenticated),
+        }
+    }
+
+    /// Replaces the password of `player_id` if `old_password` is theirs,
+    /// ending every session; the player and their new session state.
+    pub async fn change_password(
+        &self,
+        player_id: &str,
+        old_password: &str,
+        new_password: &Password,
+    ) -> Result<(Player, SessionState), Error> {
+        let (player, old_hash) = self
+            .store
+            .account(player_id)
+            .await?
+            .ok_or_else(|| Error::NotFound(player_id.to_owned()))?;
+        if !self
+            .check_password(throttle_key(&player), old_password, Some(old_hash.clone()))
+            .await?
+        {
+            return Err(Error::WrongPassword);
+        }
+        let new_hash = self.hasher.hash(new_password).await?;
+        let state = self
+            .store
+            .change_password(&player.id, &old_hash, &new_hash, now_ms() / 1000)
+            .await?
+            // Changed (or removed) meanwhile: the old password is no more.
+            .ok_or(Error::WrongPassword)?;
+        tracing::info!(player_id = %player.id, "password changed; every session ended");
+        Ok((player, state))
+    }
+
+    /// Checks `password` against `stored` under the account throttle of
+    /// `key`: a waiting account is refused without hashing, a failure
+    /// counts, a success forgives.
+    async fn check_password(
+        &self,
+        key: String,
+        password: &str,
+        stored: Option<String>,
+    ) -> Result<bool, Error> {
+        if let Err(wait) = self.logins.check(&key) {
+            self.metrics.login("throttled");
+            return Err(Error::Throttled(wait));
+        }
+        let matches = self.hasher.verify(password, stored).await?;
+        if matches {
+            self.logins.forgive(&key);
+        } else {
+            let wait = self.logins.fail(key);
+            if !wait.is_zero() {
+                tracing::info!(
+                    wait_secs = wait.as_secs_f64(),
+                    "logins of an account throttled"
+                );
+            }
+        }
+        self.metrics.login(if matches { "ok" } else { "refused" });
+        Ok(matches)
+    }
+
+    /// The session state of `player_id`.
+    pub async fn session_state(&self, player_id: &str) -> Result<SessionState, Error> {
+        self.store
+            .session_state(player_id, now_ms() / 1000)
+            .await?
+            .ok_or_else(|| Error::NotFound(player_id.to_owned()))
+    }
+
+    /// The session states of those of `player_ids` who exist.
+    pub async fn session_states(
+        &self,
+        player_ids: &[String],
+    ) -> Result<Vec<(String, SessionState)>, Error> {
+        at_most_players_per_call(player_ids)?;
+        let states = self
+            .store
+            .session_states(player_ids, now_ms() / 1000)
+            .await?;
+        Ok(states.into_iter().collect())
+    }
+
+    /// Ends session `session_id` of `player_id`, remembered until
+    /// `expires_at_s` (Unix seconds), when it would have expired anyway.
+    pub async fn revoke_session(
+        &self,
+        player_id: &str,
+        session_id: &str,
+        expires_at_s: i64,
+    ) -> Result<SessionState, Error> {
+        let state = self
+            .store
+            .revoke_session(player_id, session_id, expires_at_s, now_ms() / 1000)
+            .await?
+            .ok_or_else(|| Error::NotFound(player_id.to_owned()))?;
+        tracing::debug!(player_id = %player_id, "session ended");
+        Ok(state)
+    }
+
+    /// Ends every session of `player_id`.
+    pub async fn revoke_all_sessions(&self, player_id: &str) -> Result<SessionState, Error> {
+        let state = self
+            .store
+            .revoke_all_sessions(player_id, now_ms() / 1000)
+            .await?
+            .ok_or_else(|| Error::NotFound(player_id.to_owned()))?;
+        tracing::info!(player_id = %player_id, "every session ended");
+        Ok(state)
+    }
+
+    /// The player `key` names, with their ratings.
+    pub async fn player(&self, key: PlayerKey) -> Result<Profile, Error> {
+        let player = match key {
+            PlayerKey::Id(id) => self.store.player(&id).await?.ok_or(Error::NotFound(id))?,
+            PlayerKey::Username(name) => self
+                .store
+                .player_named(&name)
+                .await?
+                .ok_or(Error::NotFound(name))?,
+            PlayerKey::NostrKey(key) => {
+                self.store
+                    .player_with_nostr_key(&key)
+                    .await?
+                    .ok_or_else(|| {
+                        Error::NotFound(format!("with Nostr public key {}", key.as_str()))
+                    })?
+            }
+        };
+        self.profile(player).await
+    }
+
+    /// Links `key` to `player_id`, in place of any key linked before.
+    pub async fn link_nostr_key(&self, player_id: &str, key: &NostrKey) -> Result<Profile, Error> {
+        let player = self
+            .store
+            .link_nostr_key(player_id, key)
+            .await?
+            .ok_or_else(|| Error::NotFound(player_id.to_owned()))?;
+        tracing::info!(player_id = %player.id, "Nostr public key linked");
+        self.profile(player).await
+    }
+
+    /// Unlinks the Nostr key of `player_id`, if any.
+    pub async fn unlink_nostr_key(&self, player_id: &str) -> Result<Profile, Error> {
+        let player = self
+            .store
+            .unlink_nostr_key(player_id)
+            .await?
+            .ok_or_else(|| Error::NotFound(player_id.to_owned()))?;
+        tracing::info!(player_id = %player.id, "Nostr public key unlinked");
+        self.profile(player).await
+    }
+
+    /// `player` with their current ratings.
+    async fn profile(&self, player: Player) -> Result<Profile, Error> {
+        let ratings = self.store.ratings_of(&player.id).await?;
+        Ok(Profile {
+            player,
+            ratings,
+            at_ms: now_ms(),
+        })
+    }
+
+    /// The ratings in `category` of those of `player_ids` who are
+    /// registered, in the order asked.
+    pub async fn ratings(
+        &self,
+        category: SpeedCategory,
+        player_ids: &[String],
+    ) -> Result<Vec<(String, CategoryRating)>, Error> {
+        at_most_players_per_call(player_ids)?;
+        let found = self.store.ratings_in(category, player_ids).await?;
+        Ok(player_ids
+            .iter()
+            .filter_map(|id| found.get(id).map(|rating| (id.clone(), *rating)))
+            .collect())
+    }
+
+    /// Applies a finished game, once however often it is reported.
+    pub async fn record(&self, report: &GameReport) -> Result<Recorded, Error> {
+        let started = std::time::Instant::now();
+        let recorded = self.store.record(report, now_ms()).await?;
+        self.metrics
+            .record_seconds
+            .record(started.elapsed().as_secs_f64(), &[]);
+        self.metrics
+            .results
+            .add(1, &[KeyValue::new("first_time", recorded.first_time)]);
+        if recorded.first_time {
+            tracing::debug!(applied = recorded.white.is_some(), "result recorded");
+        } else {
+            tracing::debug!("result was recorded before");
+        }
+        Ok(recorded)
+    }
+
+    /// A page of `player_id`'s rating history (in `category`, or every
+    /// one), newest first, after row `before`; the next page starts after
+    /// the row id it gives.
+    pub async fn history(
+        &self,
+        player_id: &str,
+        category: Option<SpeedCategory>,
+        before: Option<i64>,
+        size: u32,
+    ) -> Result<Page<HistoryEntry, i64>, Error> {
+        if self.store.player(player_id).await?.is_none() {
+            return Err(Error::NotFound(player_id.to_owned()));
+        }
+        let rows = self
+            .store
+            .history(player_id, category, before, u64::from(size) + 1)
+            .await?;
+        Ok(Page::cut(rows, size, |last| last.id))
+    }
+
+    /// A page of the leaderboard of `category`, after `after`.
+    pub async fn leaderboard(
+        &self,
+        category: SpeedCategory,
+        after: Option<&LeaderboardCursor>,
+        size: u32,
+    ) -> Result<Page<LeaderboardRow, LeaderboardCursor>, Error> {
+        let rows = self
+            .store
+            .leaderboard(category, after, u64::from(size) + 1)
+            .await?;
+        Ok(Page::cut(rows, size, |last| LeaderboardCursor {
+            rating: last.rating.standing.rating.rating,
+            username_key: username_key(&last.username),
+            rank: last.rank,
+        }))
+    }
+}
+
+/// The key the login throttle counts `player`'s failures under.
+fn throttle_key(player: &Player) -> String {
+    format!("id:{}", player.id)
+}
+
+/// Refuses a call about more players than [`MAX_PLAYERS_PER_CALL`].
+fn at_most_players_per_call(player_ids: &[String]) -> Result<(), Error> {
+    if player_ids.len() > MAX_PLAYERS_PER_CALL {
+        return Err(Error::Invalid(format!(
+            "at most {MAX_PLAYERS_PER_CALL} players per call"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_cut_from_one_row_too_many_names_the_next() {
+        let page = Page::cut(vec![5, 4, 3], 2, |last| *last);
+        assert_eq!((page.rows, page.next), (vec![5, 4], Some(4)));
+        let page = Page::cut(vec![5, 4], 2, |last| *last);
+        assert_eq!((page.rows, page.next), (vec![5, 4], None));
+    }
+}
