@@ -197,3 +197,45 @@ pub async fn full_leaderboard(
         page_token = page.next_page_token;
     }
 }
+
+/// Runs each named test body against SQLite and against PostgreSQL.
+#[allow(unused_macros)]
+macro_rules! on_sqlite_and_postgres {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let db = crate::common::Database::sqlite();
+                    super::$name(&db.url).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let db = crate::common::Database::postgres().await;
+                    super::$name(&db.url).await;
+                }
+            )*
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use on_sqlite_and_postgres;
+
+pub fn register_request(username: &str, email: &str, password: &str) -> pb::RegisterRequest {
+    pb::RegisterRequest {
+        username: username.into(),
+        email: email.into(),
+        password: password.into(),
+    }
+}
+
+pub fn login_request(login: &str, password: &str) -> pb::AuthenticateRequest {
+    pb::AuthenticateRequest {
+        login: login.into(),
+        password: password.into(),
+    }
+}
