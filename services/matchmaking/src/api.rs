@@ -6,7 +6,6 @@
 
 use std::pin::Pin;
 
-use chess_domain::ColorChoice;
 use chess_proto::common::v1 as common;
 use chess_proto::matchmaking::v1::{self as pb, matchmaking_service_server::MatchmakingService};
 use chess_runtime::Claims;
@@ -16,9 +15,9 @@ use tonic::{Request, Response, Status};
 use tracing::instrument;
 
 use crate::{
-    convert::{cursor_token, member, parse_cursor, require, speed_filter},
+    convert::{cursor_token, ids, member, parse_cursor, require, seeker, speed_filter},
     lobby::{LobbyHandle, NewChallenge, NewSeek, Settled, model::Challenge},
-    pairing::{PairingHandle, Pool, Seeker},
+    pairing::PairingHandle,
 };
 
 type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
@@ -45,48 +44,16 @@ impl MatchmakingService for MatchmakingApi {
         request: Request<pb::JoinPairingQueueRequest>,
     ) -> Result<Response<Self::JoinPairingQueueStream>, Status> {
         acting_for(&request, &request.get_ref().guest_id)?;
-        let r = request.into_inner();
-        if r.guest_id.is_empty() {
-            return Err(Status::invalid_argument("guest_id must be given"));
-        }
-        let color = ColorChoice::try_from(r.color).map_err(|e| Status::invalid_argument(e.0))?;
-        let connected_at = r
-            .connected_at
-            .map_or((i64::MAX, 0), |t| (t.seconds, t.nanos));
-        let pool = match pb::PairingPool::try_from(r.pool) {
-            Ok(pb::PairingPool::Unspecified) => Pool::Uqchess,
-            Ok(pb::PairingPool::Nostr) => Pool::Nostr,
-            Err(_) => return Err(Status::invalid_argument("unknown pairing pool")),
-        };
-        let player = match r.account {
-            Some(account) if pool == Pool::Nostr => {
-                if account.player_id.is_empty() {
-                    return Err(Status::invalid_argument("account.player_id must be given"));
-                }
-                common::Player {
-                    kind: Some(common::player::Kind::Registered(account)),
-                }
-            }
-            Some(_) => {
-                return Err(Status::invalid_argument(
-                    "only the Nostr pool seats an account",
-                ));
-            }
-            None => chess_domain::guest_player(&r.guest_id, &r.display_name),
-        };
         let (updates, rx) = mpsc::channel(4);
         self.pairing
-            .join(Seeker {
-                guest_id: r.guest_id,
-                pool,
-                player,
-                color,
-                connected_at,
-                updates,
-            })
+            .join(seeker(request.into_inner(), updates)?)
             .await?;
         Ok(Response::new(Box::pin(ReceiverStream::new(rx).map(
-            |update| update.map(pb::JoinPairingQueueResponse::from),
+            |update| {
+                update
+                    .map(pb::JoinPairingQueueResponse::from)
+                    .map_err(Status::from)
+            },
         ))))
     }
 
@@ -112,10 +79,8 @@ impl MatchmakingService for MatchmakingApi {
     ) -> Result<Response<pb::CancelSeekResponse>, Status> {
         acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
-        require("seek_id", &r.seek_id)?;
-        require("player_id", &r.player_id)?;
-        let player_id = r.player_id.clone();
-        let seek = self.lobby.cancel_seek(r.seek_id, r.player_id).await?;
+        let (seek_id, player_id) = ids("seek_id", r.seek_id, r.player_id)?;
+        let seek = self.lobby.cancel_seek(seek_id, player_id.clone()).await?;
         Ok(Response::new(pb::CancelSeekResponse {
             seek: Some(seek.to_pb(Some(&player_id))),
         }))
@@ -155,12 +120,10 @@ impl MatchmakingService for MatchmakingApi {
         let r = request.into_inner();
         require("seek_id", &r.seek_id)?;
         let requester = member(r.player_id, r.username)?;
-        match self.lobby.request_seek(r.seek_id, requester).await? {
-            Settled::Request(request) => Ok(Response::new(pb::RequestSeekResponse {
-                request: Some(request.to_pb()),
-            })),
-            Settled::Challenge(_) => Err(Status::internal("a seek settled as a challenge")),
-        }
+        let settled = self.lobby.request_seek(r.seek_id, requester).await?;
+        Ok(Response::new(pb::RequestSeekResponse {
+            request: Some(settled_request(settled)?),
+        }))
     }
 
     #[instrument(level = "debug", skip_all, fields(request_id = %request.get_ref().request_id))]
@@ -170,18 +133,14 @@ impl MatchmakingService for MatchmakingApi {
     ) -> Result<Response<pb::AcceptSeekRequestResponse>, Status> {
         acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
-        require("request_id", &r.request_id)?;
-        require("player_id", &r.player_id)?;
-        match self
+        let (request_id, player_id) = ids("request_id", r.request_id, r.player_id)?;
+        let settled = self
             .lobby
-            .accept_seek_request(r.request_id, r.player_id)
-            .await?
-        {
-            Settled::Request(request) => Ok(Response::new(pb::AcceptSeekRequestResponse {
-                request: Some(request.to_pb()),
-            })),
-            Settled::Challenge(_) => Err(Status::internal("a seek settled as a challenge")),
-        }
+            .accept_seek_request(request_id, player_id)
+            .await?;
+        Ok(Response::new(pb::AcceptSeekRequestResponse {
+            request: Some(settled_request(settled)?),
+        }))
     }
 
     #[instrument(level = "debug", skip_all, fields(request_id = %request.get_ref().request_id))]
@@ -191,11 +150,10 @@ impl MatchmakingService for MatchmakingApi {
     ) -> Result<Response<pb::RejectSeekRequestResponse>, Status> {
         acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
-        require("request_id", &r.request_id)?;
-        require("player_id", &r.player_id)?;
+        let (request_id, player_id) = ids("request_id", r.request_id, r.player_id)?;
         let request = self
             .lobby
-            .reject_seek_request(r.request_id, r.player_id)
+            .reject_seek_request(request_id, player_id)
             .await?;
         Ok(Response::new(pb::RejectSeekRequestResponse {
             request: Some(request.to_pb()),
@@ -209,11 +167,10 @@ impl MatchmakingService for MatchmakingApi {
     ) -> Result<Response<pb::WithdrawSeekRequestResponse>, Status> {
         acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
-        require("request_id", &r.request_id)?;
-        require("player_id", &r.player_id)?;
+        let (request_id, player_id) = ids("request_id", r.request_id, r.player_id)?;
         let request = self
             .lobby
-            .withdraw_seek_request(r.request_id, r.player_id)
+            .withdraw_seek_request(request_id, player_id)
             .await?;
         Ok(Response::new(pb::WithdrawSeekRequestResponse {
             request: Some(request.to_pb()),
@@ -259,18 +216,11 @@ impl MatchmakingService for MatchmakingApi {
     ) -> Result<Response<pb::AcceptChallengeResponse>, Status> {
         acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
-        require("challenge_id", &r.challenge_id)?;
-        require("player_id", &r.player_id)?;
-        match self
-            .lobby
-            .accept_challenge(r.challenge_id, r.player_id)
-            .await?
-        {
-            Settled::Challenge(challenge) => Ok(Response::new(pb::AcceptChallengeResponse {
-                challenge: Some(challenge.to_pb()),
-            })),
-            Settled::Request(_) => Err(Status::internal("a challenge settled as a seek")),
-        }
+        let (challenge_id, player_id) = ids("challenge_id", r.challenge_id, r.player_id)?;
+        let settled = self.lobby.accept_challenge(challenge_id, player_id).await?;
+        Ok(Response::new(pb::AcceptChallengeResponse {
+            challenge: Some(settled_challenge(settled)?),
+        }))
     }
 
     #[instrument(level = "debug", skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
@@ -280,11 +230,10 @@ impl MatchmakingService for MatchmakingApi {
     ) -> Result<Response<pb::DeclineChallengeResponse>, Status> {
         acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
-        require("challenge_id", &r.challenge_id)?;
-        require("player_id", &r.player_id)?;
+        let (challenge_id, player_id) = ids("challenge_id", r.challenge_id, r.player_id)?;
         let challenge = self
             .lobby
-            .decline_challenge(r.challenge_id, r.player_id, &r.reason)
+            .decline_challenge(challenge_id, player_id, &r.reason)
             .await?;
         Ok(Response::new(pb::DeclineChallengeResponse {
             challenge: Some(challenge.to_pb()),
@@ -298,12 +247,8 @@ impl MatchmakingService for MatchmakingApi {
     ) -> Result<Response<pb::CancelChallengeResponse>, Status> {
         acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
-        require("challenge_id", &r.challenge_id)?;
-        require("player_id", &r.player_id)?;
-        let challenge = self
-            .lobby
-            .cancel_challenge(r.challenge_id, r.player_id)
-            .await?;
+        let (challenge_id, player_id) = ids("challenge_id", r.challenge_id, r.player_id)?;
+        let challenge = self.lobby.cancel_challenge(challenge_id, player_id).await?;
         Ok(Response::new(pb::CancelChallengeResponse {
             challenge: Some(challenge.to_pb()),
         }))
@@ -340,6 +285,22 @@ impl MatchmakingService for MatchmakingApi {
         Ok(Response::new(Box::pin(
             ReceiverStream::new(events).map(|event| Ok(pb::WatchPlayerResponse::from(event))),
         )))
+    }
+}
+
+/// The request a seek settled as (a seek never settles as a challenge).
+fn settled_request(settled: Settled) -> Result<common::SeekRequest, Status> {
+    match settled {
+        Settled::Request(request) => Ok(request.to_pb()),
+        Settled::Challenge(_) => Err(Status::internal("a seek settled as a challenge")),
+    }
+}
+
+/// The challenge a challenge settled as.
+fn settled_challenge(settled: Settled) -> Result<common::Challenge, Status> {
+    match settled {
+        Settled::Challenge(challenge) => Ok(challenge.to_pb()),
+        Settled::Request(_) => Err(Status::internal("a challenge settled as a seek")),
     }
 }
 

@@ -4,6 +4,10 @@
 //!   pairs, and to resign for a paired player who left.
 //! - [`RatingClient`]: the rating service, to read ratings and find players
 //!   by name.
+//!
+//! What those services answer comes back as domain values; a call the game
+//! service refused comes back as a [`GameError`], which the gRPC edge passes
+//! on as the game service gave it.
 
 use std::collections::HashMap;
 
@@ -31,6 +35,24 @@ pub const NOSTR_TIME_CONTROL: TimeControl = TimeControl::Incremental {
     initial_secs: 15 * 60,
     increment_secs: 10,
 };
+
+/// A call the game service did not serve, kept whole: the gRPC edge passes
+/// it on as the game service gave it.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct GameError(pub(crate) Status);
+
+impl GameError {
+    /// What the game service said.
+    pub fn message(&self) -> &str {
+        self.0.message()
+    }
+
+    /// The game service's status, for the gRPC edge.
+    pub(crate) fn into_status(self) -> Status {
+        self.0
+    }
+}
 
 /// The game service. Cloning is cheap.
 #[derive(Clone, Debug)]
@@ -60,9 +82,11 @@ impl GameClient {
         };
         let game = self.inner.create_game(game).await.map_err(|status| {
             if status.code() == Code::DeadlineExceeded {
-                LobbyError::Game(Status::unavailable("the game service did not answer"))
+                LobbyError::Game(GameError(Status::unavailable(
+                    "the game service did not answer",
+                )))
             } else {
-                LobbyError::Game(status)
+                LobbyError::Game(GameError(status))
             }
         })?;
         Ok(game.game_id)
@@ -77,17 +101,25 @@ impl GameClient {
         pool: Pool,
         white: common::Player,
         black: common::Player,
-    ) -> Result<String, Status> {
+    ) -> Result<String, GameError> {
         let game = match pool {
             Pool::Uqchess => NewGame::uqchess(white, black),
             Pool::Nostr => NewGame::casual(white, black, NOSTR_TIME_CONTROL),
         };
-        Ok(self.inner.create_game(game).await?.game_id)
+        Ok(self
+            .inner
+            .create_game(game)
+            .await
+            .map_err(GameError)?
+            .game_id)
     }
 
     /// Resigns `player_id`'s side of `game_id`.
-    pub async fn resign(&self, game_id: &str, player_id: &str) -> Result<(), Status> {
-        self.inner.resign(game_id, player_id).await
+    pub async fn resign(&self, game_id: &str, player_id: &str) -> Result<(), GameError> {
+        self.inner
+            .resign(game_id, player_id)
+            .await
+            .map_err(GameError)
     }
 }
 

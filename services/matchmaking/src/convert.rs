@@ -17,7 +17,7 @@ use crate::{
             Seek, SeekRequest,
         },
     },
-    pairing::PairingUpdate,
+    pairing::{PairingError, PairingUpdate, Pool, Seeker, Updates},
     store::StoreError,
 };
 
@@ -76,12 +76,61 @@ impl TryFrom<pb::CreateChallengeRequest> for NewChallenge {
     }
 }
 
+/// The seeker a `JoinPairingQueue` request asks to seat, who hears on
+/// `updates`. Refusals are plain INVALID_ARGUMENT statuses.
+pub fn seeker(r: pb::JoinPairingQueueRequest, updates: Updates) -> Result<Seeker, Status> {
+    if r.guest_id.is_empty() {
+        return Err(Status::invalid_argument("guest_id must be given"));
+    }
+    let color = ColorChoice::try_from(r.color).map_err(|e| Status::invalid_argument(e.0))?;
+    let connected_at = r
+        .connected_at
+        .map_or((i64::MAX, 0), |t| (t.seconds, t.nanos));
+    let pool = match pb::PairingPool::try_from(r.pool) {
+        Ok(pb::PairingPool::Unspecified) => Pool::Uqchess,
+        Ok(pb::PairingPool::Nostr) => Pool::Nostr,
+        Err(_) => return Err(Status::invalid_argument("unknown pairing pool")),
+    };
+    let player = match r.account {
+        Some(account) if pool == Pool::Nostr => {
+            if account.player_id.is_empty() {
+                return Err(Status::invalid_argument("account.player_id must be given"));
+            }
+            common::Player {
+                kind: Some(common::player::Kind::Registered(account)),
+            }
+        }
+        Some(_) => {
+            return Err(Status::invalid_argument(
+                "only the Nostr pool seats an account",
+            ));
+        }
+        None => chess_domain::guest_player(&r.guest_id, &r.display_name),
+    };
+    Ok(Seeker {
+        guest_id: r.guest_id,
+        pool,
+        player,
+        color,
+        connected_at,
+        updates,
+    })
+}
+
 /// `value`, which must be given.
 pub fn require(field: &str, value: &str) -> Result<(), LobbyError> {
     if value.is_empty() {
         return Err(LobbyError::Invalid(format!("{field} must be given")));
     }
     Ok(())
+}
+
+/// The id of the seek, request or challenge a call is about and of the
+/// player acting on it, both of which must be given.
+pub fn ids(field: &str, id: String, player_id: String) -> Result<(String, String), LobbyError> {
+    require(field, &id)?;
+    require("player_id", &player_id)?;
+    Ok((id, player_id))
 }
 
 /// A registered player named in a request.
@@ -294,7 +343,7 @@ impl From<LobbyError> for Status {
             LobbyError::NotFound(_) => Reason::NotFound.status(Code::NotFound, message),
             LobbyError::NotYours(_) => Reason::NotAllowed.status(Code::PermissionDenied, message),
             LobbyError::Refused(_) => Reason::NotAllowed.status(Code::FailedPrecondition, message),
-            LobbyError::Game(status) => match status.code() {
+            LobbyError::Game(game) => match game.into_status().code() {
                 Code::InvalidArgument => {
                     Reason::InvalidRequest.status(Code::InvalidArgument, message)
                 }
@@ -311,9 +360,46 @@ impl From<LobbyError> for Status {
     }
 }
 
+impl From<PairingError> for Status {
+    fn from(error: PairingError) -> Self {
+        match error {
+            PairingError::Game(game) => game.into_status(),
+            PairingError::Incompatible => Status::internal(error.to_string()),
+            PairingError::Stopped => Status::unavailable(error.to_string()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{clients::GameError, lobby::model::tests::seek};
+
+    #[test]
+    fn names_show_only_when_allowed() {
+        let hidden = seek(false);
+        assert_eq!(hidden.to_pb(None).poster_username, "");
+        assert_eq!(hidden.to_pb(Some("q")).poster_username, "");
+        assert_eq!(hidden.to_pb(Some("q")).poster_id, "");
+        let own = hidden.to_pb(Some("p"));
+        assert_eq!(
+            (own.poster_username.as_str(), own.poster_id.as_str()),
+            ("Alice", "p")
+        );
+        let shown = seek(true).to_pb(None);
+        assert_eq!(shown.poster_username, "Alice");
+        assert_eq!(shown.poster_id, "");
+        assert_eq!(shown.poster_rating, 1200);
+        assert_eq!(shown.speed, common::SpeedCategory::Correspondence as i32);
+        assert!(!shown.allow_hints);
+        let casual = Seek {
+            rated: false,
+            allow_hints: true,
+            ..seek(true)
+        };
+        assert!(casual.to_pb(None).allow_hints);
+        assert_eq!(shown.created_at.unwrap().nanos, 500_000_000);
+    }
 
     #[test]
     fn rating_ranges() {
@@ -344,7 +430,7 @@ mod tests {
         let s = Status::from(LobbyError::Refused("out of range".into()));
         assert_eq!(s.code(), Code::FailedPrecondition);
         assert_eq!(Reason::of(&s), Some(Reason::NotAllowed));
-        let s = Status::from(LobbyError::Game(Status::unavailable("down")));
+        let s = Status::from(LobbyError::Game(GameError(Status::unavailable("down"))));
         assert_eq!(s.code(), Code::Unavailable);
         assert!(s.message().contains("down"));
         assert_eq!(

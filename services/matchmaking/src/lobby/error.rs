@@ -1,8 +1,6 @@
 //! Why a lobby call failed. Its gRPC status is in [`crate::convert`].
 
-use tonic::Status;
-
-use crate::store::StoreError;
+use crate::{clients::GameError, store::StoreError};
 
 /// Why a lobby call failed.
 #[derive(Debug, thiserror::Error)]
@@ -25,7 +23,7 @@ pub enum LobbyError {
     Unavailable(String),
     /// The game service refused to create the game.
     #[error("the game could not be created: {}", .0.message())]
-    Game(Status),
+    Game(GameError),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("the lobby has stopped")]

@@ -259,12 +259,11 @@ pub fn decode_color(s: &str) -> Option<ColorChoice> {
 }
 
 #[cfg(test)]
-mod tests {
-    use chess_proto::common::v1 as pb;
-
+pub(crate) mod tests {
     use super::*;
 
-    fn seek(show_name: bool) -> Seek {
+    /// A correspondence seek of Alice's (id `p`), shown by name or not.
+    pub(crate) fn seek(show_name: bool) -> Seek {
         Seek {
             id: "s".into(),
             poster: Member {
@@ -285,32 +284,6 @@ mod tests {
             },
             created_at: 1_500,
         }
-    }
-
-    #[test]
-    fn names_show_only_when_allowed() {
-        let hidden = seek(false);
-        assert_eq!(hidden.to_pb(None).poster_username, "");
-        assert_eq!(hidden.to_pb(Some("q")).poster_username, "");
-        assert_eq!(hidden.to_pb(Some("q")).poster_id, "");
-        let own = hidden.to_pb(Some("p"));
-        assert_eq!(
-            (own.poster_username.as_str(), own.poster_id.as_str()),
-            ("Alice", "p")
-        );
-        let shown = seek(true).to_pb(None);
-        assert_eq!(shown.poster_username, "Alice");
-        assert_eq!(shown.poster_id, "");
-        assert_eq!(shown.poster_rating, 1200);
-        assert_eq!(shown.speed, pb::SpeedCategory::Correspondence as i32);
-        assert!(!shown.allow_hints);
-        let casual = Seek {
-            rated: false,
-            allow_hints: true,
-            ..seek(true)
-        };
-        assert!(casual.to_pb(None).allow_hints);
-        assert_eq!(shown.created_at.unwrap().nanos, 500_000_000);
     }
 
     #[test]

@@ -3,9 +3,8 @@
 use chess_domain::{Color, ColorChoice};
 use chess_proto::common::v1 as common;
 use tokio::sync::mpsc;
-use tonic::Status;
 
-use super::{PairingHandle, PairingUpdate, Seeker};
+use super::{PairingError, PairingHandle, PairingUpdate, Seeker};
 use crate::clients::GameClient;
 
 /// What the handle asks of the actor.
@@ -67,10 +66,10 @@ impl Pairing {
             }
             Some(index) => {
                 let waiter = waiting.remove(index);
-                if let Err((waiter, status)) = pair(&self.game, waiter, &newcomer).await {
-                    tracing::warn!(error = %status, "cannot create a paired game");
+                if let Err((waiter, error)) = pair(&self.game, waiter, &newcomer).await {
+                    tracing::warn!(error = %error, "cannot create a paired game");
                     // The newcomer may ask again; the waiter keeps its place.
-                    let _ = newcomer.updates.send(Err(status)).await;
+                    let _ = newcomer.updates.send(Err(error)).await;
                     self.waiting.push(waiter);
                 }
             }
@@ -89,9 +88,9 @@ async fn pair(
     game: &GameClient,
     waiter: Seeker,
     newcomer: &Seeker,
-) -> Result<(), (Seeker, Status)> {
+) -> Result<(), (Seeker, PairingError)> {
     let Some((waiter_colour, newcomer_colour)) = colours(waiter.color, newcomer.color) else {
-        return Err((waiter, Status::internal("incompatible colours")));
+        return Err((waiter, PairingError::Incompatible));
     };
     let (white, black) = match waiter_colour {
         Color::White => (&waiter, newcomer),
@@ -102,7 +101,7 @@ async fn pair(
         .await
     {
         Ok(game_id) => game_id,
-        Err(status) => return Err((waiter, status)),
+        Err(error) => return Err((waiter, error.into())),
     };
     tracing::debug!(%game_id, white = %white.guest_id, black = %black.guest_id, "paired");
     let paired = |colour: Color, opponent: &Seeker| PairingUpdate::Paired {

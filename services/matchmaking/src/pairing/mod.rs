@@ -19,8 +19,8 @@ mod actor;
 use chess_domain::{Color, ColorChoice};
 use chess_proto::common::v1 as common;
 use tokio::sync::mpsc;
-use tonic::Status;
 
+use crate::clients::GameError;
 pub use crate::clients::Pool;
 use actor::Message;
 pub use actor::Pairing;
@@ -39,8 +39,21 @@ pub enum PairingUpdate {
     },
 }
 
-/// What a waiter receives; an error is the game service's, passed on as is.
-pub type Updates = mpsc::Sender<Result<PairingUpdate, Status>>;
+/// Why a waiter was not paired, or not queued.
+#[derive(Debug, thiserror::Error)]
+pub enum PairingError {
+    /// The game service did not create the game; passed on as it answered.
+    #[error(transparent)]
+    Game(#[from] GameError),
+    /// A pair the rules should not have made (a fault).
+    #[error("incompatible colours")]
+    Incompatible,
+    #[error("pairing has stopped")]
+    Stopped,
+}
+
+/// What a waiter receives.
+pub type Updates = mpsc::Sender<Result<PairingUpdate, PairingError>>;
 
 /// Someone asking to be paired.
 #[derive(Debug)]
@@ -66,13 +79,13 @@ pub struct PairingHandle {
 impl PairingHandle {
     /// Queues `seeker` (or pairs them at once). When their update stream
     /// closes they leave the queue.
-    pub async fn join(&self, seeker: Seeker) -> Result<(), Status> {
+    pub async fn join(&self, seeker: Seeker) -> Result<(), PairingError> {
         let guest_id = seeker.guest_id.clone();
         let updates = seeker.updates.clone();
         self.tx
             .send(Message::Join(seeker))
             .await
-            .map_err(|_| Status::unavailable("pairing has stopped"))?;
+            .map_err(|_| PairingError::Stopped)?;
         let tx = self.tx.clone();
         tokio::spawn(async move {
             updates.closed().await;
