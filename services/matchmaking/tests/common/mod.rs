@@ -8,7 +8,7 @@ use std::{path::PathBuf, time::Duration};
 
 use chess_proto::{
     common::v1 as common,
-    game::v1::game_service_client::GameServiceClient,
+    game::v1::{GetGameRequest, game_service_client::GameServiceClient},
     matchmaking::v1::{self as pb, matchmaking_service_client::MatchmakingServiceClient},
     rating::v1::{RegisterRequest, rating_service_client::RatingServiceClient},
 };
@@ -242,4 +242,71 @@ pub async fn watch(
         .await
         .expect("watch")
         .into_inner()
+}
+
+/// The seeks `viewer` sees once there are `n` of them, awaited for 20 s at
+/// most (the last list seen if never): how soon a seek lapses, with its
+/// poster's last stream or after the presence grace (two seconds in these
+/// tests), depends on the machine.
+pub async fn list_once(lobby: &Lobby, viewer: &Player, n: usize) -> Vec<common::Seek> {
+    chess_testkit::settled(
+        Duration::from_secs(20),
+        || list(lobby, viewer),
+        |seen| seen.len() == n,
+    )
+    .await
+}
+
+pub async fn list(lobby: &Lobby, viewer: &Player) -> Vec<common::Seek> {
+    lobby
+        .client()
+        .await
+        .list_seeks(for_player(pb::ListSeeksRequest {
+            viewer_id: viewer.id.clone(),
+            ..Default::default()
+        }))
+        .await
+        .expect("list seeks")
+        .into_inner()
+        .seeks
+}
+
+pub async fn request(
+    lobby: &Lobby,
+    seek_id: &str,
+    player: &Player,
+) -> Result<common::SeekRequest, tonic::Status> {
+    lobby
+        .client()
+        .await
+        .request_seek(for_player(pb::RequestSeekRequest {
+            seek_id: seek_id.to_owned(),
+            player_id: player.id.clone(),
+            username: player.name.clone(),
+        }))
+        .await
+        .map(|r| r.into_inner().request.expect("request"))
+}
+
+pub async fn game_players(lobby: &Lobby, game_id: &str) -> (String, String) {
+    let game = game_state(lobby, game_id).await;
+    let id = |p: Option<common::Player>| match p.and_then(|p| p.kind) {
+        Some(common::player::Kind::Registered(r)) => r.player_id,
+        other => panic!("not a registered player: {other:?}"),
+    };
+    (id(game.white), id(game.black))
+}
+
+pub async fn game_state(lobby: &Lobby, game_id: &str) -> common::GameState {
+    lobby
+        .games()
+        .await
+        .get_game(GetGameRequest {
+            game_id: game_id.to_owned(),
+        })
+        .await
+        .expect("the game exists")
+        .into_inner()
+        .game
+        .expect("state")
 }

@@ -1,0 +1,245 @@
+//! Challenges over gRPC, against the real rating and game services:
+//! accepted, declined, cancelled and expired.
+
+mod common;
+
+use std::time::Duration;
+
+use chess_matchmaking::lobby::{
+    model::{Challenge, ChallengeStatus, Member},
+    store::Store,
+};
+use chess_proto::{
+    common::v1::{self as wire, lobby_event::Kind},
+    matchmaking::v1 as pb,
+};
+use common::{
+    Lobby, blitz, for_player, game_players, game_state, next_event, next_event_within, watch,
+};
+use tonic::Code;
+
+#[tokio::test]
+async fn challenges_are_accepted_declined_and_cancelled() {
+    let lobby = Lobby::start().await;
+    let alice = lobby.register("alice").await;
+    let bob = lobby.register("bob").await;
+    let mut client = lobby.client().await;
+    let mut alice_events = watch(&mut client, &alice).await;
+    let mut bob_events = watch(&mut client, &bob).await;
+    let challenge = |color: wire::ColorChoice| pb::CreateChallengeRequest {
+        player_id: alice.id.clone(),
+        username: alice.name.clone(),
+        opponent_username: "bob".into(),
+        time_control: Some(blitz()),
+        color: color as i32,
+        rated: true,
+        expires_in_seconds: 0,
+        allow_hints: false,
+    };
+
+    let unknown = client
+        .create_challenge(for_player(pb::CreateChallengeRequest {
+            opponent_username: "nobody".into(),
+            ..challenge(wire::ColorChoice::White)
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.code(), Code::NotFound);
+    let herself = client
+        .create_challenge(for_player(pb::CreateChallengeRequest {
+            opponent_username: "alice".into(),
+            ..challenge(wire::ColorChoice::White)
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(herself.code(), Code::InvalidArgument);
+
+    let first = client
+        .create_challenge(for_player(challenge(wire::ColorChoice::Black)))
+        .await
+        .unwrap()
+        .into_inner()
+        .challenge
+        .unwrap();
+    let expires = first.expires_at.unwrap().seconds - first.created_at.unwrap().seconds;
+    assert_eq!(expires, 600, "real-time challenges wait ten minutes");
+    match next_event(&mut bob_events).await {
+        Kind::ChallengeReceived(c) => assert_eq!(c.challenge_id, first.challenge_id),
+        other => panic!("unexpected {other:?}"),
+    }
+    // Only the challenged player accepts.
+    let wrong = client
+        .accept_challenge(for_player(pb::AcceptChallengeRequest {
+            challenge_id: first.challenge_id.clone(),
+            player_id: alice.id.clone(),
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(wrong.code(), Code::PermissionDenied);
+    let accepted = client
+        .accept_challenge(for_player(pb::AcceptChallengeRequest {
+            challenge_id: first.challenge_id.clone(),
+            player_id: bob.id.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .challenge
+        .unwrap();
+    assert_eq!(accepted.status, wire::ChallengeStatus::Accepted as i32);
+    assert_eq!(
+        game_players(&lobby, &accepted.game_id).await,
+        (bob.id.clone(), alice.id.clone())
+    );
+    // A rated challenge: no hints in its game.
+    let game = game_state(&lobby, &accepted.game_id).await;
+    assert!(game.rated && !game.hints_allowed);
+    match next_event(&mut alice_events).await {
+        Kind::ChallengeAccepted(c) => assert_eq!(c.game_id, accepted.game_id),
+        other => panic!("unexpected {other:?}"),
+    }
+    let _ = next_event(&mut bob_events).await;
+
+    let second = client
+        .create_challenge(for_player(challenge(wire::ColorChoice::Either)))
+        .await
+        .unwrap()
+        .into_inner()
+        .challenge
+        .unwrap();
+    let _ = next_event(&mut bob_events).await;
+    let declined = client
+        .decline_challenge(for_player(pb::DeclineChallengeRequest {
+            challenge_id: second.challenge_id.clone(),
+            player_id: bob.id.clone(),
+            reason: "  not today  ".into(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .challenge
+        .unwrap();
+    assert_eq!(declined.status, wire::ChallengeStatus::Declined as i32);
+    match next_event(&mut alice_events).await {
+        Kind::ChallengeDeclined(c) => assert_eq!(c.decline_reason, "not today"),
+        other => panic!("unexpected {other:?}"),
+    }
+
+    let third = client
+        .create_challenge(for_player(challenge(wire::ColorChoice::White)))
+        .await
+        .unwrap()
+        .into_inner()
+        .challenge
+        .unwrap();
+    let _ = next_event(&mut bob_events).await;
+    let listed = client
+        .list_challenges(for_player(pb::ListChallengesRequest {
+            player_id: alice.id.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(listed.outgoing.len(), 1);
+    assert!(listed.incoming.is_empty());
+    let not_hers = client
+        .cancel_challenge(for_player(pb::CancelChallengeRequest {
+            challenge_id: third.challenge_id.clone(),
+            player_id: bob.id.clone(),
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(not_hers.code(), Code::PermissionDenied);
+    client
+        .cancel_challenge(for_player(pb::CancelChallengeRequest {
+            challenge_id: third.challenge_id.clone(),
+            player_id: alice.id.clone(),
+        }))
+        .await
+        .unwrap();
+    match next_event(&mut bob_events).await {
+        Kind::ChallengeCancelled(c) => assert_eq!(c.challenge_id, third.challenge_id),
+        other => panic!("unexpected {other:?}"),
+    }
+    let gone = client
+        .accept_challenge(for_player(pb::AcceptChallengeRequest {
+            challenge_id: third.challenge_id,
+            player_id: bob.id.clone(),
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(gone.code(), Code::NotFound);
+}
+
+#[tokio::test]
+async fn challenges_expire_on_their_timer() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = chess_storage::sqlite_url(&dir.path().join("matchmaking.sqlite"));
+    let mut lobby = Lobby::start_on(dir, url.clone()).await;
+    let alice = lobby.register("alice").await;
+    let bob = lobby.register("bob").await;
+    // The shortest lifetime a client may ask for is a minute; a challenge
+    // stored with a shorter one shows the timer without the wait.
+    lobby.crash_matchmaking().await;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let store = Store::open(&url).await.unwrap();
+    store
+        .insert_challenge(&Challenge {
+            id: "soon".into(),
+            challenger: Member {
+                id: alice.id.clone(),
+                username: alice.name.clone(),
+            },
+            challenged: Member {
+                id: bob.id.clone(),
+                username: bob.name.clone(),
+            },
+            time_control: chess_domain::TimeControl::Untimed,
+            color: chess_domain::ColorChoice::Either,
+            rated: false,
+            allow_hints: false,
+            status: ChallengeStatus::Pending,
+            decline_reason: String::new(),
+            game_id: None,
+            created_at: now,
+            // Long enough for the restart and the watches below on a slow
+            // machine: the challenge must still be pending when listed.
+            expires_at: now + 10_000,
+        })
+        .await
+        .unwrap();
+    drop(store);
+    lobby.start_matchmaking().await;
+    let mut client = lobby.client().await;
+    let mut alice_events = watch(&mut client, &alice).await;
+    let mut bob_events = watch(&mut client, &bob).await;
+    let incoming = client
+        .list_challenges(for_player(pb::ListChallengesRequest {
+            player_id: bob.id.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .incoming;
+    assert_eq!(incoming.len(), 1);
+    for events in [&mut alice_events, &mut bob_events] {
+        match next_event_within(events, Duration::from_secs(30)).await {
+            Kind::ChallengeExpired(c) => {
+                assert_eq!(c.challenge_id, "soon");
+                assert_eq!(c.status, wire::ChallengeStatus::Expired as i32);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    let accepted = client
+        .accept_challenge(for_player(pb::AcceptChallengeRequest {
+            challenge_id: "soon".into(),
+            player_id: bob.id.clone(),
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(accepted.code(), Code::NotFound);
+}

@@ -1,0 +1,195 @@
+//! What of the lobby survives a crash of the matchmaking service, on SQLite
+//! and on PostgreSQL.
+
+mod common;
+
+use std::time::Duration;
+
+use chess_proto::{
+    common::v1::{self as wire, lobby_event::Kind},
+    matchmaking::v1 as pb,
+};
+use common::{
+    Lobby, blitz, daily, for_player, game_players, game_state, list, list_once, next_event,
+    request, seek, watch,
+};
+
+/// Tables and their requests, and challenges, survive a crash of the
+/// matchmaking service; a real-time seek too, until the presence grace
+/// ends without its poster.
+async fn tables_survive_a_restart(mut lobby: Lobby) {
+    let alice = lobby.register("alice").await;
+    let bob = lobby.register("bob").await;
+    let mut client = lobby.client().await;
+    let _alice_events = watch(&mut client, &alice).await;
+    let mut table = seek(&alice, daily(72), wire::AcceptMode::Manual);
+    table.color = wire::ColorChoice::Black as i32;
+    table.rated = false;
+    table.allow_hints = true;
+    let table = client
+        .create_seek(for_player(table))
+        .await
+        .unwrap()
+        .into_inner()
+        .seek
+        .unwrap();
+    client
+        .create_seek(for_player(seek(&alice, blitz(), wire::AcceptMode::Manual)))
+        .await
+        .unwrap();
+    let pending = request(&lobby, &table.seek_id, &bob).await.unwrap();
+    let challenge = client
+        .create_challenge(for_player(pb::CreateChallengeRequest {
+            player_id: bob.id.clone(),
+            username: bob.name.clone(),
+            opponent_username: "ALICE".into(),
+            time_control: Some(daily(24)),
+            color: wire::ColorChoice::White as i32,
+            rated: false,
+            expires_in_seconds: 0,
+            allow_hints: true,
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .challenge
+        .unwrap();
+    assert_eq!(challenge.challenged_id, alice.id);
+    assert!(challenge.allow_hints);
+
+    lobby.crash_matchmaking().await;
+    lobby.start_matchmaking().await;
+    let mut client = lobby.client().await;
+
+    // Both seeks survive; the blitz one lapses after the presence grace
+    // (two seconds here), as alice's stream does not come back.
+    assert_eq!(list(&lobby, &bob).await.len(), 2);
+    let seen = list_once(&lobby, &bob, 1).await;
+    assert_eq!(seen.len(), 1, "only the table outlives the grace: {seen:?}");
+    assert_eq!(seen[0].seek_id, table.seek_id);
+    assert_eq!(seen[0].time_control, Some(daily(72)));
+    assert_eq!(seen[0].color, wire::ColorChoice::Black as i32);
+    assert!(seen[0].allow_hints && !seen[0].rated);
+    let received = client
+        .list_seek_requests(for_player(pb::ListSeekRequestsRequest {
+            player_id: alice.id.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .received;
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].request_id, pending.request_id);
+    let accepted = client
+        .accept_seek_request(for_player(pb::AcceptSeekRequestRequest {
+            request_id: pending.request_id.clone(),
+            player_id: alice.id.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .request
+        .unwrap();
+    assert_eq!(
+        game_players(&lobby, &accepted.game_id).await,
+        (bob.id.clone(), alice.id.clone())
+    );
+    // The table's consent to hints reached its game.
+    assert!(game_state(&lobby, &accepted.game_id).await.hints_allowed);
+    let incoming = client
+        .list_challenges(for_player(pb::ListChallengesRequest {
+            player_id: alice.id.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .incoming;
+    assert_eq!(incoming.len(), 1);
+    assert_eq!(incoming[0].challenge_id, challenge.challenge_id);
+    assert!(incoming[0].allow_hints);
+
+    // And what is settled stays settled.
+    lobby.crash_matchmaking().await;
+    lobby.start_matchmaking().await;
+    assert!(list(&lobby, &bob).await.is_empty());
+}
+
+/// A real-time seek and the requests to it survive a crash of the
+/// matchmaking service when the poster's stream comes back within the
+/// presence grace; the poster then accepts a request made before the crash.
+async fn real_time_seeks_survive_a_restart(mut lobby: Lobby) {
+    let alice = lobby.register("alice").await;
+    let bob = lobby.register("bob").await;
+    let mut client = lobby.client().await;
+    let _before = watch(&mut client, &alice).await;
+    let open = client
+        .create_seek(for_player(seek(&alice, blitz(), wire::AcceptMode::Manual)))
+        .await
+        .unwrap()
+        .into_inner()
+        .seek
+        .unwrap();
+    let pending = request(&lobby, &open.seek_id, &bob).await.unwrap();
+
+    lobby.crash_matchmaking().await;
+    lobby.start_matchmaking().await;
+    let mut client = lobby.client().await;
+    let mut events = watch(&mut client, &alice).await;
+    // Well past the grace (two seconds here): the poster is back.
+    tokio::time::sleep(Duration::from_millis(3000)).await;
+    let seen = list(&lobby, &bob).await;
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].seek_id, open.seek_id);
+    assert_eq!(seen[0].time_control, Some(blitz()));
+    let accepted = client
+        .accept_seek_request(for_player(pb::AcceptSeekRequestRequest {
+            request_id: pending.request_id.clone(),
+            player_id: alice.id.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .request
+        .unwrap();
+    assert!(!accepted.game_id.is_empty());
+    let players = game_players(&lobby, &accepted.game_id).await;
+    assert!(
+        players == (alice.id.clone(), bob.id.clone())
+            || players == (bob.id.clone(), alice.id.clone())
+    );
+    // The poster hears that the seek was taken.
+    let removed = loop {
+        if let Kind::SeekRemoved(s) = next_event(&mut events).await {
+            break s;
+        }
+    };
+    assert_eq!(removed.seek_id, open.seek_id);
+    // And it stays taken across another crash.
+    lobby.crash_matchmaking().await;
+    lobby.start_matchmaking().await;
+    assert!(list(&lobby, &bob).await.is_empty());
+}
+
+#[tokio::test]
+async fn real_time_seeks_survive_a_restart_on_sqlite() {
+    real_time_seeks_survive_a_restart(Lobby::start().await).await;
+}
+
+#[tokio::test]
+async fn real_time_seeks_survive_a_restart_on_postgres() {
+    let url = chess_storage::testing::fresh_postgres_database().await;
+    let lobby = Lobby::start_on(tempfile::tempdir().unwrap(), url).await;
+    real_time_seeks_survive_a_restart(lobby).await;
+}
+
+#[tokio::test]
+async fn tables_survive_a_restart_on_sqlite() {
+    tables_survive_a_restart(Lobby::start().await).await;
+}
+
+#[tokio::test]
+async fn tables_survive_a_restart_on_postgres() {
+    let url = chess_storage::testing::fresh_postgres_database().await;
+    let lobby = Lobby::start_on(tempfile::tempdir().unwrap(), url).await;
+    tables_survive_a_restart(lobby).await;
+}

@@ -1,0 +1,350 @@
+//! Seeks over gRPC, against the real rating and game services: requested,
+//! accepted, rejected and withdrawn, started automatically, lapsing with
+//! their poster, and untimed.
+
+mod common;
+
+use std::time::Duration;
+
+use chess_proto::{
+    common::v1::{self as wire, lobby_event::Kind},
+    matchmaking::v1 as pb,
+};
+use common::{
+    Lobby, blitz, daily, for_player, game_players, game_state, list, list_once, next_event,
+    request, seek, watch,
+};
+use tonic::Code;
+
+#[tokio::test]
+async fn a_manual_seek_is_requested_accepted_and_started() {
+    let lobby = Lobby::start().await;
+    let alice = lobby.register("alice").await;
+    let bob = lobby.register("bob").await;
+    let carol = lobby.register("carol").await;
+    let mut client = lobby.client().await;
+    let mut alice_events = watch(&mut client, &alice).await;
+    let mut carol_events = watch(&mut client, &carol).await;
+
+    let posted = client
+        .create_seek(for_player(seek(&alice, blitz(), wire::AcceptMode::Manual)))
+        .await
+        .expect("create seek")
+        .into_inner()
+        .seek
+        .unwrap();
+    // The poster sees their own name and id; others see neither, as the name
+    // is hidden, but do see the rating and the game type.
+    assert_eq!(posted.poster_username, "alice");
+    assert_eq!(posted.poster_id, alice.id);
+    let seen = list(&lobby, &bob).await;
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].poster_username, "");
+    assert_eq!(seen[0].poster_id, "");
+    assert_eq!(seen[0].poster_rating, 1200);
+    assert_eq!(seen[0].speed, wire::SpeedCategory::Blitz as i32);
+    assert_eq!(seen[0].time_control, Some(blitz()));
+
+    let by_bob = request(&lobby, &posted.seek_id, &bob).await.unwrap();
+    assert_eq!(by_bob.status, wire::SeekRequestStatus::Pending as i32);
+    assert_eq!(by_bob.requester_rating, 1200);
+    match next_event(&mut alice_events).await {
+        Kind::SeekRequestReceived(r) => assert_eq!(r.request_id, by_bob.request_id),
+        other => panic!("unexpected {other:?}"),
+    }
+    let by_carol = request(&lobby, &posted.seek_id, &carol).await.unwrap();
+    let _ = next_event(&mut alice_events).await;
+    // Twice is refused; so is playing your own seek.
+    let again = request(&lobby, &posted.seek_id, &bob).await.unwrap_err();
+    assert_eq!(again.code(), Code::FailedPrecondition);
+    let own = request(&lobby, &posted.seek_id, &alice).await.unwrap_err();
+    assert_eq!(own.code(), Code::FailedPrecondition);
+    // Only the poster accepts.
+    let stolen = client
+        .accept_seek_request(for_player(pb::AcceptSeekRequestRequest {
+            request_id: by_bob.request_id.clone(),
+            player_id: carol.id.clone(),
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(stolen.code(), Code::PermissionDenied);
+
+    let accepted = client
+        .accept_seek_request(for_player(pb::AcceptSeekRequestRequest {
+            request_id: by_bob.request_id.clone(),
+            player_id: alice.id.clone(),
+        }))
+        .await
+        .expect("accept")
+        .into_inner()
+        .request
+        .unwrap();
+    assert_eq!(accepted.status, wire::SeekRequestStatus::Accepted as i32);
+    assert!(!accepted.game_id.is_empty());
+    // The poster asked for white.
+    assert_eq!(
+        game_players(&lobby, &accepted.game_id).await,
+        (alice.id.clone(), bob.id.clone())
+    );
+    // The seek is gone, and carol's request with it.
+    assert!(list(&lobby, &bob).await.is_empty());
+    match next_event(&mut carol_events).await {
+        Kind::SeekRequestCancelled(r) => {
+            assert_eq!(r.request_id, by_carol.request_id);
+            assert_eq!(r.status, wire::SeekRequestStatus::Cancelled as i32);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    let listed = client
+        .list_seek_requests(for_player(pb::ListSeekRequestsRequest {
+            player_id: alice.id.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(listed.received.is_empty() && listed.seeks.is_empty());
+    // Accepting twice finds nothing.
+    let twice = client
+        .accept_seek_request(for_player(pb::AcceptSeekRequestRequest {
+            request_id: by_bob.request_id,
+            player_id: alice.id.clone(),
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(twice.code(), Code::NotFound);
+}
+
+#[tokio::test]
+async fn requests_are_rejected_and_withdrawn() {
+    let lobby = Lobby::start().await;
+    let alice = lobby.register("alice").await;
+    let bob = lobby.register("bob").await;
+    let mut client = lobby.client().await;
+    let mut alice_events = watch(&mut client, &alice).await;
+    let mut bob_events = watch(&mut client, &bob).await;
+    let posted = client
+        .create_seek(for_player(seek(&alice, blitz(), wire::AcceptMode::Manual)))
+        .await
+        .unwrap()
+        .into_inner()
+        .seek
+        .unwrap();
+
+    let first = request(&lobby, &posted.seek_id, &bob).await.unwrap();
+    let _ = next_event(&mut alice_events).await;
+    let rejected = client
+        .reject_seek_request(for_player(pb::RejectSeekRequestRequest {
+            request_id: first.request_id.clone(),
+            player_id: alice.id.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .request
+        .unwrap();
+    assert_eq!(rejected.status, wire::SeekRequestStatus::Rejected as i32);
+    match next_event(&mut bob_events).await {
+        Kind::SeekRequestRejected(r) => assert_eq!(r.request_id, first.request_id),
+        other => panic!("unexpected {other:?}"),
+    }
+    // The seek stays open; bob may ask again and then change his mind.
+    let second = request(&lobby, &posted.seek_id, &bob).await.unwrap();
+    let _ = next_event(&mut alice_events).await;
+    let sent = client
+        .list_seek_requests(for_player(pb::ListSeekRequestsRequest {
+            player_id: bob.id.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .sent;
+    assert_eq!(sent.len(), 1);
+    let not_his = client
+        .withdraw_seek_request(for_player(pb::WithdrawSeekRequestRequest {
+            request_id: second.request_id.clone(),
+            player_id: alice.id.clone(),
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(not_his.code(), Code::PermissionDenied);
+    client
+        .withdraw_seek_request(for_player(pb::WithdrawSeekRequestRequest {
+            request_id: second.request_id.clone(),
+            player_id: bob.id.clone(),
+        }))
+        .await
+        .unwrap();
+    match next_event(&mut alice_events).await {
+        Kind::SeekRequestCancelled(r) => assert_eq!(r.request_id, second.request_id),
+        other => panic!("unexpected {other:?}"),
+    }
+    // The poster cancels; only they may.
+    let denied = client
+        .cancel_seek(for_player(pb::CancelSeekRequest {
+            seek_id: posted.seek_id.clone(),
+            player_id: bob.id.clone(),
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(denied.code(), Code::PermissionDenied);
+    client
+        .cancel_seek(for_player(pb::CancelSeekRequest {
+            seek_id: posted.seek_id.clone(),
+            player_id: alice.id.clone(),
+        }))
+        .await
+        .unwrap();
+    assert!(list(&lobby, &bob).await.is_empty());
+}
+
+#[tokio::test]
+async fn automatic_seeks_start_on_the_first_fitting_request() {
+    let lobby = Lobby::start().await;
+    let alice = lobby.register("alice").await;
+    let bob = lobby.register("bob").await;
+    let mut client = lobby.client().await;
+    let mut alice_events = watch(&mut client, &alice).await;
+
+    // A range nobody new fits: 1200 is below 1300.
+    let mut picky = seek(&alice, blitz(), wire::AcceptMode::Automatic);
+    picky.min_rating = 1300;
+    picky.show_name = true;
+    let picky = client
+        .create_seek(for_player(picky))
+        .await
+        .unwrap()
+        .into_inner()
+        .seek
+        .unwrap();
+    assert_eq!(list(&lobby, &bob).await[0].poster_username, "alice");
+    let refused = request(&lobby, &picky.seek_id, &bob).await.unwrap_err();
+    assert_eq!(refused.code(), Code::FailedPrecondition);
+    assert!(refused.message().contains("range"), "{}", refused.message());
+
+    let mut open = seek(&alice, daily(48), wire::AcceptMode::Automatic);
+    open.color = wire::ColorChoice::Black as i32;
+    open.max_rating = 1500;
+    let open = client
+        .create_seek(for_player(open))
+        .await
+        .unwrap()
+        .into_inner()
+        .seek
+        .unwrap();
+    let joined = request(&lobby, &open.seek_id, &bob).await.unwrap();
+    assert_eq!(joined.status, wire::SeekRequestStatus::Accepted as i32);
+    assert_eq!(
+        game_players(&lobby, &joined.game_id).await,
+        (bob.id.clone(), alice.id.clone())
+    );
+    // The poster hears that the table was taken.
+    let mut heard_removed = false;
+    for _ in 0..2 {
+        match next_event(&mut alice_events).await {
+            Kind::SeekRequestAccepted(r) => assert_eq!(r.game_id, joined.game_id),
+            Kind::SeekRemoved(s) => {
+                assert_eq!(s.seek_id, open.seek_id);
+                heard_removed = true;
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert!(heard_removed);
+    let left: Vec<String> = list(&lobby, &bob)
+        .await
+        .into_iter()
+        .map(|s| s.seek_id)
+        .collect();
+    assert_eq!(left, vec![picky.seek_id]);
+}
+
+#[tokio::test]
+async fn real_time_seeks_vanish_with_the_last_stream_but_tables_stay() {
+    let lobby = Lobby::start().await;
+    let alice = lobby.register("alice").await;
+    let bob = lobby.register("bob").await;
+    let mut client = lobby.client().await;
+    let first = watch(&mut client, &alice).await;
+    let second = watch(&mut client, &alice).await;
+    client
+        .create_seek(for_player(seek(&alice, blitz(), wire::AcceptMode::Manual)))
+        .await
+        .unwrap();
+    client
+        .create_seek(for_player(seek(
+            &alice,
+            daily(24),
+            wire::AcceptMode::Manual,
+        )))
+        .await
+        .unwrap();
+    assert_eq!(list(&lobby, &bob).await.len(), 2);
+    drop(first);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        list(&lobby, &bob).await.len(),
+        2,
+        "one stream is still open"
+    );
+    drop(second);
+    let left = list_once(&lobby, &bob, 1).await;
+    assert_eq!(left.len(), 1, "the blitz seek stayed: {left:?}");
+    assert_eq!(left[0].speed, wire::SpeedCategory::Correspondence as i32);
+    // A real-time seek posted with no stream open lapses after the grace
+    // period (two seconds in these tests).
+    client
+        .create_seek(for_player(seek(&alice, blitz(), wire::AcceptMode::Manual)))
+        .await
+        .unwrap();
+    assert_eq!(list(&lobby, &bob).await.len(), 2);
+    assert_eq!(list_once(&lobby, &bob, 1).await.len(), 1);
+}
+
+/// An unrated untimed seek is listed under its own category, without a
+/// rating beside it, and its game is untimed and unrated.
+#[tokio::test]
+async fn untimed_seeks_have_their_own_category() {
+    let lobby = Lobby::start().await;
+    let alice = lobby.register("alice").await;
+    let bob = lobby.register("bob").await;
+    let mut client = lobby.client().await;
+    let _alice_events = watch(&mut client, &alice).await;
+    let untimed = wire::TimeControl {
+        kind: Some(wire::time_control::Kind::Untimed(wire::Untimed {})),
+    };
+    let mut casual = seek(&alice, untimed, wire::AcceptMode::Automatic);
+    casual.rated = false;
+    let posted = client
+        .create_seek(for_player(casual))
+        .await
+        .unwrap()
+        .into_inner()
+        .seek
+        .unwrap();
+    assert_eq!(posted.speed, wire::SpeedCategory::Untimed as i32);
+    assert_eq!(posted.poster_rating, 0);
+    assert!(!posted.allow_hints);
+    let listed = |speed: wire::SpeedCategory| {
+        let mut client = client.clone();
+        let viewer = bob.id.clone();
+        async move {
+            client
+                .list_seeks(for_player(pb::ListSeeksRequest {
+                    viewer_id: viewer,
+                    speed: speed as i32,
+                    page_size: 0,
+                    page_token: String::new(),
+                }))
+                .await
+                .unwrap()
+                .into_inner()
+                .seeks
+        }
+    };
+    assert_eq!(listed(wire::SpeedCategory::Untimed).await.len(), 1);
+    assert!(listed(wire::SpeedCategory::Correspondence).await.is_empty());
+    let started = request(&lobby, &posted.seek_id, &bob).await.unwrap();
+    let game = game_state(&lobby, &started.game_id).await;
+    assert_eq!(game.speed, wire::SpeedCategory::Untimed as i32);
+    assert!(!game.rated && !game.hints_allowed);
+}
