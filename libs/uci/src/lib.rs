@@ -22,7 +22,7 @@
 //! ```
 //!
 //! What lives where:
-//! - `engine`: the process, its commands, running searches and perft, and
+//! - `engine`: the process, its commands, searches (`engine/search.rs`) and perft, and
 //!   the bookkeeping that makes every operation safe to abandon half-way:
 //!   the engine remembers which end marker (`readyok`, `bestmove`, the blank
 //!   line after `Nodes searched:`) it still owes and reads up to it before the
@@ -30,14 +30,17 @@
 //! - `parse`: what each output line means (`info`, `bestmove`, perft lines,
 //!   handshake lines), with unit tests.
 //! - `lines`: cancel-safe line reading with a bound on line length.
+//! - `error`: what can fail, and which failures leave the engine unusable.
 //!
 //! Every wait has a timeout ([`Timeouts`]); a process that exits or closes a
 //! pipe is reported as [`Error::Closed`]. After any error but
 //! [`Error::BadCommand`] the engine is unusable and should be replaced.
 
 mod engine;
+mod error;
 mod lines;
 mod parse;
 
-pub use engine::{Engine, Error, Go, MAX_LINE_BYTES, Perft, Search, SearchEvent, Timeouts};
+pub use engine::{Engine, Go, MAX_LINE_BYTES, Perft, Search, SearchEvent, Timeouts};
+pub use error::Error;
 pub use parse::{BestMove, Bound, Info, Line, OptionInfo, ParseError, Score};

@@ -1,11 +1,10 @@
-//! One engine process and the conversation with it.
+//! One engine process and the conversation with it: starting it, options,
+//! positions, perft, and the bookkeeping of the output it still owes;
+//! [`search`] holds the running search, [`crate::error`] what can fail.
 
-use std::{
-    fmt,
-    path::Path,
-    process::{ExitStatus, Stdio},
-    time::Duration,
-};
+mod search;
+
+use std::{fmt, path::Path, process::Stdio, time::Duration};
 
 use shakmaty::{fen::Fen, uci::UciMove};
 use tokio::{
@@ -14,9 +13,11 @@ use tokio::{
     time::{Instant, timeout, timeout_at},
 };
 
+pub use self::search::{Go, Search, SearchEvent};
 use crate::{
+    error::Error,
     lines::{LineError, LineReader},
-    parse::{BestMove, Info, Line, OptionInfo, ParseError},
+    parse::{Line, OptionInfo, ParseError},
 };
 
 /// The longest output line accepted, in bytes. A principal variation of a
@@ -40,79 +41,6 @@ impl Default for Timeouts {
             answer: Duration::from_secs(10),
         }
     }
-}
-
-/// Why talking to the engine failed. Every error but [`Error::BadCommand`]
-/// leaves the engine unusable: it must be killed and started again.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error("cannot execute: {0}")]
-    Spawn(#[source] std::io::Error),
-    #[error("{}", exited(.status))]
-    Closed { status: Option<ExitStatus> },
-    #[error("no {expected} within {} ms", .after.as_millis())]
-    Timeout {
-        expected: &'static str,
-        after: Duration,
-    },
-    #[error("an output line longer than {max} bytes")]
-    LineTooLong { max: usize },
-    #[error("unexpected output: {0}")]
-    Protocol(#[from] ParseError),
-    #[error("cannot talk to the engine: {0}")]
-    Io(#[source] std::io::Error),
-    #[error("refusing to send a malformed command: {0:?}")]
-    BadCommand(String),
-    #[error("the engine failed earlier and must be restarted")]
-    Poisoned,
-}
-
-impl Error {
-    /// Whether the process is gone (exited, or closed a pipe).
-    pub fn is_closed(&self) -> bool {
-        matches!(self, Self::Closed { .. })
-    }
-}
-
-fn exited(status: &Option<ExitStatus>) -> String {
-    match status {
-        Some(status) => format!("the engine exited ({status})"),
-        None => "the engine closed its pipes".to_owned(),
-    }
-}
-
-/// Limits of a search (`go …`). Unset fields are not sent; with none set the
-/// engine searches until told to stop.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Go {
-    pub movetime: Option<Duration>,
-    pub depth: Option<u32>,
-    pub nodes: Option<u64>,
-}
-
-impl fmt::Display for Go {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("go")?;
-        if let Some(depth) = self.depth {
-            write!(f, " depth {depth}")?;
-        }
-        if let Some(nodes) = self.nodes {
-            write!(f, " nodes {nodes}")?;
-        }
-        if let Some(movetime) = self.movetime {
-            write!(f, " movetime {}", movetime.as_millis())?;
-        }
-        Ok(())
-    }
-}
-
-/// What a running search reports.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SearchEvent {
-    /// Progress (`info …`).
-    Info(Box<Info>),
-    /// The end of the search.
-    BestMove(BestMove),
 }
 
 /// The result of `go perft`.
@@ -611,96 +539,5 @@ impl Engine {
             .ok()
             .and_then(Result::ok);
         Error::Closed { status }
-    }
-}
-
-/// A running search. Dropping it before its `bestmove` is safe: the engine's
-/// next command stops the search and reads its output to the end first.
-#[derive(Debug)]
-pub struct Search<'e> {
-    engine: &'e mut Engine,
-}
-
-impl Search<'_> {
-    /// The next progress report or the final `bestmove`; `None` once the best
-    /// move was returned. Lines that are neither (`info string` included, as
-    /// an [`SearchEvent::Info`] with only `string` set) are returned as they
-    /// come; unknown lines are skipped. Cancel-safe.
-    pub async fn next(&mut self) -> Result<Option<SearchEvent>, Error> {
-        let result = self.next_inner().await;
-        self.engine.note(result)
-    }
-
-    async fn next_inner(&mut self) -> Result<Option<SearchEvent>, Error> {
-        loop {
-            let Owed::BestMove { stop_at, give_up } = self.engine.owed else {
-                return Ok(None);
-            };
-            let line = match (give_up, stop_at) {
-                (Some(deadline), _) => self.engine.read_line_by(deadline, "bestmove").await?,
-                (None, Some(deadline)) => {
-                    match timeout_at(deadline.at, self.engine.read_line()).await {
-                        Ok(line) => line?,
-                        Err(_) => {
-                            // The engine overran its movetime: stop it, and
-                            // give up if even that gets no answer.
-                            self.engine.send_stop().await?;
-                            continue;
-                        }
-                    }
-                }
-                (None, None) => self.engine.read_line().await?,
-            };
-            match Line::parse(&line)? {
-                Line::Info(info) => return Ok(Some(SearchEvent::Info(info))),
-                Line::BestMove(best) => {
-                    self.engine.owed = Owed::Nothing;
-                    return Ok(Some(SearchEvent::BestMove(best)));
-                }
-                other => tracing::debug!(?other, "unexpected line during a search"),
-            }
-        }
-    }
-
-    /// Sends `stop` (once); the engine then ends the search with its best
-    /// move so far, to be read with [`Search::next`] or [`Search::finish`].
-    pub async fn stop(&mut self) -> Result<(), Error> {
-        let result = async {
-            self.engine.flush().await?;
-            self.engine.send_stop().await
-        }
-        .await;
-        self.engine.note(result)
-    }
-
-    /// Sends `stop` by itself at `at` if the search is still running then.
-    pub fn stop_at(&mut self, at: Instant) {
-        if let Owed::BestMove {
-            give_up: None,
-            stop_at,
-        } = &mut self.engine.owed
-        {
-            let after = at.saturating_duration_since(Instant::now());
-            *stop_at = Some(match *stop_at {
-                Some(earlier) if earlier.at <= at => earlier,
-                _ => Deadline { at, after },
-            });
-        }
-    }
-
-    /// Reads to the end of the search, discarding progress reports.
-    pub async fn finish(mut self) -> Result<BestMove, Error> {
-        loop {
-            match self.next().await? {
-                Some(SearchEvent::BestMove(best)) => return Ok(best),
-                Some(SearchEvent::Info(_)) => {}
-                None => {
-                    return Err(Error::Protocol(ParseError {
-                        line: String::new(),
-                        why: "the search had already ended",
-                    }));
-                }
-            }
-        }
     }
 }
