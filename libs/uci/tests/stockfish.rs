@@ -111,13 +111,7 @@ async fn finds_mate_in_one_within_a_movetime() {
     // Scholar's mate: Qxf7#.
     let text = "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4";
     engine.position(Some(&fen(text)), &[]).await.unwrap();
-    let mut search = engine
-        .go(&Go {
-            movetime: Some(Duration::from_millis(200)),
-            ..Go::default()
-        })
-        .await
-        .unwrap();
+    let mut search = engine.go(&for_ms(200)).await.unwrap();
     let mut last_score = None;
     let best = loop {
         match search.next().await.unwrap().unwrap() {
@@ -293,16 +287,7 @@ async fn a_silent_program_times_out_in_the_handshake() {
     let error = Engine::start(Path::new("/bin/cat"), timeouts)
         .await
         .unwrap_err();
-    assert!(
-        matches!(
-            error,
-            Error::Timeout {
-                expected: "readyok",
-                ..
-            }
-        ),
-        "{error}"
-    );
+    assert_timed_out(&error, "readyok");
 }
 
 #[tokio::test]
@@ -330,28 +315,13 @@ async fn an_engine_that_ignores_stop_times_out() {
     };
     let mut engine = Engine::start(&fake, timeouts).await.unwrap();
     assert_eq!(engine.name(), Some("Fake"));
-    let mut search = engine
-        .go(&Go {
-            movetime: Some(Duration::from_millis(50)),
-            ..Go::default()
-        })
-        .await
-        .unwrap();
+    let mut search = engine.go(&for_ms(50)).await.unwrap();
     assert!(matches!(
         search.next().await,
         Ok(Some(SearchEvent::Info(_)))
     ));
     let error = search.next().await.unwrap_err();
-    assert!(
-        matches!(
-            error,
-            Error::Timeout {
-                expected: "bestmove",
-                ..
-            }
-        ),
-        "{error}"
-    );
+    assert_timed_out(&error, "bestmove");
 }
 
 #[tokio::test]
@@ -397,16 +367,23 @@ async fn watching_a_hung_engine_times_out() {
     )
     .await
     .expect("the hang is noticed");
-    assert!(
-        matches!(
-            error,
-            Error::Timeout {
-                expected: "readyok",
-                ..
-            }
-        ),
-        "{error}"
-    );
+    assert_timed_out(&error, "readyok");
     assert!(engine.is_dead());
     engine.kill().await;
+}
+
+/// Asserts that `error` is a timeout waiting for `expected`.
+fn assert_timed_out(error: &Error, expected: &str) {
+    match error {
+        Error::Timeout { expected: what, .. } => assert_eq!(*what, expected, "{error}"),
+        other => panic!("not a timeout: {other}"),
+    }
+}
+
+/// A search of `ms` milliseconds.
+fn for_ms(ms: u64) -> Go {
+    Go {
+        movetime: Some(Duration::from_millis(ms)),
+        ..Go::default()
+    }
 }
