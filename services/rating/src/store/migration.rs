@@ -89,25 +89,20 @@ impl MigrationTrait for AddSessions {
                     .col(string("session_id").primary_key())
                     .col(string("player_id"))
                     .col(big_integer("expires_at"))
-                    .foreign_key(
-                        ForeignKey::create()
-                            .from("revoked_sessions", "player_id")
-                            .to("players", "id")
-                            .on_delete(ForeignKeyAction::Cascade),
-                    )
+                    .foreign_key(&mut cascade(
+                        ("revoked_sessions", "player_id"),
+                        ("players", "id"),
+                    ))
                     .to_owned(),
             )
             .await?;
-        manager
-            .create_index(
-                Index::create()
-                    .if_not_exists()
-                    .name("revoked_sessions_player_idx")
-                    .table("revoked_sessions")
-                    .col("player_id")
-                    .to_owned(),
-            )
-            .await
+        index(
+            manager,
+            "revoked_sessions_player_idx",
+            "revoked_sessions",
+            &["player_id"],
+        )
+        .await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
@@ -160,17 +155,7 @@ impl MigrationTrait for AddNostrKeys {
             .await?;
         // Nulls are distinct in a unique index on both databases, so any
         // number of players may have no key.
-        manager
-            .create_index(
-                Index::create()
-                    .if_not_exists()
-                    .name(NOSTR_KEY_INDEX)
-                    .table("players")
-                    .col("nostr_public_key")
-                    .unique()
-                    .to_owned(),
-            )
-            .await
+        unique_index(manager, NOSTR_KEY_INDEX, "players", &["nostr_public_key"]).await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
@@ -194,6 +179,57 @@ impl MigrationTrait for AddNostrKeys {
     }
 }
 
+/// A foreign key from `from` (table, column) to `to` whose rows go with the
+/// row they point to.
+fn cascade(
+    from: (&'static str, &'static str),
+    to: (&'static str, &'static str),
+) -> ForeignKeyCreateStatement {
+    ForeignKey::create()
+        .from(from.0, from.1)
+        .to(to.0, to.1)
+        .on_delete(ForeignKeyAction::Cascade)
+        .to_owned()
+}
+
+/// Creates index `name` on `columns` of `table`, unless it exists.
+async fn index(
+    manager: &SchemaManager<'_>,
+    name: &str,
+    table: &'static str,
+    columns: &[&'static str],
+) -> Result<(), DbErr> {
+    create_index(manager, name, table, columns, false).await
+}
+
+/// Creates the unique index `name` on `columns` of `table`, unless it exists.
+async fn unique_index(
+    manager: &SchemaManager<'_>,
+    name: &str,
+    table: &'static str,
+    columns: &[&'static str],
+) -> Result<(), DbErr> {
+    create_index(manager, name, table, columns, true).await
+}
+
+async fn create_index(
+    manager: &SchemaManager<'_>,
+    name: &str,
+    table: &'static str,
+    columns: &[&'static str],
+    unique: bool,
+) -> Result<(), DbErr> {
+    let mut index = Index::create();
+    index.if_not_exists().name(name).table(table);
+    for column in columns {
+        index.col(*column);
+    }
+    if unique {
+        index.unique();
+    }
+    manager.create_index(index).await
+}
+
 /// `players`, with its unique username and email keys.
 async fn create_players(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
     manager
@@ -215,17 +251,7 @@ async fn create_players(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
         ("players_username_key_unique", "username_key"),
         ("players_email_key_unique", "email_key"),
     ] {
-        manager
-            .create_index(
-                Index::create()
-                    .if_not_exists()
-                    .name(name)
-                    .table("players")
-                    .col(column)
-                    .unique()
-                    .to_owned(),
-            )
-            .await?;
+        unique_index(manager, name, "players", &[column]).await?;
     }
     Ok(())
 }
@@ -254,27 +280,17 @@ async fn create_ratings(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
                         .col("system")
                         .col("category"),
                 )
-                .foreign_key(
-                    ForeignKey::create()
-                        .from("ratings", "player_id")
-                        .to("players", "id")
-                        .on_delete(ForeignKeyAction::Cascade),
-                )
+                .foreign_key(&mut cascade(("ratings", "player_id"), ("players", "id")))
                 .to_owned(),
         )
         .await?;
-    manager
-        .create_index(
-            Index::create()
-                .if_not_exists()
-                .name("ratings_leaderboard_idx")
-                .table("ratings")
-                .col("system")
-                .col("category")
-                .col("rating")
-                .to_owned(),
-        )
-        .await?;
+    index(
+        manager,
+        "ratings_leaderboard_idx",
+        "ratings",
+        &["system", "category", "rating"],
+    )
+    .await?;
     Ok(())
 }
 
@@ -320,45 +336,31 @@ async fn create_rating_history(manager: &SchemaManager<'_>) -> Result<(), DbErr>
                 .col(double("deviation_before"))
                 .col(double("deviation_after"))
                 .col(big_integer("recorded_at"))
-                .foreign_key(
-                    ForeignKey::create()
-                        .from("rating_history", "player_id")
-                        .to("players", "id")
-                        .on_delete(ForeignKeyAction::Cascade),
-                )
-                .foreign_key(
-                    ForeignKey::create()
-                        .from("rating_history", "game_id")
-                        .to("results", "game_id")
-                        .on_delete(ForeignKeyAction::Cascade),
-                )
+                .foreign_key(&mut cascade(
+                    ("rating_history", "player_id"),
+                    ("players", "id"),
+                ))
+                .foreign_key(&mut cascade(
+                    ("rating_history", "game_id"),
+                    ("results", "game_id"),
+                ))
                 .to_owned(),
         )
         .await?;
-    manager
-        .create_index(
-            Index::create()
-                .if_not_exists()
-                .name("rating_history_game_player_unique")
-                .table("rating_history")
-                .col("game_id")
-                .col("player_id")
-                .unique()
-                .to_owned(),
-        )
-        .await?;
-    manager
-        .create_index(
-            Index::create()
-                .if_not_exists()
-                .name("rating_history_player_idx")
-                .table("rating_history")
-                .col("player_id")
-                .col("system")
-                .col("id")
-                .to_owned(),
-        )
-        .await?;
+    unique_index(
+        manager,
+        "rating_history_game_player_unique",
+        "rating_history",
+        &["game_id", "player_id"],
+    )
+    .await?;
+    index(
+        manager,
+        "rating_history_player_idx",
+        "rating_history",
+        &["player_id", "system", "id"],
+    )
+    .await?;
     Ok(())
 }
 
