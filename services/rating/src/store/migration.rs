@@ -96,13 +96,13 @@ impl MigrationTrait for AddSessions {
                     .to_owned(),
             )
             .await?;
-        index(
-            manager,
-            "revoked_sessions_player_idx",
-            "revoked_sessions",
-            &["player_id"],
-        )
-        .await
+        manager
+            .create_index(index(
+                "revoked_sessions_player_idx",
+                "revoked_sessions",
+                &["player_id"],
+            ))
+            .await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
@@ -155,7 +155,13 @@ impl MigrationTrait for AddNostrKeys {
             .await?;
         // Nulls are distinct in a unique index on both databases, so any
         // number of players may have no key.
-        unique_index(manager, NOSTR_KEY_INDEX, "players", &["nostr_public_key"]).await
+        manager
+            .create_index(
+                index(NOSTR_KEY_INDEX, "players", &["nostr_public_key"])
+                    .unique()
+                    .to_owned(),
+            )
+            .await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
@@ -192,42 +198,14 @@ fn cascade(
         .to_owned()
 }
 
-/// Creates index `name` on `columns` of `table`, unless it exists.
-async fn index(
-    manager: &SchemaManager<'_>,
-    name: &str,
-    table: &'static str,
-    columns: &[&'static str],
-) -> Result<(), DbErr> {
-    create_index(manager, name, table, columns, false).await
-}
-
-/// Creates the unique index `name` on `columns` of `table`, unless it exists.
-async fn unique_index(
-    manager: &SchemaManager<'_>,
-    name: &str,
-    table: &'static str,
-    columns: &[&'static str],
-) -> Result<(), DbErr> {
-    create_index(manager, name, table, columns, true).await
-}
-
-async fn create_index(
-    manager: &SchemaManager<'_>,
-    name: &str,
-    table: &'static str,
-    columns: &[&'static str],
-    unique: bool,
-) -> Result<(), DbErr> {
+/// Index `name` on `columns` of `table`, created unless it exists.
+fn index(name: &str, table: &'static str, columns: &[&'static str]) -> IndexCreateStatement {
     let mut index = Index::create();
     index.if_not_exists().name(name).table(table);
     for column in columns {
         index.col(*column);
     }
-    if unique {
-        index.unique();
-    }
-    manager.create_index(index).await
+    index
 }
 
 /// `players`, with its unique username and email keys.
@@ -251,7 +229,9 @@ async fn create_players(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
         ("players_username_key_unique", "username_key"),
         ("players_email_key_unique", "email_key"),
     ] {
-        unique_index(manager, name, "players", &[column]).await?;
+        manager
+            .create_index(index(name, "players", &[column]).unique().to_owned())
+            .await?;
     }
     Ok(())
 }
@@ -284,13 +264,13 @@ async fn create_ratings(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
                 .to_owned(),
         )
         .await?;
-    index(
-        manager,
-        "ratings_leaderboard_idx",
-        "ratings",
-        &["system", "category", "rating"],
-    )
-    .await?;
+    manager
+        .create_index(index(
+            "ratings_leaderboard_idx",
+            "ratings",
+            &["system", "category", "rating"],
+        ))
+        .await?;
     Ok(())
 }
 
@@ -347,20 +327,24 @@ async fn create_rating_history(manager: &SchemaManager<'_>) -> Result<(), DbErr>
                 .to_owned(),
         )
         .await?;
-    unique_index(
-        manager,
-        "rating_history_game_player_unique",
-        "rating_history",
-        &["game_id", "player_id"],
-    )
-    .await?;
-    index(
-        manager,
-        "rating_history_player_idx",
-        "rating_history",
-        &["player_id", "system", "id"],
-    )
-    .await?;
+    manager
+        .create_index(
+            index(
+                "rating_history_game_player_unique",
+                "rating_history",
+                &["game_id", "player_id"],
+            )
+            .unique()
+            .to_owned(),
+        )
+        .await?;
+    manager
+        .create_index(index(
+            "rating_history_player_idx",
+            "rating_history",
+            &["player_id", "system", "id"],
+        ))
+        .await?;
     Ok(())
 }
 
