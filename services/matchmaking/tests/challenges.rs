@@ -14,7 +14,8 @@ use chess_proto::{
     matchmaking::v1 as pb,
 };
 use common::{
-    Lobby, blitz, for_player, game_players, game_state, next_event, next_event_within, watch,
+    Lobby, accept_challenge, blitz, cancel_challenge, for_player, game_players, game_state,
+    list_challenges, next_event, next_event_within, watch,
 };
 use tonic::Code;
 
@@ -68,19 +69,11 @@ async fn challenges_are_accepted_declined_and_cancelled() {
         other => panic!("unexpected {other:?}"),
     }
     // Only the challenged player accepts.
-    let wrong = client
-        .accept_challenge(for_player(pb::AcceptChallengeRequest {
-            challenge_id: first.challenge_id.clone(),
-            player_id: alice.id.clone(),
-        }))
+    let wrong = accept_challenge(&mut client, &first.challenge_id, &alice)
         .await
         .unwrap_err();
     assert_eq!(wrong.code(), Code::PermissionDenied);
-    let accepted = client
-        .accept_challenge(for_player(pb::AcceptChallengeRequest {
-            challenge_id: first.challenge_id.clone(),
-            player_id: bob.id.clone(),
-        }))
+    let accepted = accept_challenge(&mut client, &first.challenge_id, &bob)
         .await
         .unwrap()
         .into_inner()
@@ -133,39 +126,21 @@ async fn challenges_are_accepted_declined_and_cancelled() {
         .challenge
         .unwrap();
     let _ = next_event(&mut bob_events).await;
-    let listed = client
-        .list_challenges(for_player(pb::ListChallengesRequest {
-            player_id: alice.id.clone(),
-        }))
-        .await
-        .unwrap()
-        .into_inner();
+    let listed = list_challenges(&mut client, &alice).await;
     assert_eq!(listed.outgoing.len(), 1);
     assert!(listed.incoming.is_empty());
-    let not_hers = client
-        .cancel_challenge(for_player(pb::CancelChallengeRequest {
-            challenge_id: third.challenge_id.clone(),
-            player_id: bob.id.clone(),
-        }))
+    let not_hers = cancel_challenge(&mut client, &third.challenge_id, &bob)
         .await
         .unwrap_err();
     assert_eq!(not_hers.code(), Code::PermissionDenied);
-    client
-        .cancel_challenge(for_player(pb::CancelChallengeRequest {
-            challenge_id: third.challenge_id.clone(),
-            player_id: alice.id.clone(),
-        }))
+    cancel_challenge(&mut client, &third.challenge_id, &alice)
         .await
         .unwrap();
     match next_event(&mut bob_events).await {
         Kind::ChallengeCancelled(c) => assert_eq!(c.challenge_id, third.challenge_id),
         other => panic!("unexpected {other:?}"),
     }
-    let gone = client
-        .accept_challenge(for_player(pb::AcceptChallengeRequest {
-            challenge_id: third.challenge_id,
-            player_id: bob.id.clone(),
-        }))
+    let gone = accept_challenge(&mut client, &third.challenge_id, &bob)
         .await
         .unwrap_err();
     assert_eq!(gone.code(), Code::NotFound);
@@ -216,14 +191,7 @@ async fn challenges_expire_on_their_timer() {
     let mut client = lobby.client().await;
     let mut alice_events = watch(&mut client, &alice).await;
     let mut bob_events = watch(&mut client, &bob).await;
-    let incoming = client
-        .list_challenges(for_player(pb::ListChallengesRequest {
-            player_id: bob.id.clone(),
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .incoming;
+    let incoming = list_challenges(&mut client, &bob).await.incoming;
     assert_eq!(incoming.len(), 1);
     for events in [&mut alice_events, &mut bob_events] {
         match next_event_within(events, Duration::from_secs(30)).await {
@@ -234,11 +202,7 @@ async fn challenges_expire_on_their_timer() {
             other => panic!("unexpected {other:?}"),
         }
     }
-    let accepted = client
-        .accept_challenge(for_player(pb::AcceptChallengeRequest {
-            challenge_id: "soon".into(),
-            player_id: bob.id.clone(),
-        }))
+    let accepted = accept_challenge(&mut client, "soon", &bob)
         .await
         .unwrap_err();
     assert_eq!(accepted.code(), Code::NotFound);

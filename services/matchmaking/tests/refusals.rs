@@ -4,7 +4,7 @@
 mod common;
 
 use chess_proto::{common::v1 as wire, matchmaking::v1 as pb};
-use common::{Lobby, Player, blitz, daily, for_player, list, request, seek};
+use common::{Lobby, Player, blitz, daily, for_player, list, list_challenges, request, seek};
 use tonic::Code;
 
 #[tokio::test]
@@ -76,13 +76,7 @@ async fn bad_input_is_refused() {
         assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
         assert!(status.message().contains(word), "{}", status.message());
     }
-    let listed = client
-        .list_challenges(for_player(pb::ListChallengesRequest {
-            player_id: alice.id.clone(),
-        }))
-        .await
-        .unwrap()
-        .into_inner();
+    let listed = list_challenges(&mut client, &alice).await;
     assert!(listed.incoming.is_empty(), "a refused challenge was kept");
 }
 

@@ -10,8 +10,8 @@ use chess_proto::{
     matchmaking::v1 as pb,
 };
 use common::{
-    Lobby, blitz, daily, for_player, game_players, game_state, list, list_once, next_event,
-    request, seek, watch,
+    Lobby, accept_seek_request, blitz, daily, for_player, game_players, game_state, list,
+    list_challenges, list_once, list_seek_requests, next_event, request, seek, watch,
 };
 
 /// Tables and their requests, and challenges, survive a crash of the
@@ -70,21 +70,10 @@ async fn tables_survive_a_restart(mut lobby: Lobby) {
     assert_eq!(seen[0].time_control, Some(daily(72)));
     assert_eq!(seen[0].color, wire::ColorChoice::Black as i32);
     assert!(seen[0].allow_hints && !seen[0].rated);
-    let received = client
-        .list_seek_requests(for_player(pb::ListSeekRequestsRequest {
-            player_id: alice.id.clone(),
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .received;
+    let received = list_seek_requests(&mut client, &alice).await.received;
     assert_eq!(received.len(), 1);
     assert_eq!(received[0].request_id, pending.request_id);
-    let accepted = client
-        .accept_seek_request(for_player(pb::AcceptSeekRequestRequest {
-            request_id: pending.request_id.clone(),
-            player_id: alice.id.clone(),
-        }))
+    let accepted = accept_seek_request(&mut client, &pending.request_id, &alice)
         .await
         .unwrap()
         .into_inner()
@@ -96,14 +85,7 @@ async fn tables_survive_a_restart(mut lobby: Lobby) {
     );
     // The table's consent to hints reached its game.
     assert!(game_state(&lobby, &accepted.game_id).await.hints_allowed);
-    let incoming = client
-        .list_challenges(for_player(pb::ListChallengesRequest {
-            player_id: alice.id.clone(),
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .incoming;
+    let incoming = list_challenges(&mut client, &alice).await.incoming;
     assert_eq!(incoming.len(), 1);
     assert_eq!(incoming[0].challenge_id, challenge.challenge_id);
     assert!(incoming[0].allow_hints);
@@ -141,11 +123,7 @@ async fn real_time_seeks_survive_a_restart(mut lobby: Lobby) {
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert_eq!(seen[0].seek_id, open.seek_id);
     assert_eq!(seen[0].time_control, Some(blitz()));
-    let accepted = client
-        .accept_seek_request(for_player(pb::AcceptSeekRequestRequest {
-            request_id: pending.request_id.clone(),
-            player_id: alice.id.clone(),
-        }))
+    let accepted = accept_seek_request(&mut client, &pending.request_id, &alice)
         .await
         .unwrap()
         .into_inner()

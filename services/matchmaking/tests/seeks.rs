@@ -11,8 +11,9 @@ use chess_proto::{
     matchmaking::v1 as pb,
 };
 use common::{
-    Lobby, blitz, daily, for_player, game_players, game_state, list, list_once, next_event,
-    request, seek, watch,
+    Lobby, accept_seek_request, blitz, cancel_seek, daily, for_player, game_players, game_state,
+    list, list_once, list_seek_requests, next_event, reject_seek_request, request, seek, watch,
+    withdraw_seek_request,
 };
 use tonic::Code;
 
@@ -60,20 +61,12 @@ async fn a_manual_seek_is_requested_accepted_and_started() {
     let own = request(&lobby, &posted.seek_id, &alice).await.unwrap_err();
     assert_eq!(own.code(), Code::FailedPrecondition);
     // Only the poster accepts.
-    let stolen = client
-        .accept_seek_request(for_player(pb::AcceptSeekRequestRequest {
-            request_id: by_bob.request_id.clone(),
-            player_id: carol.id.clone(),
-        }))
+    let stolen = accept_seek_request(&mut client, &by_bob.request_id, &carol)
         .await
         .unwrap_err();
     assert_eq!(stolen.code(), Code::PermissionDenied);
 
-    let accepted = client
-        .accept_seek_request(for_player(pb::AcceptSeekRequestRequest {
-            request_id: by_bob.request_id.clone(),
-            player_id: alice.id.clone(),
-        }))
+    let accepted = accept_seek_request(&mut client, &by_bob.request_id, &alice)
         .await
         .expect("accept")
         .into_inner()
@@ -95,20 +88,10 @@ async fn a_manual_seek_is_requested_accepted_and_started() {
         }
         other => panic!("unexpected {other:?}"),
     }
-    let listed = client
-        .list_seek_requests(for_player(pb::ListSeekRequestsRequest {
-            player_id: alice.id.clone(),
-        }))
-        .await
-        .unwrap()
-        .into_inner();
+    let listed = list_seek_requests(&mut client, &alice).await;
     assert!(listed.received.is_empty() && listed.seeks.is_empty());
     // Accepting twice finds nothing.
-    let twice = client
-        .accept_seek_request(for_player(pb::AcceptSeekRequestRequest {
-            request_id: by_bob.request_id,
-            player_id: alice.id.clone(),
-        }))
+    let twice = accept_seek_request(&mut client, &by_bob.request_id, &alice)
         .await
         .unwrap_err();
     assert_eq!(twice.code(), Code::NotFound);
@@ -132,11 +115,7 @@ async fn requests_are_rejected_and_withdrawn() {
 
     let first = request(&lobby, &posted.seek_id, &bob).await.unwrap();
     let _ = next_event(&mut alice_events).await;
-    let rejected = client
-        .reject_seek_request(for_player(pb::RejectSeekRequestRequest {
-            request_id: first.request_id.clone(),
-            player_id: alice.id.clone(),
-        }))
+    let rejected = reject_seek_request(&mut client, &first.request_id, &alice)
         .await
         .unwrap()
         .into_inner()
@@ -150,28 +129,13 @@ async fn requests_are_rejected_and_withdrawn() {
     // The seek stays open; bob may ask again and then change his mind.
     let second = request(&lobby, &posted.seek_id, &bob).await.unwrap();
     let _ = next_event(&mut alice_events).await;
-    let sent = client
-        .list_seek_requests(for_player(pb::ListSeekRequestsRequest {
-            player_id: bob.id.clone(),
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .sent;
+    let sent = list_seek_requests(&mut client, &bob).await.sent;
     assert_eq!(sent.len(), 1);
-    let not_his = client
-        .withdraw_seek_request(for_player(pb::WithdrawSeekRequestRequest {
-            request_id: second.request_id.clone(),
-            player_id: alice.id.clone(),
-        }))
+    let not_his = withdraw_seek_request(&mut client, &second.request_id, &alice)
         .await
         .unwrap_err();
     assert_eq!(not_his.code(), Code::PermissionDenied);
-    client
-        .withdraw_seek_request(for_player(pb::WithdrawSeekRequestRequest {
-            request_id: second.request_id.clone(),
-            player_id: bob.id.clone(),
-        }))
+    withdraw_seek_request(&mut client, &second.request_id, &bob)
         .await
         .unwrap();
     match next_event(&mut alice_events).await {
@@ -179,19 +143,11 @@ async fn requests_are_rejected_and_withdrawn() {
         other => panic!("unexpected {other:?}"),
     }
     // The poster cancels; only they may.
-    let denied = client
-        .cancel_seek(for_player(pb::CancelSeekRequest {
-            seek_id: posted.seek_id.clone(),
-            player_id: bob.id.clone(),
-        }))
+    let denied = cancel_seek(&mut client, &posted.seek_id, &bob)
         .await
         .unwrap_err();
     assert_eq!(denied.code(), Code::PermissionDenied);
-    client
-        .cancel_seek(for_player(pb::CancelSeekRequest {
-            seek_id: posted.seek_id.clone(),
-            player_id: alice.id.clone(),
-        }))
+    cancel_seek(&mut client, &posted.seek_id, &alice)
         .await
         .unwrap();
     assert!(list(&lobby, &bob).await.is_empty());

@@ -310,3 +310,59 @@ pub async fn game_state(lobby: &Lobby, game_id: &str) -> common::GameState {
         .game
         .expect("state")
 }
+
+/// A client of matchmaking, signed as the gateway's calls are.
+pub type Client = MatchmakingServiceClient<Signed>;
+
+/// Calls about one seek, request or challenge (`id`), made for `player`.
+macro_rules! about_one {
+    ($($call:ident: $request:ident.$field:ident -> $response:ident;)*) => {$(
+        pub async fn $call(
+            client: &mut Client,
+            id: &str,
+            player: &Player,
+        ) -> Result<tonic::Response<pb::$response>, tonic::Status> {
+            let request = pb::$request {
+                $field: id.to_owned(),
+                player_id: player.id.clone(),
+            };
+            client.$call(for_player(request)).await
+        }
+    )*};
+}
+
+about_one! {
+    cancel_seek: CancelSeekRequest.seek_id -> CancelSeekResponse;
+    accept_seek_request: AcceptSeekRequestRequest.request_id -> AcceptSeekRequestResponse;
+    reject_seek_request: RejectSeekRequestRequest.request_id -> RejectSeekRequestResponse;
+    withdraw_seek_request: WithdrawSeekRequestRequest.request_id -> WithdrawSeekRequestResponse;
+    accept_challenge: AcceptChallengeRequest.challenge_id -> AcceptChallengeResponse;
+    cancel_challenge: CancelChallengeRequest.challenge_id -> CancelChallengeResponse;
+}
+
+/// `player`'s pending challenges.
+pub async fn list_challenges(client: &mut Client, player: &Player) -> pb::ListChallengesResponse {
+    let request = pb::ListChallengesRequest {
+        player_id: player.id.clone(),
+    };
+    client
+        .list_challenges(for_player(request))
+        .await
+        .expect("list challenges")
+        .into_inner()
+}
+
+/// `player`'s requests, received and sent, and their seeks.
+pub async fn list_seek_requests(
+    client: &mut Client,
+    player: &Player,
+) -> pb::ListSeekRequestsResponse {
+    let request = pb::ListSeekRequestsRequest {
+        player_id: player.id.clone(),
+    };
+    client
+        .list_seek_requests(for_player(request))
+        .await
+        .expect("list seek requests")
+        .into_inner()
+}
