@@ -15,7 +15,7 @@ use chess_proto::{
 };
 use common::{
     Lobby, accept_challenge, blitz, cancel_challenge, for_player, game_players, game_state,
-    list_challenges, next_event, next_event_within, watch,
+    list_challenges, next_event, next_event_within, refused, watch,
 };
 use tonic::Code;
 
@@ -38,22 +38,24 @@ async fn challenges_are_accepted_declined_and_cancelled() {
         allow_hints: false,
     };
 
-    let unknown = client
-        .create_challenge(for_player(pb::CreateChallengeRequest {
-            opponent_username: "nobody".into(),
-            ..challenge(wire::ColorChoice::White)
-        }))
-        .await
-        .unwrap_err();
-    assert_eq!(unknown.code(), Code::NotFound);
-    let herself = client
-        .create_challenge(for_player(pb::CreateChallengeRequest {
-            opponent_username: "alice".into(),
-            ..challenge(wire::ColorChoice::White)
-        }))
-        .await
-        .unwrap_err();
-    assert_eq!(herself.code(), Code::InvalidArgument);
+    refused(
+        client
+            .create_challenge(for_player(pb::CreateChallengeRequest {
+                opponent_username: "nobody".into(),
+                ..challenge(wire::ColorChoice::White)
+            }))
+            .await,
+        Code::NotFound,
+    );
+    refused(
+        client
+            .create_challenge(for_player(pb::CreateChallengeRequest {
+                opponent_username: "alice".into(),
+                ..challenge(wire::ColorChoice::White)
+            }))
+            .await,
+        Code::InvalidArgument,
+    );
 
     let first = client
         .create_challenge(for_player(challenge(wire::ColorChoice::Black)))
@@ -69,10 +71,10 @@ async fn challenges_are_accepted_declined_and_cancelled() {
         other => panic!("unexpected {other:?}"),
     }
     // Only the challenged player accepts.
-    let wrong = accept_challenge(&mut client, &first.challenge_id, &alice)
-        .await
-        .unwrap_err();
-    assert_eq!(wrong.code(), Code::PermissionDenied);
+    refused(
+        accept_challenge(&mut client, &first.challenge_id, &alice).await,
+        Code::PermissionDenied,
+    );
     let accepted = accept_challenge(&mut client, &first.challenge_id, &bob)
         .await
         .unwrap()
@@ -129,10 +131,10 @@ async fn challenges_are_accepted_declined_and_cancelled() {
     let listed = list_challenges(&mut client, &alice).await;
     assert_eq!(listed.outgoing.len(), 1);
     assert!(listed.incoming.is_empty());
-    let not_hers = cancel_challenge(&mut client, &third.challenge_id, &bob)
-        .await
-        .unwrap_err();
-    assert_eq!(not_hers.code(), Code::PermissionDenied);
+    refused(
+        cancel_challenge(&mut client, &third.challenge_id, &bob).await,
+        Code::PermissionDenied,
+    );
     cancel_challenge(&mut client, &third.challenge_id, &alice)
         .await
         .unwrap();
@@ -140,10 +142,10 @@ async fn challenges_are_accepted_declined_and_cancelled() {
         Kind::ChallengeCancelled(c) => assert_eq!(c.challenge_id, third.challenge_id),
         other => panic!("unexpected {other:?}"),
     }
-    let gone = accept_challenge(&mut client, &third.challenge_id, &bob)
-        .await
-        .unwrap_err();
-    assert_eq!(gone.code(), Code::NotFound);
+    refused(
+        accept_challenge(&mut client, &third.challenge_id, &bob).await,
+        Code::NotFound,
+    );
 }
 
 #[tokio::test]
@@ -202,8 +204,8 @@ async fn challenges_expire_on_their_timer() {
             other => panic!("unexpected {other:?}"),
         }
     }
-    let accepted = accept_challenge(&mut client, "soon", &bob)
-        .await
-        .unwrap_err();
-    assert_eq!(accepted.code(), Code::NotFound);
+    refused(
+        accept_challenge(&mut client, "soon", &bob).await,
+        Code::NotFound,
+    );
 }

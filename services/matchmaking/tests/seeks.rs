@@ -12,8 +12,8 @@ use chess_proto::{
 };
 use common::{
     Lobby, accept_seek_request, blitz, cancel_seek, daily, for_player, game_players, game_state,
-    list, list_once, list_seek_requests, next_event, reject_seek_request, request, seek, watch,
-    withdraw_seek_request,
+    list, list_once, list_seek_requests, next_event, refused, reject_seek_request, request, seek,
+    watch, withdraw_seek_request,
 };
 use tonic::Code;
 
@@ -61,10 +61,10 @@ async fn a_manual_seek_is_requested_accepted_and_started() {
     let own = request(&lobby, &posted.seek_id, &alice).await.unwrap_err();
     assert_eq!(own.code(), Code::FailedPrecondition);
     // Only the poster accepts.
-    let stolen = accept_seek_request(&mut client, &by_bob.request_id, &carol)
-        .await
-        .unwrap_err();
-    assert_eq!(stolen.code(), Code::PermissionDenied);
+    refused(
+        accept_seek_request(&mut client, &by_bob.request_id, &carol).await,
+        Code::PermissionDenied,
+    );
 
     let accepted = accept_seek_request(&mut client, &by_bob.request_id, &alice)
         .await
@@ -91,10 +91,10 @@ async fn a_manual_seek_is_requested_accepted_and_started() {
     let listed = list_seek_requests(&mut client, &alice).await;
     assert!(listed.received.is_empty() && listed.seeks.is_empty());
     // Accepting twice finds nothing.
-    let twice = accept_seek_request(&mut client, &by_bob.request_id, &alice)
-        .await
-        .unwrap_err();
-    assert_eq!(twice.code(), Code::NotFound);
+    refused(
+        accept_seek_request(&mut client, &by_bob.request_id, &alice).await,
+        Code::NotFound,
+    );
 }
 
 #[tokio::test]
@@ -131,10 +131,10 @@ async fn requests_are_rejected_and_withdrawn() {
     let _ = next_event(&mut alice_events).await;
     let sent = list_seek_requests(&mut client, &bob).await.sent;
     assert_eq!(sent.len(), 1);
-    let not_his = withdraw_seek_request(&mut client, &second.request_id, &alice)
-        .await
-        .unwrap_err();
-    assert_eq!(not_his.code(), Code::PermissionDenied);
+    refused(
+        withdraw_seek_request(&mut client, &second.request_id, &alice).await,
+        Code::PermissionDenied,
+    );
     withdraw_seek_request(&mut client, &second.request_id, &bob)
         .await
         .unwrap();
@@ -143,10 +143,10 @@ async fn requests_are_rejected_and_withdrawn() {
         other => panic!("unexpected {other:?}"),
     }
     // The poster cancels; only they may.
-    let denied = cancel_seek(&mut client, &posted.seek_id, &bob)
-        .await
-        .unwrap_err();
-    assert_eq!(denied.code(), Code::PermissionDenied);
+    refused(
+        cancel_seek(&mut client, &posted.seek_id, &bob).await,
+        Code::PermissionDenied,
+    );
     cancel_seek(&mut client, &posted.seek_id, &alice)
         .await
         .unwrap();

@@ -366,3 +366,9 @@ pub async fn list_seek_requests(
         .expect("list seek requests")
         .into_inner()
 }
+
+/// Asserts that a call was refused with `code`.
+pub fn refused<T: std::fmt::Debug>(result: Result<T, tonic::Status>, code: tonic::Code) {
+    let status = result.expect_err("refused");
+    assert_eq!(status.code(), code, "{status:?}");
+}
