@@ -264,17 +264,16 @@ impl Client {
         }
     }
 
+    /// Asserts that the next line `receiver` (the stream `name`) gives is
+    /// exactly `line` + `\n`.
+    fn expect_line(receiver: &Option<Receiver<Vec<u8>>>, name: &str, line: &str) {
+        let got = Self::next_line(receiver, name, line);
+        assert_bytes(name, &got, format!("{line}\n").as_bytes());
+    }
+
     /// Asserts that the next stdout line is exactly `line` + `\n`.
     pub fn expect_stdout(&mut self, line: &str) {
-        let got = Self::next_line(&self.stdout, "stdout", line);
-        let want = format!("{line}\n");
-        assert_eq!(
-            got,
-            want.as_bytes(),
-            "stdout: {} instead of {}",
-            show(&got),
-            show(want.as_bytes())
-        );
+        Self::expect_line(&self.stdout, "stdout", line);
     }
 
     /// Asserts that the next stdout bytes are exactly `text`, which may hold
@@ -284,26 +283,12 @@ impl Client {
         while got.len() < text.len() {
             got.extend(Self::next_line(&self.stdout, "stdout", text));
         }
-        assert_eq!(
-            got,
-            text.as_bytes(),
-            "stdout: {} instead of {}",
-            show(&got),
-            show(text.as_bytes())
-        );
+        assert_bytes("stdout", &got, text.as_bytes());
     }
 
     /// Asserts that the next stderr line is exactly `line` + `\n`.
     pub fn expect_stderr(&mut self, line: &str) {
-        let got = Self::next_line(&self.stderr, "stderr", line);
-        let want = format!("{line}\n");
-        assert_eq!(
-            got,
-            want.as_bytes(),
-            "stderr: {} instead of {}",
-            show(&got),
-            show(want.as_bytes())
-        );
+        Self::expect_line(&self.stderr, "stderr", line);
     }
 
     /// The next stderr line, if one has been written already.
@@ -357,6 +342,11 @@ impl Drop for Client {
         let _already_exited = self.child.kill();
         let _reaped = self.child.wait();
     }
+}
+
+/// Asserts that the stream `name` gave `want`, showing both if not.
+fn assert_bytes(name: &str, got: &[u8], want: &[u8]) {
+    assert_eq!(got, want, "{name}: {} instead of {}", show(got), show(want));
 }
 
 /// A started client and the server's end of its connection, past the
