@@ -239,3 +239,9 @@ pub fn login_request(login: &str, password: &str) -> pb::AuthenticateRequest {
         password: password.into(),
     }
 }
+
+/// Asserts that a call was refused with `code`.
+pub fn assert_refused<T: std::fmt::Debug>(result: Result<T, tonic::Status>, code: tonic::Code) {
+    let status = result.expect_err("refused");
+    assert_eq!(status.code(), code, "{status:?}");
+}
