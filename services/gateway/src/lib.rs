@@ -2,31 +2,25 @@
 //! It keeps no game state of its own, only live connections, so it scales by
 //! adding replicas.
 //!
-//! - [`public`]: the public gRPC API (`chess.gateway.v1`), also as gRPC-Web,
-//!   and the email notices of daily games.
-//! - [`auth`]: signed session tokens; [`sessions`]: whether a token's
-//!   session has ended (sign-out, password change), cached from the rating
-//!   service; [`limits`]: throttling logins and registrations per source
-//!   address; [`mail`]: outgoing mail.
-//! - [`web`]: plain HTTP on the public port, beside gRPC and gRPC-Web: the
-//!   web page (its embedded script and assets) and a game at `/games/<id>`,
-//!   the link in the emails.
-//! - [`uqchess`]: the uqchess line protocol on its own TCP port.
-//! - [`nostr`]: the Nostr bridge (`protocols/nostr.md`) on the relays given.
-//! - [`clients`]: the calls to the internal services (matchmaking, game,
-//!   rating).
+//! - [`api`]: the public gRPC API (`chess.gateway.v1`), also as gRPC-Web:
+//!   the only module that sees its wire types and `tonic::Status`.
+//! - [`fronts`]: every other protocol, one module each: [`fronts::web`]
+//!   (pages on the public port), [`fronts::uqchess`] (the line protocol),
+//!   [`fronts::nostr`] (the Nostr bridge). The next one, a lichess-compatible
+//!   HTTP API, goes in `fronts/lichess/`.
+//! - [`core`]: what the fronts share: sessions and their tokens, the typed
+//!   clients of the internal services, and the email notices of daily games.
 
-pub mod auth;
-pub mod clients;
-pub mod limits;
-pub mod mail;
-pub mod nostr;
-pub mod public;
-pub mod sessions;
-pub mod uqchess;
-pub mod web;
+pub mod api;
+pub mod core;
+pub mod fronts;
 
 use std::{sync::Arc, time::Duration};
+
+use crate::{
+    core::{auth, clients, mail, notifier::Notifier, public_url::PublicUrl, sessions},
+    fronts::{nostr, uqchess, web},
+};
 
 /// Flags of `chess-gateway`; each has an environment twin
 /// `CHESS_GATEWAY_<FLAG>`.
@@ -106,7 +100,7 @@ pub struct Config {
     /// page. Default: `http://` and the public gRPC address, with 127.0.0.1
     /// for an unspecified host (0.0.0.0, [::]).
     #[arg(long)]
-    pub public_url: Option<web::PublicUrl>,
+    pub public_url: Option<PublicUrl>,
     /// Email the opponent after each move of a daily game. Exactly one
     /// replica should do it: with several, set `false` on all but one.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
@@ -156,7 +150,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         "gateway",
         &config.server,
         DEFAULT_LISTEN,
-        &public::SERVICE_NAMES,
+        &api::SERVICE_NAMES,
     )
     .await?;
     let backends = clients::Backends::connect(
@@ -171,7 +165,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     let public_url = match config.public_url {
         Some(url) => url,
         None => {
-            let url = web::PublicUrl::for_listener(server.local_addr());
+            let url = PublicUrl::for_listener(server.local_addr());
             if server.local_addr().ip().is_unspecified() {
                 tracing::warn!(%url, "links in emails use this address; set --public-url to the one players reach");
             }
@@ -180,10 +174,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     };
     tracing::info!(%public_url, "web page served at <public-url>/, games at <public-url>/games/<id>");
     let notifier = config.notify_daily_moves.then(|| {
-        tokio::spawn(
-            public::notifier::Notifier::new(backends.clone(), mailer, public_url)
-                .run(server.shutdown()),
-        )
+        tokio::spawn(Notifier::new(backends.clone(), mailer, public_url).run(server.shutdown()))
     });
     let uqchess = if config.uqchess_listen.is_empty() && config.uqchess_listen_fd.is_none() {
         None
@@ -209,11 +200,11 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         Duration::from_secs(config.session_cache_secs),
     ));
     sessions.keep_fresh(server.shutdown());
-    let routes = public::routes(
-        Arc::new(public::Shared {
+    let routes = api::routes(
+        Arc::new(api::Shared {
             backends: backends.clone(),
             sessions,
-            limits: limits::AddressLimits::new(
+            limits: api::limits::AddressLimits::new(
                 config.login_failures_per_address,
                 config.registrations_per_address,
             ),

@@ -192,7 +192,7 @@ async fn bad_input_on_every_rpc_is_refused_and_hurts_no_one_else() {
 #[tokio::test]
 async fn forged_tampered_and_expired_tokens_are_refused() {
     use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
-    use chess_gateway::auth::Tokens;
+    use chess_gateway::core::auth::Tokens;
 
     let system = System::start(&[]).await;
     let alice = system.sign_up("alice").await;

@@ -7,7 +7,7 @@ use super::{
     assets::{self, Asset},
     game, html, method_not_allowed, not_found, page, readable,
 };
-use crate::clients::Backends;
+use crate::core::clients::Backends;
 
 /// Longest game id looked up; the game service makes 12-character ids.
 const MAX_GAME_ID: usize = 64;

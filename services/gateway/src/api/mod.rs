@@ -8,7 +8,6 @@
 //!   streams (the game service behind it, and matchmaking for lobby events).
 //! - [`nostr`]: NostrService — the Nostr bridge's key and relays, and
 //!   linking a Nostr key to an account.
-//! - [`notifier`]: email to the opponent after each move of a daily game.
 //!
 //! Every call that acts for a player takes the player's id from the verified
 //! session token, never from the request, so a token of A cannot act for B;
@@ -18,9 +17,9 @@
 
 pub mod account;
 mod bounds;
+pub mod limits;
 pub mod lobby;
 pub mod nostr;
-pub mod notifier;
 pub mod play;
 
 use std::sync::Arc;
@@ -34,7 +33,9 @@ use chess_proto::gateway::v1::{
 use chess_runtime::{Shutdown, reason::REASON_KEY};
 use tonic::{Code, Status};
 
-use crate::{clients::Backends, limits::AddressLimits, sessions::Sessions};
+use crate::core::{clients::Backends, sessions::Sessions};
+
+use limits::AddressLimits;
 
 /// The names of the public services, for health and reflection.
 pub const SERVICE_NAMES: [&str; 4] = [
@@ -54,7 +55,10 @@ pub struct Shared {
 }
 
 /// The three public services, ready to serve.
-pub fn routes(shared: Arc<Shared>, bridge: Option<crate::nostr::Handle>) -> tonic::service::Routes {
+pub fn routes(
+    shared: Arc<Shared>,
+    bridge: Option<crate::fronts::nostr::Handle>,
+) -> tonic::service::Routes {
     tonic::service::Routes::new(AccountServiceServer::new(account::Accounts::new(
         Arc::clone(&shared),
     )))

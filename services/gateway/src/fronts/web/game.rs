@@ -16,9 +16,9 @@ use shakmaty::{Square, fen::Fen, uci::UciMove};
 use tonic::{Code, body::Body};
 
 use super::{html, not_found, page as html_page, respond};
-use crate::{
+use crate::core::{
     clients::Backends,
-    public::notifier::{display_name, registered_id},
+    players::{display_name, registered_id},
 };
 
 /// How long a page waits for a service.

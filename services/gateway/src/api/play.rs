@@ -20,7 +20,7 @@ use tonic::{Code, Request, Response, Status, Streaming};
 use tracing::instrument;
 
 use super::{Shared, bounds::bounded, relay, with_retries};
-use crate::auth::Session;
+use crate::core::auth::Session;
 
 type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 

@@ -1,4 +1,4 @@
-//! Which signed-in sessions have ended: the token check of [`crate::auth`]
+//! Which signed-in sessions have ended: the token check of [`crate::core::auth`]
 //! plus the player's session state from the rating service, cached.
 //!
 //! A token names its session and the player's session generation at
@@ -29,7 +29,7 @@ use chess_proto::rating::v1 as rating;
 use chess_runtime::Shutdown;
 use tonic::{Code, Request, Status};
 
-use crate::auth::{Session, TokenError, Tokens};
+use crate::core::auth::{Session, TokenError, Tokens};
 
 /// How long a cached state may stand in while the rating service is
 /// unreachable.

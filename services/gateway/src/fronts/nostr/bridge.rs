@@ -30,7 +30,7 @@ use super::{
     outbox::Outbox,
     protocol::{self, Inbound, Seats},
 };
-use crate::clients::Backends;
+use crate::core::clients::Backends;
 
 /// Events older than this (by `created_at`) are not handled: relays may
 /// replay them, and their ids are only remembered this long.

@@ -18,7 +18,7 @@ use std::{
 use tokio::net::TcpListener;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
-use crate::clients::Backends;
+use crate::core::clients::Backends;
 
 /// A strictly increasing connection time, so that the clients that connected
 /// earliest are paired first even within one clock tick.

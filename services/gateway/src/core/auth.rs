@@ -6,7 +6,7 @@
 //! the key, so any gateway replica holding the same key accepts the tokens
 //! of any other. Whether the session was ended since (sign-out, sign-out
 //! everywhere, a password change) is the session id and generation checked
-//! against the rating service's record, which [`crate::sessions`] caches.
+//! against the rating service's record, which [`crate::core::sessions`] caches.
 //! Changing the key still ends every session at once.
 //!
 //! `v1` tokens (before sessions could end) carry neither, so they could never
@@ -230,7 +230,7 @@ impl Tokens {
 
     /// The session a call's `authorization: Bearer <token>` metadata
     /// vouches for by signature and expiry, else UNAUTHENTICATED. Whether it
-    /// has ended since is [`crate::sessions::Sessions`]' to say.
+    /// has ended since is [`crate::core::sessions::Sessions`]' to say.
     pub fn authenticate<T>(&self, request: &Request<T>) -> Result<Session, Status> {
         self.optional(request)?.ok_or_else(|| {
             Status::unauthenticated("sign in: send `authorization: Bearer <token>` from Login")

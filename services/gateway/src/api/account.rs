@@ -2,9 +2,9 @@
 //! by the rating service.
 //!
 //! Logins, password changes and registrations are throttled per source
-//! address here ([`crate::limits`]) and per account in the rating service.
+//! address here ([`crate::api::limits`]) and per account in the rating service.
 //! Sign-outs and password changes are recorded by the rating service and
-//! enforced through [`crate::sessions`].
+//! enforced through [`crate::core::sessions`].
 
 use std::sync::Arc;
 
@@ -16,7 +16,7 @@ use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
 use super::{Shared, bounds::bounded, relay, timestamp, with_retries};
-use crate::limits::AddressLimits;
+use crate::api::limits::AddressLimits;
 
 /// Implements `chess.gateway.v1.AccountService`.
 #[derive(Debug)]

@@ -19,10 +19,11 @@ use chess_proto::{
 use tokio::sync::Semaphore;
 use tokio_stream::StreamExt as _;
 
-use crate::{
+use crate::core::{
     clients::Backends,
     mail::{Mail, Mailer},
-    web::PublicUrl,
+    players::{display_name, registered_id},
+    public_url::PublicUrl,
 };
 
 /// Emails being sent at once.
@@ -163,17 +164,6 @@ impl Notifier {
         );
         Ok(())
     }
-}
-
-pub(crate) fn registered_id(player: Option<&common::Player>) -> Option<&str> {
-    match player.and_then(|p| p.kind.as_ref()) {
-        Some(common::player::Kind::Registered(r)) => Some(&r.player_id),
-        _ => None,
-    }
-}
-
-pub(crate) fn display_name(player: Option<&common::Player>) -> String {
-    player.map_or_else(|| "?".to_owned(), chess_domain::player_name)
 }
 
 /// The move as a reader writes it: `12. Nf3` for white, `12... Nf6` for black.

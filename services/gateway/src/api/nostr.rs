@@ -15,7 +15,7 @@ use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
 use super::{Shared, bounds::bounded, relay};
-use crate::nostr::{Handle, bridge::now_secs};
+use crate::fronts::nostr::{Handle, bridge::now_secs};
 
 /// The kind of a proof of key ownership.
 const PROOF_KIND: u16 = 22242;

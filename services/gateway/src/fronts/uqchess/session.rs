@@ -31,7 +31,7 @@ use super::{
     lines::{Line, LineReader},
     protocol::{self, Colour, Request, Versus},
 };
-use crate::clients::Backends;
+use crate::core::clients::Backends;
 
 /// Pause before following a game again after its event stream broke.
 const RESUBSCRIBE_DELAY: Duration = Duration::from_millis(200);

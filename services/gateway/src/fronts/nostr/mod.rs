@@ -26,7 +26,7 @@ use nostr_sdk::prelude::{
 use tokio::sync::{Mutex, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use crate::clients::Backends;
+use crate::core::clients::Backends;
 
 /// Flags of the Nostr bridge.
 #[derive(Debug, Clone, clap::Args)]

@@ -1,0 +1,21 @@
+//! What every front shares: the signed-in sessions, the typed clients of
+//! the internal services, and the delivery of events that reach players
+//! outside any connection (the email notices of daily games).
+//!
+//! - [`auth`]: signed session tokens; [`sessions`]: whether a token's
+//!   session has ended (sign-out, password change), cached from the rating
+//!   service.
+//! - [`clients`]: the calls to the internal services (matchmaking, game,
+//!   rating).
+//! - [`notifier`]: email to the opponent after each move of a daily game,
+//!   sent through [`mail`].
+//! - [`players`]: the players of a game as the fronts name them;
+//!   [`public_url`]: the address players reach the server at, for links.
+
+pub mod auth;
+pub mod clients;
+pub mod mail;
+pub mod notifier;
+pub mod players;
+pub mod public_url;
+pub mod sessions;
