@@ -15,7 +15,7 @@ use chess_proto::{
 use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
-use super::{Shared, bounds::bounded, relay, timestamp, with_retries};
+use super::{Shared, edge::CallerOf as _, relay, timestamp, with_retries};
 use crate::api::limits::AddressLimits;
 
 /// Implements `chess.gateway.v1.AccountService`.
@@ -47,7 +47,6 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::RegisterRequest>,
     ) -> Result<Response<pb::RegisterResponse>, Status> {
-        bounded(&request)?;
         self.shared
             .limits
             .register(AddressLimits::source(&request))?;
@@ -75,7 +74,6 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::LoginRequest>,
     ) -> Result<Response<pb::LoginResponse>, Status> {
-        bounded(&request)?;
         let source = AddressLimits::source(&request);
         self.shared.limits.check_login(source)?;
         let r = request.into_inner();
@@ -115,8 +113,7 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::LogoutRequest>,
     ) -> Result<Response<pb::LogoutResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let ended = self
             .shared
             .backends
@@ -140,8 +137,7 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::LogoutEverywhereRequest>,
     ) -> Result<Response<pb::LogoutEverywhereResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let ended = self
             .shared
             .backends
@@ -163,8 +159,7 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::ChangePasswordRequest>,
     ) -> Result<Response<pb::ChangePasswordResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let source = AddressLimits::source(&request);
         self.shared.limits.check_login(source)?;
         let r = request.into_inner();
@@ -209,8 +204,7 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::MeRequest>,
     ) -> Result<Response<pb::MeResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let player = self.player(Key::PlayerId(session.player_id)).await?;
         Ok(Response::new(pb::MeResponse {
             profile: player.profile,
@@ -223,7 +217,6 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::GetProfileRequest>,
     ) -> Result<Response<pb::GetProfileResponse>, Status> {
-        bounded(&request)?;
         let username = request.into_inner().username;
         if username.is_empty() {
             return Err(Status::invalid_argument("username must be given"));
@@ -240,7 +233,6 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::GetRatingHistoryRequest>,
     ) -> Result<Response<pb::GetRatingHistoryResponse>, Status> {
-        bounded(&request)?;
         let r = request.into_inner();
         if r.username.is_empty() {
             return Err(Status::invalid_argument("username must be given"));
@@ -273,7 +265,6 @@ impl AccountService for Accounts {
         &self,
         request: Request<pb::LeaderboardRequest>,
     ) -> Result<Response<pb::LeaderboardResponse>, Status> {
-        bounded(&request)?;
         let r = request.into_inner();
         let request = rating::LeaderboardRequest {
             category: r.category,

@@ -1,8 +1,9 @@
 //! The longest value each string field of a public request may hold.
 //!
-//! Checked first thing in every handler, before the request reaches a
-//! service: an oversized field is INVALID_ARGUMENT at once, with a message
-//! that names the field and its limit but never quotes the value. The
+//! Checked by the gate ([`super::edge`]) before a handler runs, beside each
+//! method's access rule: an oversized field is INVALID_ARGUMENT at once,
+//! with a message that names the field and its limit but never quotes the
+//! value. The
 //! limits are generous (the services apply the real rules, such as what
 //! makes a username) and only stop what no valid request needs.
 
@@ -35,9 +36,40 @@ pub(super) trait Bounded {
     fn check(&self) -> Result<(), Status>;
 }
 
-/// Checks `request` against its limits.
-pub(super) fn bounded<T: Bounded>(request: &tonic::Request<T>) -> Result<(), Status> {
-    request.get_ref().check()
+/// Who may call a method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Access {
+    /// Anyone: a token sent along is not even read.
+    Anyone,
+    /// A signed-in player only.
+    SignedIn,
+    /// Anyone, but a signed-in caller is told apart (and an invalid token
+    /// is refused, so a client learns it expired).
+    MaybeSignedIn,
+}
+
+/// What the gate makes of a call's first message.
+#[derive(Debug)]
+pub(super) enum Admission {
+    /// Within its limits; the method's access rule.
+    Checked(Access),
+    /// A field over its limit.
+    Refused(Status),
+    /// Not a request this table knows, or not one that decodes: tonic
+    /// answers it as before, without a handler.
+    Unread,
+}
+
+/// The request of `method` decoded from `message` and checked against its
+/// limits.
+fn check<T: prost::Message + Default + Bounded>(message: &[u8], access: Access) -> Admission {
+    match T::decode(message) {
+        Ok(request) => match request.check() {
+            Ok(()) => Admission::Checked(access),
+            Err(status) => Admission::Refused(status),
+        },
+        Err(_) => Admission::Unread,
+    }
 }
 
 fn within(field: &str, value: &str, max: usize) -> Result<(), Status> {
@@ -50,60 +82,78 @@ fn within(field: &str, value: &str, max: usize) -> Result<(), Status> {
     Ok(())
 }
 
-macro_rules! bounds {
-    ($($request:ident { $($field:ident: $max:expr),* $(,)? })*) => {
-        $(
-            impl Bounded for pb::$request {
-                fn check(&self) -> Result<(), Status> {
-                    $(within(stringify!($field).trim_start_matches("r#"), &self.$field, $max)?;)*
-                    Ok(())
-                }
+/// Each method with its request, its access rule and its request's limits
+/// (`custom` when its [`Bounded`] is written out below).
+macro_rules! methods {
+    ($($method:ident($request:ident, $access:ident) $fields:tt)*) => {
+        $(methods!(@bounded $request $fields);)*
+
+        /// The admission of a call of `method` whose first message is
+        /// `message`.
+        pub(super) fn admit(method: &str, message: &[u8]) -> Admission {
+            match method {
+                $(stringify!($method) => check::<pb::$request>(message, Access::$access),)*
+                _ => Admission::Unread,
             }
-        )*
+        }
+    };
+    (@bounded $request:ident custom) => {};
+    (@bounded $request:ident { $($field:ident: $max:expr),* $(,)? }) => {
+        impl Bounded for pb::$request {
+            fn check(&self) -> Result<(), Status> {
+                $(within(stringify!($field).trim_start_matches("r#"), &self.$field, $max)?;)*
+                Ok(())
+            }
+        }
     };
 }
 
-bounds! {
-    RegisterRequest { username: NAME, email: LOGIN, password: PASSWORD }
-    LoginRequest { login: LOGIN, password: PASSWORD }
-    LogoutRequest {}
-    LogoutEverywhereRequest {}
-    ChangePasswordRequest { old_password: PASSWORD, new_password: PASSWORD }
-    MeRequest {}
-    GetProfileRequest { username: NAME }
-    GetRatingHistoryRequest { username: NAME, page_token: PAGE_TOKEN }
-    LeaderboardRequest { page_token: PAGE_TOKEN }
-    CreateSeekRequest {}
-    CancelSeekRequest { seek_id: ID }
-    ListSeeksRequest { page_token: PAGE_TOKEN }
-    RequestSeekRequest { seek_id: ID }
-    AcceptSeekRequestRequest { request_id: ID }
-    RejectSeekRequestRequest { request_id: ID }
-    WithdrawSeekRequestRequest { request_id: ID }
-    ListSeekRequestsRequest {}
-    CreateChallengeRequest { opponent_username: NAME }
-    AcceptChallengeRequest { challenge_id: ID }
-    DeclineChallengeRequest { challenge_id: ID, reason: REASON }
-    CancelChallengeRequest { challenge_id: ID }
-    ListChallengesRequest {}
-    PlayEngineRequest {}
-    MakeMoveRequest { game_id: ID, r#move: MOVE }
-    ResignRequest { game_id: ID }
-    OfferDrawRequest { game_id: ID }
-    AcceptDrawRequest { game_id: ID }
-    DeclineDrawRequest { game_id: ID }
-    ClaimDrawRequest { game_id: ID }
-    AbortRequest { game_id: ID }
-    HintRequest { game_id: ID }
-    LegalMovesRequest { game_id: ID }
-    BoardRequest { game_id: ID }
-    GetGameRequest { game_id: ID }
-    ListMyGamesRequest { page_token: PAGE_TOKEN }
-    ExportPgnRequest { game_id: ID }
-    WatchGameRequest { game_id: ID }
-    GetNostrInfoRequest {}
-    LinkNostrKeyRequest { event: NOSTR_EVENT }
-    UnlinkNostrKeyRequest {}
+methods! {
+    // AccountService
+    Register(RegisterRequest, Anyone) { username: NAME, email: LOGIN, password: PASSWORD }
+    Login(LoginRequest, Anyone) { login: LOGIN, password: PASSWORD }
+    Logout(LogoutRequest, SignedIn) {}
+    LogoutEverywhere(LogoutEverywhereRequest, SignedIn) {}
+    ChangePassword(ChangePasswordRequest, SignedIn) { old_password: PASSWORD, new_password: PASSWORD }
+    Me(MeRequest, SignedIn) {}
+    GetProfile(GetProfileRequest, Anyone) { username: NAME }
+    GetRatingHistory(GetRatingHistoryRequest, Anyone) { username: NAME, page_token: PAGE_TOKEN }
+    Leaderboard(LeaderboardRequest, Anyone) { page_token: PAGE_TOKEN }
+    // LobbyService
+    CreateSeek(CreateSeekRequest, SignedIn) {}
+    CancelSeek(CancelSeekRequest, SignedIn) { seek_id: ID }
+    ListSeeks(ListSeeksRequest, MaybeSignedIn) { page_token: PAGE_TOKEN }
+    RequestSeek(RequestSeekRequest, SignedIn) { seek_id: ID }
+    AcceptSeekRequest(AcceptSeekRequestRequest, SignedIn) { request_id: ID }
+    RejectSeekRequest(RejectSeekRequestRequest, SignedIn) { request_id: ID }
+    WithdrawSeekRequest(WithdrawSeekRequestRequest, SignedIn) { request_id: ID }
+    ListSeekRequests(ListSeekRequestsRequest, SignedIn) {}
+    CreateChallenge(CreateChallengeRequest, SignedIn) { opponent_username: NAME }
+    AcceptChallenge(AcceptChallengeRequest, SignedIn) { challenge_id: ID }
+    DeclineChallenge(DeclineChallengeRequest, SignedIn) { challenge_id: ID, reason: REASON }
+    CancelChallenge(CancelChallengeRequest, SignedIn) { challenge_id: ID }
+    ListChallenges(ListChallengesRequest, SignedIn) {}
+    PlayEngine(PlayEngineRequest, SignedIn) {}
+    // PlayService
+    MakeMove(MakeMoveRequest, SignedIn) { game_id: ID, r#move: MOVE }
+    Resign(ResignRequest, SignedIn) { game_id: ID }
+    OfferDraw(OfferDrawRequest, SignedIn) { game_id: ID }
+    AcceptDraw(AcceptDrawRequest, SignedIn) { game_id: ID }
+    DeclineDraw(DeclineDrawRequest, SignedIn) { game_id: ID }
+    ClaimDraw(ClaimDrawRequest, SignedIn) { game_id: ID }
+    Abort(AbortRequest, SignedIn) { game_id: ID }
+    Hint(HintRequest, SignedIn) { game_id: ID }
+    LegalMoves(LegalMovesRequest, Anyone) { game_id: ID }
+    Board(BoardRequest, Anyone) { game_id: ID }
+    GetGame(GetGameRequest, Anyone) { game_id: ID }
+    ListMyGames(ListMyGamesRequest, SignedIn) { page_token: PAGE_TOKEN }
+    ExportPgn(ExportPgnRequest, Anyone) { game_id: ID }
+    StreamEvents(StreamEventsRequest, SignedIn) custom
+    WatchGame(WatchGameRequest, Anyone) { game_id: ID }
+    // NostrService
+    GetNostrInfo(GetNostrInfoRequest, Anyone) {}
+    LinkNostrKey(LinkNostrKeyRequest, SignedIn) { event: NOSTR_EVENT }
+    UnlinkNostrKey(UnlinkNostrKeyRequest, SignedIn) {}
 }
 
 impl Bounded for pb::StreamEventsRequest {
@@ -134,6 +184,23 @@ mod tests {
         assert_eq!(status.code(), Code::InvalidArgument);
         assert_eq!(Reason::of(&status), Some(Reason::InvalidRequest));
         assert_eq!(status.message(), "game_id is too long: at most 64 bytes");
+    }
+
+    #[test]
+    fn methods_are_told_by_name_with_their_access() {
+        use prost::Message as _;
+        let seeks = pb::ListSeeksRequest::default().encode_to_vec();
+        assert!(matches!(
+            admit("ListSeeks", &seeks),
+            Admission::Checked(Access::MaybeSignedIn)
+        ));
+        let game = pb::ResignRequest {
+            game_id: "g".repeat(65),
+        }
+        .encode_to_vec();
+        assert!(matches!(admit("Resign", &game), Admission::Refused(_)));
+        assert!(matches!(admit("Nothing", &game), Admission::Unread));
+        assert!(matches!(admit("Resign", b"\xff"), Admission::Unread));
     }
 
     #[test]

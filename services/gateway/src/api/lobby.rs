@@ -15,7 +15,7 @@ use chess_runtime::Reason;
 use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
-use super::{Shared, bounds::bounded, relay, with_retries};
+use super::{Shared, edge::CallerOf as _, relay, with_retries};
 
 /// Implements `chess.gateway.v1.LobbyService`.
 #[derive(Debug)]
@@ -46,8 +46,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::CreateSeekRequest>,
     ) -> Result<Response<pb::CreateSeekResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let r = request.into_inner();
         let seek = self
             .acting(&session.player_id)
@@ -75,8 +74,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::CancelSeekRequest>,
     ) -> Result<Response<pb::CancelSeekResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let seek = self
             .acting(&session.player_id)
             .cancel_seek(mm::CancelSeekRequest {
@@ -95,15 +93,8 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::ListSeeksRequest>,
     ) -> Result<Response<pb::ListSeeksResponse>, Status> {
-        bounded(&request)?;
         // Public, but a signed-in reader sees their own seeks with their name.
-        let viewer_id = self
-            .shared
-            .sessions
-            .optional(&request)
-            .await?
-            .map(|s| s.player_id)
-            .unwrap_or_default();
+        let viewer_id = request.viewer().map(|s| s.player_id).unwrap_or_default();
         let r = request.into_inner();
         // A signed-in reader's call acts for them.
         let client = self.acting(&viewer_id);
@@ -128,8 +119,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::RequestSeekRequest>,
     ) -> Result<Response<pb::RequestSeekResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let request = self
             .acting(&session.player_id)
             .request_seek(mm::RequestSeekRequest {
@@ -149,8 +139,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::AcceptSeekRequestRequest>,
     ) -> Result<Response<pb::AcceptSeekRequestResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let request = self
             .acting(&session.player_id)
             .accept_seek_request(mm::AcceptSeekRequestRequest {
@@ -169,8 +158,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::RejectSeekRequestRequest>,
     ) -> Result<Response<pb::RejectSeekRequestResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let request = self
             .acting(&session.player_id)
             .reject_seek_request(mm::RejectSeekRequestRequest {
@@ -189,8 +177,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::WithdrawSeekRequestRequest>,
     ) -> Result<Response<pb::WithdrawSeekRequestResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let request = self
             .acting(&session.player_id)
             .withdraw_seek_request(mm::WithdrawSeekRequestRequest {
@@ -209,8 +196,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::ListSeekRequestsRequest>,
     ) -> Result<Response<pb::ListSeekRequestsResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let client = self.acting(&session.player_id);
         let request = mm::ListSeekRequestsRequest {
             player_id: session.player_id,
@@ -231,8 +217,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::CreateChallengeRequest>,
     ) -> Result<Response<pb::CreateChallengeResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let r = request.into_inner();
         let challenge = self
             .acting(&session.player_id)
@@ -258,8 +243,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::AcceptChallengeRequest>,
     ) -> Result<Response<pb::AcceptChallengeResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let challenge = self
             .acting(&session.player_id)
             .accept_challenge(mm::AcceptChallengeRequest {
@@ -278,8 +262,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::DeclineChallengeRequest>,
     ) -> Result<Response<pb::DeclineChallengeResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let r = request.into_inner();
         let challenge = self
             .acting(&session.player_id)
@@ -300,8 +283,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::CancelChallengeRequest>,
     ) -> Result<Response<pb::CancelChallengeResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let challenge = self
             .acting(&session.player_id)
             .cancel_challenge(mm::CancelChallengeRequest {
@@ -320,8 +302,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::ListChallengesRequest>,
     ) -> Result<Response<pb::ListChallengesResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let client = self.acting(&session.player_id);
         let request = mm::ListChallengesRequest {
             player_id: session.player_id,
@@ -341,8 +322,7 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::PlayEngineRequest>,
     ) -> Result<Response<pb::PlayEngineResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let r = request.into_inner();
         // Level 0 is the engine at full strength, asked for by name so that
         // a request without a level is not taken for it.

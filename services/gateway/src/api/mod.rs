@@ -11,12 +11,17 @@
 //!
 //! Every call that acts for a player takes the player's id from the verified
 //! session token, never from the request, so a token of A cannot act for B;
-//! the internal services trust the ids the gateway passes them. Tokens are
-//! checked by [`Sessions`], which also refuses those whose session has
-//! ended.
+//! the internal services trust the ids the gateway passes them. Every call
+//! passes [`edge`] first, which bounds its request and resolves its token
+//! (through [`Sessions`], which also refuses those whose session has ended)
+//! into the [`edge::Caller`] the handlers read.
+//! - [`bounds`]: the limits of every request's fields and each method's
+//!   access rule; [`limits`]: logins and registrations throttled per source
+//!   address.
 
 pub mod account;
 mod bounds;
+pub mod edge;
 pub mod limits;
 pub mod lobby;
 pub mod nostr;
@@ -34,6 +39,7 @@ use chess_runtime::{Shutdown, reason::REASON_KEY};
 use tonic::{Code, Status};
 
 use crate::core::{clients::Backends, sessions::Sessions};
+use edge::Admit;
 
 use limits::AddressLimits;
 
@@ -54,22 +60,20 @@ pub struct Shared {
     pub shutdown: Shutdown,
 }
 
-/// The three public services, ready to serve.
+/// The four public services behind the gate, ready to serve.
 pub fn routes(
     shared: Arc<Shared>,
     bridge: Option<crate::fronts::nostr::Handle>,
 ) -> tonic::service::Routes {
-    tonic::service::Routes::new(AccountServiceServer::new(account::Accounts::new(
-        Arc::clone(&shared),
-    )))
-    .add_service(LobbyServiceServer::new(lobby::Lobby::new(Arc::clone(
-        &shared,
-    ))))
-    .add_service(NostrServiceServer::new(nostr::Nostr::new(
-        Arc::clone(&shared),
-        bridge,
-    )))
-    .add_service(PlayServiceServer::new(play::Play::new(shared)))
+    let sessions = &shared.sessions;
+    let accounts = AccountServiceServer::new(account::Accounts::new(Arc::clone(&shared)));
+    let lobby = LobbyServiceServer::new(lobby::Lobby::new(Arc::clone(&shared)));
+    let nostr = NostrServiceServer::new(nostr::Nostr::new(Arc::clone(&shared), bridge));
+    let play = PlayServiceServer::new(play::Play::new(Arc::clone(&shared)));
+    tonic::service::Routes::new(Admit::new(accounts, Arc::clone(sessions)))
+        .add_service(Admit::new(lobby, Arc::clone(sessions)))
+        .add_service(Admit::new(nostr, Arc::clone(sessions)))
+        .add_service(Admit::new(play, Arc::clone(sessions)))
 }
 
 /// An internal service's error as the public API reports it: the same code,

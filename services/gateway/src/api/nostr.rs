@@ -14,7 +14,7 @@ use nostr_sdk::prelude::{Event, JsonUtil as _};
 use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
-use super::{Shared, bounds::bounded, relay};
+use super::{Shared, edge::CallerOf as _, relay};
 use crate::fronts::nostr::{Handle, bridge::now_secs};
 
 /// The kind of a proof of key ownership.
@@ -78,9 +78,8 @@ impl NostrService for Nostr {
     #[instrument(level = "debug", skip_all)]
     async fn get_nostr_info(
         &self,
-        request: Request<pb::GetNostrInfoRequest>,
+        _request: Request<pb::GetNostrInfoRequest>,
     ) -> Result<Response<pb::GetNostrInfoResponse>, Status> {
-        bounded(&request)?;
         let Some(bridge) = &self.bridge else {
             return Ok(Response::new(pb::GetNostrInfoResponse::default()));
         };
@@ -106,8 +105,7 @@ impl NostrService for Nostr {
         &self,
         request: Request<pb::LinkNostrKeyRequest>,
     ) -> Result<Response<pb::LinkNostrKeyResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let Some(bridge) = &self.bridge else {
             return Err(Reason::NotAllowed
                 .status(Code::FailedPrecondition, "this server runs no Nostr bridge"));
@@ -135,8 +133,7 @@ impl NostrService for Nostr {
         &self,
         request: Request<pb::UnlinkNostrKeyRequest>,
     ) -> Result<Response<pb::UnlinkNostrKeyResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let profile = self
             .shared
             .backends

@@ -16,11 +16,11 @@ use chess_proto::{
 };
 use tokio::time::{self, Instant, Interval, MissedTickBehavior};
 use tokio_stream::{Stream, StreamExt as _};
-use tonic::{Code, Request, Response, Status, Streaming};
+use tonic::{Request, Response, Status, Streaming};
 use tracing::instrument;
 
-use super::{Shared, bounds::bounded, relay, with_retries};
-use crate::core::auth::Session;
+use super::{Shared, edge::CallerOf as _, relay, with_retries};
+use crate::core::{auth::Session, sessions::SessionError};
 
 type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
@@ -60,8 +60,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::MakeMoveRequest>,
     ) -> Result<Response<pb::MakeMoveResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let r = request.into_inner();
         require("game_id", &r.game_id)?;
         let request = game::MakeMoveRequest {
@@ -94,8 +93,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::ResignRequest>,
     ) -> Result<Response<pb::ResignResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
@@ -117,8 +115,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::OfferDrawRequest>,
     ) -> Result<Response<pb::OfferDrawResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
@@ -140,8 +137,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::AcceptDrawRequest>,
     ) -> Result<Response<pb::AcceptDrawResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
@@ -163,8 +159,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::DeclineDrawRequest>,
     ) -> Result<Response<pb::DeclineDrawResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
@@ -186,8 +181,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::ClaimDrawRequest>,
     ) -> Result<Response<pb::ClaimDrawResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
@@ -209,8 +203,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::AbortRequest>,
     ) -> Result<Response<pb::AbortResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let done = self
@@ -232,8 +225,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::HintRequest>,
     ) -> Result<Response<pb::HintResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let best_move = self
@@ -258,7 +250,6 @@ impl PlayService for Play {
         &self,
         request: Request<pb::LegalMovesRequest>,
     ) -> Result<Response<pb::LegalMovesResponse>, Status> {
-        bounded(&request)?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let moves = with_retries(
@@ -282,7 +273,6 @@ impl PlayService for Play {
         &self,
         request: Request<pb::BoardRequest>,
     ) -> Result<Response<pb::BoardResponse>, Status> {
-        bounded(&request)?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let board = with_retries(
@@ -300,7 +290,6 @@ impl PlayService for Play {
         &self,
         request: Request<pb::GetGameRequest>,
     ) -> Result<Response<pb::GetGameResponse>, Status> {
-        bounded(&request)?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let game = with_retries(
@@ -318,8 +307,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::ListMyGamesRequest>,
     ) -> Result<Response<pb::ListMyGamesResponse>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let r = request.into_inner();
         let filter = match pb::GameFilter::try_from(r.filter) {
             Ok(pb::GameFilter::Active) => game::GameFilter::Active,
@@ -348,7 +336,6 @@ impl PlayService for Play {
         &self,
         request: Request<pb::ExportPgnRequest>,
     ) -> Result<Response<pb::ExportPgnResponse>, Status> {
-        bounded(&request)?;
         let game_id = request.into_inner().game_id;
         require("game_id", &game_id)?;
         let pgn = with_retries(
@@ -368,8 +355,7 @@ impl PlayService for Play {
         &self,
         request: Request<pb::StreamEventsRequest>,
     ) -> Result<Response<Self::StreamEventsStream>, Status> {
-        bounded(&request)?;
-        let session = self.shared.sessions.authenticate(&request).await?;
+        let session = request.caller()?;
         let r = request.into_inner();
         // Both internal streams are open (so the player counts as present in
         // the lobby) before the client's stream starts.
@@ -404,7 +390,6 @@ impl PlayService for Play {
         &self,
         request: Request<pb::WatchGameRequest>,
     ) -> Result<Response<Self::WatchGameStream>, Status> {
-        bounded(&request)?;
         let r = request.into_inner();
         require("game_id", &r.game_id)?;
         let upstream = self
@@ -491,7 +476,7 @@ impl Merge {
         loop {
             let item = tokio::select! {
                 _ = self.recheck.tick() => match self.shared.sessions.check(self.session.clone()).await {
-                    Err(status) if status.code() == Code::Unauthenticated => Some(Err(status)),
+                    Err(ended @ SessionError::Token(_)) => Some(Err(ended.into())),
                     // Ended or not, it cannot be told now: the next check will.
                     _ => None,
                 },

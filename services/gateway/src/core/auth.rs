@@ -21,8 +21,8 @@ use std::{
 
 use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
 use hmac::{Hmac, Mac as _};
+use http::HeaderMap;
 use sha2::Sha256;
-use tonic::{Request, Status};
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -49,6 +49,12 @@ pub enum KeyError {
 /// Why a token was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TokenError {
+    #[error("sign in: send `authorization: Bearer <token>` from Login")]
+    Missing,
+    #[error("the authorization metadata is not text")]
+    NotText,
+    #[error("authorization must be `Bearer <token>`")]
+    NotBearer,
     #[error("the token is malformed")]
     Malformed,
     #[error("the token's signature is wrong")]
@@ -229,31 +235,25 @@ impl Tokens {
     }
 
     /// The session a call's `authorization: Bearer <token>` metadata
-    /// vouches for by signature and expiry, else UNAUTHENTICATED. Whether it
-    /// has ended since is [`crate::core::sessions::Sessions`]' to say.
-    pub fn authenticate<T>(&self, request: &Request<T>) -> Result<Session, Status> {
-        self.optional(request)?.ok_or_else(|| {
-            Status::unauthenticated("sign in: send `authorization: Bearer <token>` from Login")
-        })
+    /// vouches for by signature and expiry. Whether it has ended since is
+    /// [`crate::core::sessions::Sessions`]' to say.
+    pub fn authenticate(&self, headers: &HeaderMap) -> Result<Session, TokenError> {
+        self.optional(headers)?.ok_or(TokenError::Missing)
     }
 
-    /// As [`authenticate`](Self::authenticate), for a public call that may
-    /// carry a token. A token that is present but invalid is still refused,
-    /// so a client learns it expired.
-    pub fn optional<T>(&self, request: &Request<T>) -> Result<Option<Session>, Status> {
-        let Some(value) = request.metadata().get("authorization") else {
+    /// As [`authenticate`](Self::authenticate), for a call that may carry a
+    /// token. A token that is present but invalid is still refused, so a
+    /// client learns it expired.
+    pub fn optional(&self, headers: &HeaderMap) -> Result<Option<Session>, TokenError> {
+        let Some(value) = headers.get(http::header::AUTHORIZATION) else {
             return Ok(None);
         };
-        let value = value
-            .to_str()
-            .map_err(|_| Status::unauthenticated("the authorization metadata is not text"))?;
+        let value = value.to_str().map_err(|_| TokenError::NotText)?;
         let token = value
             .strip_prefix("Bearer ")
             .or_else(|| value.strip_prefix("bearer "))
-            .ok_or_else(|| Status::unauthenticated("authorization must be `Bearer <token>`"))?;
-        self.verify_at(token.trim(), now_secs())
-            .map(Some)
-            .map_err(|e| Status::unauthenticated(e.to_string()))
+            .ok_or(TokenError::NotBearer)?;
+        self.verify_at(token.trim(), now_secs()).map(Some)
     }
 }
 
@@ -331,24 +331,17 @@ mod tests {
     #[test]
     fn metadata_is_read() {
         let t = tokens();
-        let mut request = Request::new(());
-        assert_eq!(t.optional(&request).unwrap(), None);
-        assert_eq!(
-            t.authenticate(&request).unwrap_err().code(),
-            tonic::Code::Unauthenticated
-        );
+        let mut headers = HeaderMap::new();
+        assert_eq!(t.optional(&headers).unwrap(), None);
+        assert_eq!(t.authenticate(&headers), Err(TokenError::Missing));
         let (token, _) = t.issue("p-1", "alice", 0);
-        request
-            .metadata_mut()
-            .insert("authorization", format!("Bearer {token}").parse().unwrap());
-        assert_eq!(t.authenticate(&request).unwrap().player_id, "p-1");
-        request
-            .metadata_mut()
-            .insert("authorization", "Basic abc".parse().unwrap());
-        assert_eq!(
-            t.optional(&request).unwrap_err().code(),
-            tonic::Code::Unauthenticated
+        headers.insert(
+            http::header::AUTHORIZATION,
+            format!("Bearer {token}").parse().unwrap(),
         );
+        assert_eq!(t.authenticate(&headers).unwrap().player_id, "p-1");
+        headers.insert(http::header::AUTHORIZATION, "Basic abc".parse().unwrap());
+        assert_eq!(t.optional(&headers), Err(TokenError::NotBearer));
     }
 
     #[test]

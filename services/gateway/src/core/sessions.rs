@@ -27,9 +27,21 @@ use std::{
 use chess_internal_clients::RatingClient;
 use chess_proto::rating::v1 as rating;
 use chess_runtime::Shutdown;
-use tonic::{Code, Request, Status};
+use http::HeaderMap;
+use tonic::Code;
 
 use crate::core::auth::{Session, TokenError, Tokens};
+
+/// Why a call's session is not let in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SessionError {
+    /// No valid token, or its session has ended.
+    #[error(transparent)]
+    Token(#[from] TokenError),
+    /// Whether the session has ended cannot be told now.
+    #[error("cannot check the session now; try again shortly")]
+    Unavailable,
+}
 
 /// How long a cached state may stand in while the rating service is
 /// unreachable.
@@ -97,24 +109,24 @@ impl Sessions {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The live session of a call that must be signed in, else
-    /// UNAUTHENTICATED (UNAVAILABLE if that cannot be told).
-    pub async fn authenticate<T>(&self, request: &Request<T>) -> Result<Session, Status> {
-        let session = self.tokens.authenticate(request)?;
+    /// The live session of a call that must be signed in, by its
+    /// `authorization` metadata.
+    pub async fn authenticate(&self, headers: &HeaderMap) -> Result<Session, SessionError> {
+        let session = self.tokens.authenticate(headers)?;
         self.check(session).await
     }
 
     /// The live session of a public call, if it carries a token; an invalid
     /// or ended one is refused.
-    pub async fn optional<T>(&self, request: &Request<T>) -> Result<Option<Session>, Status> {
-        match self.tokens.optional(request)? {
+    pub async fn optional(&self, headers: &HeaderMap) -> Result<Option<Session>, SessionError> {
+        match self.tokens.optional(headers)? {
             Some(session) => self.check(session).await.map(Some),
             None => Ok(None),
         }
     }
 
     /// `session` if it has not ended.
-    pub async fn check(&self, session: Session) -> Result<Session, Status> {
+    pub async fn check(&self, session: Session) -> Result<Session, SessionError> {
         let now = Instant::now();
         let cached = self
             .cache()
@@ -130,14 +142,14 @@ impl Sessions {
             _ => self.fetch(&session.player_id).await?,
         };
         if state.ends(&session) {
-            return Err(Status::unauthenticated(TokenError::Ended.to_string()));
+            return Err(TokenError::Ended.into());
         }
         Ok(session)
     }
 
     /// Fetches and caches the player's state; falls back on a recent one
     /// while the rating service is unreachable.
-    async fn fetch(&self, player_id: &str) -> Result<Cached, Status> {
+    async fn fetch(&self, player_id: &str) -> Result<Cached, SessionError> {
         let asked = Instant::now();
         let fetched = self
             .rating
@@ -152,9 +164,7 @@ impl Sessions {
                 Ok(self.remember(player_id, state, asked))
             }
             // The account is gone, and its sessions with it.
-            Err(status) if status.code() == Code::NotFound => {
-                Err(Status::unauthenticated(TokenError::Ended.to_string()))
-            }
+            Err(status) if status.code() == Code::NotFound => Err(TokenError::Ended.into()),
             Err(status) => {
                 let stale = self
                     .cache()
@@ -166,9 +176,7 @@ impl Sessions {
                         tracing::warn!(error = %status.message(), "rating service unreachable; using a recent session state");
                         Ok(state)
                     }
-                    None => Err(Status::unavailable(
-                        "cannot check the session now; try again shortly",
-                    )),
+                    None => Err(SessionError::Unavailable),
                 }
             }
         }
