@@ -6,16 +6,17 @@
 //! Sign-outs and password changes are recorded by the rating service and
 //! enforced through [`crate::core::sessions`].
 
-use std::sync::Arc;
+use std::{net::IpAddr, sync::Arc};
 
 use chess_proto::{
     gateway::v1::{self as pb, account_service_server::AccountService},
     rating::v1::{self as rating, get_player_request::Key},
 };
+use chess_runtime::identity::Signed;
 use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
-use super::{Shared, edge::CallerOf as _, relay, timestamp, with_retries};
+use super::{Shared, edge::CallerOf as _, forward, relay, timestamp, with_retries};
 use crate::api::limits::AddressLimits;
 
 /// Implements `chess.gateway.v1.AccountService`.
@@ -29,16 +30,57 @@ impl Accounts {
         Self { shared }
     }
 
+    /// The rating service.
+    fn rating(&self) -> Rating {
+        self.shared.backends.rating.rpc()
+    }
+
     /// A read of one account (retried while the rating service restarts).
     async fn player(&self, key: Key) -> Result<rating::GetPlayerResponse, Status> {
-        with_retries(
-            self.shared.backends.rating.rpc(),
-            rating::GetPlayerRequest { key: Some(key) },
-            |mut client, request| async move { client.get_player(request).await },
-        )
-        .await
+        let request = rating::GetPlayerRequest { key: Some(key) };
+        let call = |mut rating: Rating, r| async move { rating.get_player(r).await };
+        with_retries(self.rating(), request, call).await
+    }
+
+    /// A call that checks a password from `source`: counted against the
+    /// address when the rating service refuses it with `wrong`.
+    async fn with_password<T>(
+        &self,
+        source: Option<IpAddr>,
+        wrong: Code,
+        call: impl Future<Output = Result<Response<T>, Status>>,
+    ) -> Result<T, Status> {
+        self.shared.limits.check_login(source)?;
+        call.await.map(Response::into_inner).map_err(|status| {
+            if status.code() == wrong {
+                self.shared.limits.login_failed(source);
+            }
+            relay(status)
+        })
+    }
+
+    /// A fresh session token for the player, as `answer` (one of the
+    /// responses that sign in) carries it.
+    fn sign_in<T>(
+        &self,
+        player_id: &str,
+        username: &str,
+        generation: i64,
+        answer: impl FnOnce(String, Option<prost_types::Timestamp>, String, String) -> T,
+    ) -> Response<T> {
+        let tokens = self.shared.sessions.tokens();
+        let (token, session) = tokens.issue(player_id, username, generation);
+        let expires_at = Some(timestamp(session.expires_at));
+        Response::new(answer(
+            token,
+            expires_at,
+            session.player_id,
+            session.username,
+        ))
     }
 }
+
+type Rating = rating::rating_service_client::RatingServiceClient<Signed>;
 
 #[tonic::async_trait]
 impl AccountService for Accounts {
@@ -51,22 +93,13 @@ impl AccountService for Accounts {
             .limits
             .register(AddressLimits::source(&request))?;
         let r = request.into_inner();
-        let registered = self
-            .shared
-            .backends
-            .rating
-            .rpc()
-            .register(rating::RegisterRequest {
-                username: r.username,
-                email: r.email,
-                password: r.password,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner();
-        Ok(Response::new(pb::RegisterResponse {
-            profile: registered.profile,
-        }))
+        let request = rating::RegisterRequest {
+            username: r.username,
+            email: r.email,
+            password: r.password,
+        };
+        let profile = forward(self.rating().register(request)).await?.profile;
+        Ok(Response::new(pb::RegisterResponse { profile }))
     }
 
     #[instrument(level = "debug", skip_all)]
@@ -75,37 +108,29 @@ impl AccountService for Accounts {
         request: Request<pb::LoginRequest>,
     ) -> Result<Response<pb::LoginResponse>, Status> {
         let source = AddressLimits::source(&request);
-        self.shared.limits.check_login(source)?;
         let r = request.into_inner();
+        let request = rating::AuthenticateRequest {
+            login: r.login,
+            password: r.password,
+        };
+        let mut rating = self.rating();
+        let authenticated = rating.authenticate(request);
         let who = self
-            .shared
-            .backends
-            .rating
-            .rpc()
-            .authenticate(rating::AuthenticateRequest {
-                login: r.login,
-                password: r.password,
-            })
-            .await
-            .map_err(|status| {
-                if status.code() == Code::Unauthenticated {
-                    self.shared.limits.login_failed(source);
-                }
-                relay(status)
-            })?
-            .into_inner();
-        let (token, session) = self.shared.sessions.tokens().issue(
+            .with_password(source, Code::Unauthenticated, authenticated)
+            .await?;
+        tracing::debug!(player_id = who.player_id, "signed in");
+        let answer = |token, expires_at, player_id, username| pb::LoginResponse {
+            token,
+            expires_at,
+            player_id,
+            username,
+        };
+        Ok(self.sign_in(
             &who.player_id,
             &who.username,
             who.session_generation,
-        );
-        tracing::debug!(player_id = who.player_id, "signed in");
-        Ok(Response::new(pb::LoginResponse {
-            token,
-            expires_at: Some(timestamp(session.expires_at)),
-            player_id: who.player_id,
-            username: who.username,
-        }))
+            answer,
+        ))
     }
 
     #[instrument(level = "debug", skip_all)]
@@ -114,19 +139,12 @@ impl AccountService for Accounts {
         request: Request<pb::LogoutRequest>,
     ) -> Result<Response<pb::LogoutResponse>, Status> {
         let session = request.caller()?;
-        let ended = self
-            .shared
-            .backends
-            .rating
-            .rpc()
-            .revoke_session(rating::RevokeSessionRequest {
-                player_id: session.player_id.clone(),
-                session_id: session.session_id.clone(),
-                expires_at: Some(timestamp(session.expires_at)),
-            })
-            .await
-            .map_err(relay)?
-            .into_inner();
+        let request = rating::RevokeSessionRequest {
+            player_id: session.player_id.clone(),
+            session_id: session.session_id.clone(),
+            expires_at: Some(timestamp(session.expires_at)),
+        };
+        let ended = forward(self.rating().revoke_session(request)).await?;
         self.shared.sessions.ended(&session.player_id, ended.state);
         tracing::debug!(player_id = session.player_id, "signed out");
         Ok(Response::new(pb::LogoutResponse {}))
@@ -138,17 +156,10 @@ impl AccountService for Accounts {
         request: Request<pb::LogoutEverywhereRequest>,
     ) -> Result<Response<pb::LogoutEverywhereResponse>, Status> {
         let session = request.caller()?;
-        let ended = self
-            .shared
-            .backends
-            .rating
-            .rpc()
-            .revoke_all_sessions(rating::RevokeAllSessionsRequest {
-                player_id: session.player_id.clone(),
-            })
-            .await
-            .map_err(relay)?
-            .into_inner();
+        let request = rating::RevokeAllSessionsRequest {
+            player_id: session.player_id.clone(),
+        };
+        let ended = forward(self.rating().revoke_all_sessions(request)).await?;
         self.shared.sessions.ended(&session.player_id, ended.state);
         tracing::debug!(player_id = session.player_id, "signed out everywhere");
         Ok(Response::new(pb::LogoutEverywhereResponse {}))
@@ -161,42 +172,28 @@ impl AccountService for Accounts {
     ) -> Result<Response<pb::ChangePasswordResponse>, Status> {
         let session = request.caller()?;
         let source = AddressLimits::source(&request);
-        self.shared.limits.check_login(source)?;
         let r = request.into_inner();
+        let request = rating::ChangePasswordRequest {
+            player_id: session.player_id.clone(),
+            old_password: r.old_password,
+            new_password: r.new_password,
+        };
+        let mut rating = self.rating();
+        let changing = rating.change_password(request);
         let changed = self
-            .shared
-            .backends
-            .rating
-            .rpc()
-            .change_password(rating::ChangePasswordRequest {
-                player_id: session.player_id.clone(),
-                old_password: r.old_password,
-                new_password: r.new_password,
-            })
-            .await
-            .map_err(|status| {
-                if status.code() == Code::PermissionDenied {
-                    self.shared.limits.login_failed(source);
-                }
-                relay(status)
-            })?
-            .into_inner();
+            .with_password(source, Code::PermissionDenied, changing)
+            .await?;
         let generation = changed.state.as_ref().map_or(0, |s| s.generation);
-        self.shared
-            .sessions
-            .ended(&session.player_id, changed.state);
-        let (token, fresh) =
-            self.shared
-                .sessions
-                .tokens()
-                .issue(&session.player_id, &changed.username, generation);
-        tracing::debug!(player_id = session.player_id, "password changed");
-        Ok(Response::new(pb::ChangePasswordResponse {
+        let player_id = &session.player_id;
+        self.shared.sessions.ended(player_id, changed.state);
+        tracing::debug!(player_id, "password changed");
+        let answer = |token, expires_at, player_id, username| pb::ChangePasswordResponse {
             token,
-            expires_at: Some(timestamp(fresh.expires_at)),
-            player_id: fresh.player_id,
-            username: fresh.username,
-        }))
+            expires_at,
+            player_id,
+            username,
+        };
+        Ok(self.sign_in(player_id, &changed.username, generation, answer))
     }
 
     #[instrument(level = "debug", skip_all)]
@@ -249,11 +246,8 @@ impl AccountService for Accounts {
             page_size: r.page_size,
             page_token: r.page_token,
         };
-        let rating = self.shared.backends.rating.rpc();
-        let history = with_retries(rating, request, |mut client, request| async move {
-            client.get_rating_history(request).await
-        })
-        .await?;
+        let call = |mut rating: Rating, r| async move { rating.get_rating_history(r).await };
+        let history = with_retries(self.rating(), request, call).await?;
         Ok(Response::new(pb::GetRatingHistoryResponse {
             entries: history.entries,
             next_page_token: history.next_page_token,
@@ -271,11 +265,8 @@ impl AccountService for Accounts {
             page_size: r.page_size,
             page_token: r.page_token,
         };
-        let rating = self.shared.backends.rating.rpc();
-        let board = with_retries(rating, request, |mut client, request| async move {
-            client.leaderboard(request).await
-        })
-        .await?;
+        let call = |mut rating: Rating, r| async move { rating.leaderboard(r).await };
+        let board = with_retries(self.rating(), request, call).await?;
         Ok(Response::new(pb::LeaderboardResponse {
             rating_system: board.rating_system,
             entries: board.entries,

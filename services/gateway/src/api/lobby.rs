@@ -11,11 +11,12 @@ use chess_proto::{
     gateway::v1::{self as pb, lobby_service_server::LobbyService},
     matchmaking::v1 as mm,
 };
-use chess_runtime::Reason;
+use chess_runtime::{Reason, identity::Signed};
 use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
-use super::{Shared, edge::CallerOf as _, relay, with_retries};
+use super::{Shared, edge::CallerOf as _, forward, relay, with_retries};
+use crate::core::auth::Session;
 
 /// Implements `chess.gateway.v1.LobbyService`.
 #[derive(Debug)]
@@ -29,15 +30,23 @@ impl Lobby {
     }
 
     /// The matchmaking service, acting for `player_id`.
-    fn acting(
-        &self,
-        player_id: &str,
-    ) -> chess_proto::matchmaking::v1::matchmaking_service_client::MatchmakingServiceClient<
-        chess_runtime::identity::Signed,
-    > {
+    fn acting(&self, player_id: &str) -> Matchmaking {
         self.shared.backends.matchmaking.acting(player_id)
     }
+
+    /// The caller of `request`, with the matchmaking service acting for
+    /// them and the request's message.
+    fn me<T>(&self, request: Request<T>) -> Result<(Matchmaking, Session, T), Status> {
+        let session = request.caller()?;
+        Ok((
+            self.acting(&session.player_id),
+            session,
+            request.into_inner(),
+        ))
+    }
 }
+
+type Matchmaking = mm::matchmaking_service_client::MatchmakingServiceClient<Signed>;
 
 #[tonic::async_trait]
 impl LobbyService for Lobby {
@@ -46,26 +55,20 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::CreateSeekRequest>,
     ) -> Result<Response<pb::CreateSeekResponse>, Status> {
-        let session = request.caller()?;
-        let r = request.into_inner();
-        let seek = self
-            .acting(&session.player_id)
-            .create_seek(mm::CreateSeekRequest {
-                player_id: session.player_id,
-                username: session.username,
-                time_control: r.time_control,
-                color: r.color,
-                rated: r.rated,
-                min_rating: r.min_rating,
-                max_rating: r.max_rating,
-                show_name: r.show_name,
-                accept_mode: r.accept_mode,
-                allow_hints: r.allow_hints,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner()
-            .seek;
+        let (mut matchmaking, me, r) = self.me(request)?;
+        let request = mm::CreateSeekRequest {
+            player_id: me.player_id,
+            username: me.username,
+            time_control: r.time_control,
+            color: r.color,
+            rated: r.rated,
+            min_rating: r.min_rating,
+            max_rating: r.max_rating,
+            show_name: r.show_name,
+            accept_mode: r.accept_mode,
+            allow_hints: r.allow_hints,
+        };
+        let seek = forward(matchmaking.create_seek(request)).await?.seek;
         Ok(Response::new(pb::CreateSeekResponse { seek }))
     }
 
@@ -74,17 +77,12 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::CancelSeekRequest>,
     ) -> Result<Response<pb::CancelSeekResponse>, Status> {
-        let session = request.caller()?;
-        let seek = self
-            .acting(&session.player_id)
-            .cancel_seek(mm::CancelSeekRequest {
-                seek_id: request.into_inner().seek_id,
-                player_id: session.player_id,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner()
-            .seek;
+        let (mut matchmaking, me, r) = self.me(request)?;
+        let request = mm::CancelSeekRequest {
+            seek_id: r.seek_id,
+            player_id: me.player_id,
+        };
+        let seek = forward(matchmaking.cancel_seek(request)).await?.seek;
         Ok(Response::new(pb::CancelSeekResponse { seek }))
     }
 
@@ -119,18 +117,13 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::RequestSeekRequest>,
     ) -> Result<Response<pb::RequestSeekResponse>, Status> {
-        let session = request.caller()?;
-        let request = self
-            .acting(&session.player_id)
-            .request_seek(mm::RequestSeekRequest {
-                seek_id: request.into_inner().seek_id,
-                player_id: session.player_id,
-                username: session.username,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner()
-            .request;
+        let (mut matchmaking, me, r) = self.me(request)?;
+        let request = mm::RequestSeekRequest {
+            seek_id: r.seek_id,
+            player_id: me.player_id,
+            username: me.username,
+        };
+        let request = forward(matchmaking.request_seek(request)).await?.request;
         Ok(Response::new(pb::RequestSeekResponse { request }))
     }
 
@@ -139,16 +132,13 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::AcceptSeekRequestRequest>,
     ) -> Result<Response<pb::AcceptSeekRequestResponse>, Status> {
-        let session = request.caller()?;
-        let request = self
-            .acting(&session.player_id)
-            .accept_seek_request(mm::AcceptSeekRequestRequest {
-                request_id: request.into_inner().request_id,
-                player_id: session.player_id,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner()
+        let (mut matchmaking, me, r) = self.me(request)?;
+        let request = mm::AcceptSeekRequestRequest {
+            request_id: r.request_id,
+            player_id: me.player_id,
+        };
+        let request = forward(matchmaking.accept_seek_request(request))
+            .await?
             .request;
         Ok(Response::new(pb::AcceptSeekRequestResponse { request }))
     }
@@ -158,16 +148,13 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::RejectSeekRequestRequest>,
     ) -> Result<Response<pb::RejectSeekRequestResponse>, Status> {
-        let session = request.caller()?;
-        let request = self
-            .acting(&session.player_id)
-            .reject_seek_request(mm::RejectSeekRequestRequest {
-                request_id: request.into_inner().request_id,
-                player_id: session.player_id,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner()
+        let (mut matchmaking, me, r) = self.me(request)?;
+        let request = mm::RejectSeekRequestRequest {
+            request_id: r.request_id,
+            player_id: me.player_id,
+        };
+        let request = forward(matchmaking.reject_seek_request(request))
+            .await?
             .request;
         Ok(Response::new(pb::RejectSeekRequestResponse { request }))
     }
@@ -177,16 +164,13 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::WithdrawSeekRequestRequest>,
     ) -> Result<Response<pb::WithdrawSeekRequestResponse>, Status> {
-        let session = request.caller()?;
-        let request = self
-            .acting(&session.player_id)
-            .withdraw_seek_request(mm::WithdrawSeekRequestRequest {
-                request_id: request.into_inner().request_id,
-                player_id: session.player_id,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner()
+        let (mut matchmaking, me, r) = self.me(request)?;
+        let request = mm::WithdrawSeekRequestRequest {
+            request_id: r.request_id,
+            player_id: me.player_id,
+        };
+        let request = forward(matchmaking.withdraw_seek_request(request))
+            .await?
             .request;
         Ok(Response::new(pb::WithdrawSeekRequestResponse { request }))
     }
@@ -196,15 +180,12 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::ListSeekRequestsRequest>,
     ) -> Result<Response<pb::ListSeekRequestsResponse>, Status> {
-        let session = request.caller()?;
-        let client = self.acting(&session.player_id);
+        let (matchmaking, me, _) = self.me(request)?;
         let request = mm::ListSeekRequestsRequest {
-            player_id: session.player_id,
+            player_id: me.player_id,
         };
-        let listed = with_retries(client, request, |mut client, request| async move {
-            client.list_seek_requests(request).await
-        })
-        .await?;
+        let call = |mut mm: Matchmaking, r| async move { mm.list_seek_requests(r).await };
+        let listed = with_retries(matchmaking, request, call).await?;
         Ok(Response::new(pb::ListSeekRequestsResponse {
             received: listed.received,
             sent: listed.sent,
@@ -217,23 +198,19 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::CreateChallengeRequest>,
     ) -> Result<Response<pb::CreateChallengeResponse>, Status> {
-        let session = request.caller()?;
-        let r = request.into_inner();
-        let challenge = self
-            .acting(&session.player_id)
-            .create_challenge(mm::CreateChallengeRequest {
-                player_id: session.player_id,
-                username: session.username,
-                opponent_username: r.opponent_username,
-                time_control: r.time_control,
-                color: r.color,
-                rated: r.rated,
-                expires_in_seconds: r.expires_in_seconds,
-                allow_hints: r.allow_hints,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner()
+        let (mut matchmaking, me, r) = self.me(request)?;
+        let request = mm::CreateChallengeRequest {
+            player_id: me.player_id,
+            username: me.username,
+            opponent_username: r.opponent_username,
+            time_control: r.time_control,
+            color: r.color,
+            rated: r.rated,
+            expires_in_seconds: r.expires_in_seconds,
+            allow_hints: r.allow_hints,
+        };
+        let challenge = forward(matchmaking.create_challenge(request))
+            .await?
             .challenge;
         Ok(Response::new(pb::CreateChallengeResponse { challenge }))
     }
@@ -243,16 +220,13 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::AcceptChallengeRequest>,
     ) -> Result<Response<pb::AcceptChallengeResponse>, Status> {
-        let session = request.caller()?;
-        let challenge = self
-            .acting(&session.player_id)
-            .accept_challenge(mm::AcceptChallengeRequest {
-                challenge_id: request.into_inner().challenge_id,
-                player_id: session.player_id,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner()
+        let (mut matchmaking, me, r) = self.me(request)?;
+        let request = mm::AcceptChallengeRequest {
+            challenge_id: r.challenge_id,
+            player_id: me.player_id,
+        };
+        let challenge = forward(matchmaking.accept_challenge(request))
+            .await?
             .challenge;
         Ok(Response::new(pb::AcceptChallengeResponse { challenge }))
     }
@@ -262,18 +236,14 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::DeclineChallengeRequest>,
     ) -> Result<Response<pb::DeclineChallengeResponse>, Status> {
-        let session = request.caller()?;
-        let r = request.into_inner();
-        let challenge = self
-            .acting(&session.player_id)
-            .decline_challenge(mm::DeclineChallengeRequest {
-                challenge_id: r.challenge_id,
-                player_id: session.player_id,
-                reason: r.reason,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner()
+        let (mut matchmaking, me, r) = self.me(request)?;
+        let request = mm::DeclineChallengeRequest {
+            challenge_id: r.challenge_id,
+            player_id: me.player_id,
+            reason: r.reason,
+        };
+        let challenge = forward(matchmaking.decline_challenge(request))
+            .await?
             .challenge;
         Ok(Response::new(pb::DeclineChallengeResponse { challenge }))
     }
@@ -283,16 +253,13 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::CancelChallengeRequest>,
     ) -> Result<Response<pb::CancelChallengeResponse>, Status> {
-        let session = request.caller()?;
-        let challenge = self
-            .acting(&session.player_id)
-            .cancel_challenge(mm::CancelChallengeRequest {
-                challenge_id: request.into_inner().challenge_id,
-                player_id: session.player_id,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner()
+        let (mut matchmaking, me, r) = self.me(request)?;
+        let request = mm::CancelChallengeRequest {
+            challenge_id: r.challenge_id,
+            player_id: me.player_id,
+        };
+        let challenge = forward(matchmaking.cancel_challenge(request))
+            .await?
             .challenge;
         Ok(Response::new(pb::CancelChallengeResponse { challenge }))
     }
@@ -302,15 +269,12 @@ impl LobbyService for Lobby {
         &self,
         request: Request<pb::ListChallengesRequest>,
     ) -> Result<Response<pb::ListChallengesResponse>, Status> {
-        let session = request.caller()?;
-        let client = self.acting(&session.player_id);
+        let (matchmaking, me, _) = self.me(request)?;
         let request = mm::ListChallengesRequest {
-            player_id: session.player_id,
+            player_id: me.player_id,
         };
-        let listed = with_retries(client, request, |mut client, request| async move {
-            client.list_challenges(request).await
-        })
-        .await?;
+        let call = |mut mm: Matchmaking, r| async move { mm.list_challenges(r).await };
+        let listed = with_retries(matchmaking, request, call).await?;
         Ok(Response::new(pb::ListChallengesResponse {
             incoming: listed.incoming,
             outgoing: listed.outgoing,

@@ -94,6 +94,14 @@ pub fn relay(status: Status) -> Status {
     public
 }
 
+/// The answer of an internal call made once, its error as the public API
+/// reports it.
+pub async fn forward<T>(
+    call: impl Future<Output = Result<tonic::Response<T>, Status>>,
+) -> Result<T, Status> {
+    call.await.map(tonic::Response::into_inner).map_err(relay)
+}
+
 /// How many times a call that is safe to repeat is tried while the service
 /// is unavailable (restarting under it), with pauses of 50, 100, 200 … ms.
 const ATTEMPTS: u32 = 4;

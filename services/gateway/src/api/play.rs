@@ -19,7 +19,7 @@ use tokio_stream::{Stream, StreamExt as _};
 use tonic::{Request, Response, Status, Streaming};
 use tracing::instrument;
 
-use super::{Shared, edge::CallerOf as _, relay, with_retries};
+use super::{Shared, edge::CallerOf as _, forward, relay, with_retries};
 use crate::core::{auth::Session, sessions::SessionError};
 
 type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
@@ -40,9 +40,37 @@ impl Play {
         self.shared.backends.game.for_game(game_id)
     }
 
-    /// The game service holding `game_id`, acting for `player_id` in it.
-    fn acting(&self, player_id: &str, game_id: &str) -> GameRpc {
-        self.shared.backends.game.acting(player_id, game_id)
+    /// The caller's seat in the game `request` names: the game service
+    /// holding it, acting for the caller, with the game's and the caller's
+    /// ids for the internal request.
+    fn seat<T>(
+        &self,
+        request: Request<T>,
+        game_id: impl FnOnce(T) -> String,
+    ) -> Result<(GameRpc, String, String), Status> {
+        let session = request.caller()?;
+        let game_id = game_id(request.into_inner());
+        require("game_id", &game_id)?;
+        let rpc = self
+            .shared
+            .backends
+            .game
+            .acting(&session.player_id, &game_id);
+        Ok((rpc, game_id, session.player_id))
+    }
+
+    /// A read of the game `game_id`, retried while its service restarts.
+    async fn read<Q: Clone, A, Fut>(
+        &self,
+        game_id: String,
+        request: impl FnOnce(String) -> Q,
+        call: impl Fn(GameRpc, Q) -> Fut,
+    ) -> Result<A, Status>
+    where
+        Fut: Future<Output = Result<Response<A>, Status>>,
+    {
+        require("game_id", &game_id)?;
+        with_retries(self.game(&game_id), request(game_id), call).await
     }
 }
 
@@ -93,18 +121,9 @@ impl PlayService for Play {
         &self,
         request: Request<pb::ResignRequest>,
     ) -> Result<Response<pb::ResignResponse>, Status> {
-        let session = request.caller()?;
-        let game_id = request.into_inner().game_id;
-        require("game_id", &game_id)?;
-        let done = self
-            .acting(&session.player_id, &game_id)
-            .resign(game::ResignRequest {
-                game_id,
-                player_id: session.player_id,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner();
+        let (mut game, game_id, player_id) = self.seat(request, |r| r.game_id)?;
+        let request = game::ResignRequest { game_id, player_id };
+        let done = forward(game.resign(request)).await?;
         Ok(Response::new(pb::ResignResponse {
             game_ended: done.game_ended,
         }))
@@ -115,18 +134,9 @@ impl PlayService for Play {
         &self,
         request: Request<pb::OfferDrawRequest>,
     ) -> Result<Response<pb::OfferDrawResponse>, Status> {
-        let session = request.caller()?;
-        let game_id = request.into_inner().game_id;
-        require("game_id", &game_id)?;
-        let done = self
-            .acting(&session.player_id, &game_id)
-            .offer_draw(game::OfferDrawRequest {
-                game_id,
-                player_id: session.player_id,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner();
+        let (mut game, game_id, player_id) = self.seat(request, |r| r.game_id)?;
+        let request = game::OfferDrawRequest { game_id, player_id };
+        let done = forward(game.offer_draw(request)).await?;
         Ok(Response::new(pb::OfferDrawResponse {
             game_ended: done.game_ended,
         }))
@@ -137,18 +147,9 @@ impl PlayService for Play {
         &self,
         request: Request<pb::AcceptDrawRequest>,
     ) -> Result<Response<pb::AcceptDrawResponse>, Status> {
-        let session = request.caller()?;
-        let game_id = request.into_inner().game_id;
-        require("game_id", &game_id)?;
-        let done = self
-            .acting(&session.player_id, &game_id)
-            .accept_draw(game::AcceptDrawRequest {
-                game_id,
-                player_id: session.player_id,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner();
+        let (mut game, game_id, player_id) = self.seat(request, |r| r.game_id)?;
+        let request = game::AcceptDrawRequest { game_id, player_id };
+        let done = forward(game.accept_draw(request)).await?;
         Ok(Response::new(pb::AcceptDrawResponse {
             game_ended: done.game_ended,
         }))
@@ -159,18 +160,9 @@ impl PlayService for Play {
         &self,
         request: Request<pb::DeclineDrawRequest>,
     ) -> Result<Response<pb::DeclineDrawResponse>, Status> {
-        let session = request.caller()?;
-        let game_id = request.into_inner().game_id;
-        require("game_id", &game_id)?;
-        let done = self
-            .acting(&session.player_id, &game_id)
-            .decline_draw(game::DeclineDrawRequest {
-                game_id,
-                player_id: session.player_id,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner();
+        let (mut game, game_id, player_id) = self.seat(request, |r| r.game_id)?;
+        let request = game::DeclineDrawRequest { game_id, player_id };
+        let done = forward(game.decline_draw(request)).await?;
         Ok(Response::new(pb::DeclineDrawResponse {
             offered_by: done.offered_by,
         }))
@@ -181,18 +173,9 @@ impl PlayService for Play {
         &self,
         request: Request<pb::ClaimDrawRequest>,
     ) -> Result<Response<pb::ClaimDrawResponse>, Status> {
-        let session = request.caller()?;
-        let game_id = request.into_inner().game_id;
-        require("game_id", &game_id)?;
-        let done = self
-            .acting(&session.player_id, &game_id)
-            .claim_draw(game::ClaimDrawRequest {
-                game_id,
-                player_id: session.player_id,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner();
+        let (mut game, game_id, player_id) = self.seat(request, |r| r.game_id)?;
+        let request = game::ClaimDrawRequest { game_id, player_id };
+        let done = forward(game.claim_draw(request)).await?;
         Ok(Response::new(pb::ClaimDrawResponse {
             game_ended: done.game_ended,
         }))
@@ -203,18 +186,9 @@ impl PlayService for Play {
         &self,
         request: Request<pb::AbortRequest>,
     ) -> Result<Response<pb::AbortResponse>, Status> {
-        let session = request.caller()?;
-        let game_id = request.into_inner().game_id;
-        require("game_id", &game_id)?;
-        let done = self
-            .acting(&session.player_id, &game_id)
-            .abort(game::AbortRequest {
-                game_id,
-                player_id: session.player_id,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner();
+        let (mut game, game_id, player_id) = self.seat(request, |r| r.game_id)?;
+        let request = game::AbortRequest { game_id, player_id };
+        let done = forward(game.abort(request)).await?;
         Ok(Response::new(pb::AbortResponse {
             game_ended: done.game_ended,
         }))
@@ -225,19 +199,15 @@ impl PlayService for Play {
         &self,
         request: Request<pb::HintRequest>,
     ) -> Result<Response<pb::HintResponse>, Status> {
-        let session = request.caller()?;
-        let game_id = request.into_inner().game_id;
-        require("game_id", &game_id)?;
-        let best_move = self
-            .acting(&session.player_id, &game_id)
-            .hint(game::HintRequest {
-                game_id,
-                player_id: session.player_id,
-                kind: game::HintKind::Best as i32,
-            })
-            .await
-            .map_err(relay)?
-            .into_inner()
+        let (mut game, game_id, player_id) = self.seat(request, |r| r.game_id)?;
+        let kind = game::HintKind::Best as i32;
+        let request = game::HintRequest {
+            game_id,
+            player_id,
+            kind,
+        };
+        let best_move = forward(game.hint(request))
+            .await?
             .moves
             .into_iter()
             .next()
@@ -250,21 +220,18 @@ impl PlayService for Play {
         &self,
         request: Request<pb::LegalMovesRequest>,
     ) -> Result<Response<pb::LegalMovesResponse>, Status> {
-        let game_id = request.into_inner().game_id;
-        require("game_id", &game_id)?;
-        let moves = with_retries(
-            self.game(&game_id),
-            game::LegalMovesRequest { game_id },
-            |mut client, request| async move { client.legal_moves(request).await },
-        )
-        .await?
-        .moves
-        .into_iter()
-        .map(|m| pb::LegalMove {
-            uci: m.uci,
-            san: m.san,
-        })
-        .collect();
+        let internal = |game_id| game::LegalMovesRequest { game_id };
+        let call = |mut game: GameRpc, request| async move { game.legal_moves(request).await };
+        let moves = self
+            .read(request.into_inner().game_id, internal, call)
+            .await?
+            .moves
+            .into_iter()
+            .map(|m| pb::LegalMove {
+                uci: m.uci,
+                san: m.san,
+            })
+            .collect();
         Ok(Response::new(pb::LegalMovesResponse { moves }))
     }
 
@@ -273,15 +240,12 @@ impl PlayService for Play {
         &self,
         request: Request<pb::BoardRequest>,
     ) -> Result<Response<pb::BoardResponse>, Status> {
-        let game_id = request.into_inner().game_id;
-        require("game_id", &game_id)?;
-        let board = with_retries(
-            self.game(&game_id),
-            game::BoardRequest { game_id },
-            |mut client, request| async move { client.board(request).await },
-        )
-        .await?
-        .board;
+        let internal = |game_id| game::BoardRequest { game_id };
+        let call = |mut game: GameRpc, request| async move { game.board(request).await };
+        let board = self
+            .read(request.into_inner().game_id, internal, call)
+            .await?
+            .board;
         Ok(Response::new(pb::BoardResponse { board }))
     }
 
@@ -290,15 +254,12 @@ impl PlayService for Play {
         &self,
         request: Request<pb::GetGameRequest>,
     ) -> Result<Response<pb::GetGameResponse>, Status> {
-        let game_id = request.into_inner().game_id;
-        require("game_id", &game_id)?;
-        let game = with_retries(
-            self.game(&game_id),
-            game::GetGameRequest { game_id },
-            |mut client, request| async move { client.get_game(request).await },
-        )
-        .await?
-        .game;
+        let internal = |game_id| game::GetGameRequest { game_id };
+        let call = |mut game: GameRpc, request| async move { game.get_game(request).await };
+        let game = self
+            .read(request.into_inner().game_id, internal, call)
+            .await?
+            .game;
         Ok(Response::new(pb::GetGameResponse { game }))
     }
 
@@ -336,15 +297,12 @@ impl PlayService for Play {
         &self,
         request: Request<pb::ExportPgnRequest>,
     ) -> Result<Response<pb::ExportPgnResponse>, Status> {
-        let game_id = request.into_inner().game_id;
-        require("game_id", &game_id)?;
-        let pgn = with_retries(
-            self.game(&game_id),
-            game::ExportPgnRequest { game_id },
-            |mut client, request| async move { client.export_pgn(request).await },
-        )
-        .await?
-        .pgn;
+        let internal = |game_id| game::ExportPgnRequest { game_id };
+        let call = |mut game: GameRpc, request| async move { game.export_pgn(request).await };
+        let pgn = self
+            .read(request.into_inner().game_id, internal, call)
+            .await?
+            .pgn;
         Ok(Response::new(pb::ExportPgnResponse { pgn }))
     }
 
