@@ -1,50 +1,45 @@
 //! The bridge at work: players' events in, the system's answers out.
 //!
-//! One worker takes the players' events in the order they arrive (after
-//! checking id, signature, address, age, and that the event was never
-//! handled before), so a player's moves are applied in the order sent.
-//! Pairing waits in the matchmaking service's Nostr queue, one stream per
-//! waiting key; each game paired here is followed on the game service's
-//! event stream, so every move is announced whichever front made it.
+//! The bridge is an actor: one task ([`Bridge::run`]) owns the journal and
+//! the sets of waiting keys and followed games, and takes the players'
+//! events in the order they arrive (after checking id, signature, address,
+//! age, and that the event was never handled before), so a player's moves
+//! are applied in the order sent. Pairing waits in the matchmaking
+//! service's Nostr queue, one task per waiting key ([`super::pairing`]);
+//! each game paired here is followed on the game service's event stream by
+//! a task of its own ([`super::follow`]), so every move is announced
+//! whichever front made it. Those tasks reach the journal only through the
+//! bridge's [`Inbox`], asking with a oneshot reply; shutdown ends them all.
+//! What the bridge and the tasks share is their [`Context`].
 
 use std::{
-    collections::{HashMap, HashSet},
-    sync::{Arc, Mutex},
-    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
+    collections::HashSet,
+    sync::Arc,
+    time::{SystemTime, UNIX_EPOCH},
 };
 
 use chess_domain::{Color, color_from_pb};
-use chess_proto::{
-    common::v1 as common,
-    game::v1 as game_pb,
-    matchmaking::v1::{self as mm_pb, join_pairing_queue_response::Update},
-};
+use chess_proto::{common::v1 as common, game::v1 as game_pb, matchmaking::v1 as mm_pb};
 use chess_runtime::Reason;
-use nostr_sdk::prelude::{Event, Keys, PublicKey};
+use nostr_sdk::prelude::{Event, PublicKey};
 use tokio::{sync::mpsc, time::sleep};
-use tokio_stream::StreamExt as _;
-use tokio_util::sync::CancellationToken;
 
 use super::{
+    context::{Context, RETRY_DELAY},
+    follow,
+    inbox::{Command, Inbox},
     journal::Journal,
-    outbox::Outbox,
+    pairing,
     protocol::{self, Inbound, Seats},
 };
-use crate::core::clients::Backends;
 
 /// Events older than this (by `created_at`) are not handled: relays may
 /// replay them, and their ids are only remembered this long.
 pub const WINDOW_SECS: u64 = 3600;
 /// Events dated further ahead than this are not handled either.
 const FUTURE_SECS: u64 = 15 * 60;
-/// How long a request to play waits for an opponent.
-const QUEUE_LIFETIME: Duration = Duration::from_secs(10 * 60);
 /// Tries of a call while the service behind it is unreachable.
 const ATTEMPTS: u32 = 5;
-/// Pause before calling a service again after it failed.
-const RETRY_DELAY: Duration = Duration::from_millis(300);
-/// How long a key's account link is trusted before asking again.
-const LINK_CACHE: Duration = Duration::from_secs(10);
 /// Guest ids of Nostr players: this and the key in hex.
 pub const GUEST_PREFIX: &str = "nostr-";
 
@@ -54,85 +49,61 @@ pub fn now_secs() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// Who a key plays as.
-#[derive(Clone, Debug)]
-struct Identity {
-    /// The key's place in the pairing queue.
-    guest_id: String,
-    /// The account the key is linked to, if any.
-    account: Option<common::RegisteredPlayer>,
-}
-
-impl Identity {
-    fn player_id(&self) -> &str {
-        self.account
-            .as_ref()
-            .map_or(&self.guest_id, |a| &a.player_id)
-    }
-}
-
-/// A short name for a key: `npub`-free, but recognisable.
-fn display_name(key: &str) -> String {
-    format!("nostr:{}", &key[..key.len().min(8)])
-}
-
-/// The state shared by the bridge's tasks.
+/// The bridge: the state only its own task touches.
 #[derive(Debug)]
 pub struct Bridge {
-    pub keys: Keys,
-    backends: Backends,
-    journal: Mutex<Journal>,
-    outbox: Outbox,
+    cx: Arc<Context>,
+    journal: Journal,
     /// Keys waiting for an opponent.
-    queued: Mutex<HashSet<String>>,
+    queued: HashSet<String>,
     /// Games with a running follower.
-    following: Mutex<HashSet<String>>,
-    links: Mutex<HashMap<String, (Instant, Option<common::RegisteredPlayer>)>>,
-    shutdown: CancellationToken,
+    following: HashSet<String>,
+    inbox: Inbox,
+    commands: mpsc::UnboundedReceiver<Command>,
 }
 
 impl Bridge {
-    pub fn new(
-        keys: Keys,
-        backends: Backends,
-        journal: Journal,
-        outbox: Outbox,
-        shutdown: CancellationToken,
-    ) -> Arc<Self> {
-        Arc::new(Self {
-            keys,
-            backends,
-            journal: Mutex::new(journal),
-            outbox,
-            queued: Mutex::default(),
-            following: Mutex::default(),
-            links: Mutex::default(),
-            shutdown,
-        })
-    }
-
-    fn journal(&self) -> std::sync::MutexGuard<'_, Journal> {
-        // A panic while holding it cannot leave a record half-applied in
-        // memory: every method writes the file first.
-        self.journal.lock().unwrap_or_else(|e| e.into_inner())
+    pub(super) fn new(cx: Context, journal: Journal) -> Self {
+        let (inbox, commands) = mpsc::unbounded_channel();
+        Self {
+            cx: Arc::new(cx),
+            journal,
+            queued: HashSet::new(),
+            following: HashSet::new(),
+            inbox: Inbox(inbox),
+            commands,
+        }
     }
 
     /// Follows again every game that was being announced before a restart,
-    /// and queues again the keys that were waiting.
-    pub fn resume(self: &Arc<Self>) {
+    /// queues again the keys that were waiting, then handles the players'
+    /// events, one at a time, and its tasks' commands until shutdown.
+    pub async fn run(mut self, mut events: mpsc::UnboundedReceiver<Event>) {
+        self.resume();
+        let shutdown = self.cx.shutdown.clone();
+        loop {
+            tokio::select! {
+                Some(command) = self.commands.recv() => self.command(command),
+                event = events.recv() => match event {
+                    Some(event) => self.handle(event).await,
+                    None => return,
+                },
+                () = shutdown.cancelled() => return,
+            }
+        }
+    }
+
+    fn resume(&mut self) {
         let waiting: Vec<(String, u64)> = self
-            .journal()
+            .journal
             .waiting()
             .map(|(key, since)| (key.clone(), *since))
             .collect();
         for (key, since) in waiting {
-            self.queued
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(key.clone());
+            self.queued.insert(key.clone());
             self.spawn_wait(key, since, true);
         }
-        let games: Vec<String> = self.journal().games().map(|(id, _)| id.clone()).collect();
+        let games: Vec<String> = self.journal.games().map(|(id, _)| id.clone()).collect();
         if !games.is_empty() {
             tracing::info!(
                 games = games.len(),
@@ -144,26 +115,55 @@ impl Bridge {
         }
     }
 
-    /// Handles the players' events, one at a time, until shutdown.
-    pub async fn work(self: Arc<Self>, mut events: mpsc::UnboundedReceiver<Event>) {
-        loop {
-            let event = tokio::select! {
-                event = events.recv() => event,
-                () = self.shutdown.cancelled() => None,
-            };
-            let Some(event) = event else { break };
-            self.handle(event).await;
+    fn command(&mut self, command: Command) {
+        let written = match command {
+            Command::Seats { game_id, reply } => {
+                let seats = self
+                    .journal
+                    .game(&game_id)
+                    .map(|g| OwnedSeats::new(&game_id, &g.white, &g.black));
+                // A follower that left no longer needs the answer.
+                let _ = reply.send(seats);
+                Ok(())
+            }
+            Command::ToldPly { game_id, reply } => {
+                let told = self.journal.game(&game_id).map_or(0, |g| g.told_ply);
+                let _ = reply.send(told);
+                Ok(())
+            }
+            Command::Told { game_id, ply } => self.journal.told(&game_id, ply),
+            Command::Ended { game_id } => self.journal.ended(&game_id),
+            Command::Unfollowed { game_id } => {
+                self.following.remove(&game_id);
+                Ok(())
+            }
+            Command::Paired { key, paired } => {
+                self.paired(&key, &paired);
+                Ok(())
+            }
+            Command::StoppedWaiting { key, ended } => {
+                self.queued.remove(&key);
+                // At shutdown the wait goes on after the restart.
+                if ended {
+                    self.journal.stop_waiting(&key)
+                } else {
+                    Ok(())
+                }
+            }
+        };
+        if let Err(e) = written {
+            tracing::warn!(error = %e, "cannot write the Nostr journal");
         }
     }
 
     /// Whether the event is one to handle now; it is then taken for good.
-    async fn admit(&self, event: &Event) -> bool {
+    fn admit(&mut self, event: &Event) -> bool {
         if event.verify().is_err() {
             tracing::debug!(id = %event.id, "ignored: bad id or signature");
             return false;
         }
         if protocol::read(event).is_none()
-            || !protocol::addressed_to(event, &self.keys.public_key())
+            || !protocol::addressed_to(event, &self.cx.keys.public_key())
         {
             return false;
         }
@@ -174,7 +174,7 @@ impl Bridge {
             return false;
         }
         let id = event.id.to_hex();
-        let mut journal = self.journal();
+        let journal = &mut self.journal;
         journal.forget_before(now.saturating_sub(WINDOW_SECS));
         match journal.take(&id, at) {
             Ok(fresh) => fresh,
@@ -186,8 +186,8 @@ impl Bridge {
         }
     }
 
-    async fn handle(self: &Arc<Self>, event: Event) {
-        if !self.admit(&event).await {
+    async fn handle(&mut self, event: Event) {
+        if !self.admit(&event) {
             return;
         }
         let author = event.pubkey.to_hex();
@@ -212,189 +212,29 @@ impl Bridge {
         }
     }
 
-    /// The account `key` is linked to, if any (cached briefly).
-    async fn identity(&self, key: &str) -> Result<Identity, tonic::Status> {
-        let guest_id = format!("{GUEST_PREFIX}{key}");
-        let cached = self
-            .links
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(key)
-            .filter(|(at, _)| at.elapsed() < LINK_CACHE)
-            .map(|(_, account)| account.clone());
-        let account = match cached {
-            Some(account) => account,
-            None => {
-                let account = self
-                    .backends
-                    .rating
-                    .player_by_nostr_key(key)
-                    .await?
-                    .and_then(|r| r.profile)
-                    .map(|p| common::RegisteredPlayer {
-                        player_id: p.player_id,
-                        username: p.username,
-                    });
-                let mut links = self.links.lock().unwrap_or_else(|e| e.into_inner());
-                links.retain(|_, (at, _)| at.elapsed() < LINK_CACHE);
-                links.insert(key.to_owned(), (Instant::now(), account.clone()));
-                account
-            }
-        };
-        Ok(Identity { guest_id, account })
-    }
-
     /// A 20300: wait in the Nostr queue (or be paired at once).
-    fn request_to_play(self: &Arc<Self>, key: String) {
+    fn request_to_play(&mut self, key: String) {
         let since = now_secs();
-        {
-            let mut queued = self.queued.lock().unwrap_or_else(|e| e.into_inner());
-            if !queued.insert(key.clone()) {
-                drop(queued);
-                // Already waiting: the place is kept.
-                self.outbox
-                    .publish(protocol::reply(&self.keys, &key, "queued"));
-                return;
-            }
+        if !self.queued.insert(key.clone()) {
+            // Already waiting: the place is kept.
+            self.cx.reply(&key, "queued");
+            return;
         }
-        if let Err(e) = self.journal().wait(&key, since) {
+        if let Err(e) = self.journal.wait(&key, since) {
             tracing::warn!(error = %e, "cannot write the Nostr journal");
         }
         self.spawn_wait(key, since, false);
     }
 
     /// Waits for an opponent for `key`, asking since `since` (Unix seconds).
-    fn spawn_wait(self: &Arc<Self>, key: String, since: u64, told_queued: bool) {
-        let bridge = Arc::clone(self);
-        tokio::spawn(async move {
-            let ended = bridge.wait_for_opponent(&key, since, told_queued).await;
-            bridge
-                .queued
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&key);
-            // At shutdown the wait goes on after the restart.
-            if ended && let Err(e) = bridge.journal().stop_waiting(&key) {
-                tracing::warn!(error = %e, "cannot write the Nostr journal");
-            }
-        });
-    }
-
-    /// Waits in the queue until paired, refused or out of time (true), or
-    /// until shutdown (false).
-    async fn wait_for_opponent(
-        self: &Arc<Self>,
-        key: &str,
-        since: u64,
-        mut told_queued: bool,
-    ) -> bool {
-        let left = (since + QUEUE_LIFETIME.as_secs()).saturating_sub(now_secs());
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(left);
-        let asked_at = prost_types::Timestamp {
-            seconds: i64::try_from(since).unwrap_or(i64::MAX),
-            nanos: 0,
-        };
-        loop {
-            if tokio::time::Instant::now() >= deadline {
-                break;
-            }
-            let identity = match self.identity(key).await {
-                Ok(identity) => identity,
-                Err(status) => {
-                    tracing::warn!(error = %status, "cannot look up a Nostr key's account; retrying");
-                    if self.pause_until(deadline).await {
-                        continue;
-                    }
-                    break;
-                }
-            };
-            let request = mm_pb::JoinPairingQueueRequest {
-                guest_id: identity.guest_id.clone(),
-                display_name: display_name(key),
-                color: common::ColorChoice::Either as i32,
-                connected_at: Some(asked_at),
-                pool: mm_pb::PairingPool::Nostr as i32,
-                account: identity.account.clone(),
-            };
-            let mut stream = match self
-                .backends
-                .matchmaking
-                .acting(&identity.guest_id)
-                .join_pairing_queue(request)
-                .await
-            {
-                Ok(response) => response.into_inner(),
-                Err(status) if Reason::of(&status).is_some() => {
-                    self.outbox.publish(protocol::reply(
-                        &self.keys,
-                        key,
-                        &format!("error:{}", status.message()),
-                    ));
-                    return true;
-                }
-                Err(status) => {
-                    tracing::warn!(error = %status, "cannot join the pairing queue; retrying");
-                    if self.pause_until(deadline).await {
-                        continue;
-                    }
-                    break;
-                }
-            };
-            loop {
-                let update = tokio::select! {
-                    update = stream.message() => update,
-                    () = tokio::time::sleep_until(deadline) => break,
-                    () = self.shutdown.cancelled() => return false,
-                };
-                match update {
-                    Ok(Some(mm_pb::JoinPairingQueueResponse {
-                        update: Some(Update::Queued(_)),
-                    })) => {
-                        if !told_queued {
-                            told_queued = true;
-                            self.outbox
-                                .publish(protocol::reply(&self.keys, key, "queued"));
-                        }
-                    }
-                    Ok(Some(mm_pb::JoinPairingQueueResponse {
-                        update: Some(Update::Paired(paired)),
-                    })) => {
-                        self.paired(key, &paired);
-                        return true;
-                    }
-                    Ok(Some(_)) => {}
-                    // Matchmaking restarted: queue again, keeping the time
-                    // of the request, which orders the waiters.
-                    Ok(None) | Err(_) => break,
-                }
-            }
-            if !self.pause_until(deadline).await {
-                break;
-            }
-        }
-        if self.shutdown.is_cancelled() {
-            return false;
-        }
-        self.outbox.publish(protocol::reply(
-            &self.keys,
-            key,
-            "error:no opponent came within 10 minutes; send a new request to play",
-        ));
-        true
-    }
-
-    /// Sleeps a little; false when the wait should end instead (out of time,
-    /// or shutdown).
-    async fn pause_until(&self, deadline: tokio::time::Instant) -> bool {
-        tokio::select! {
-            () = sleep(RETRY_DELAY) => tokio::time::Instant::now() < deadline,
-            () = self.shutdown.cancelled() => false,
-        }
+    fn spawn_wait(&self, key: String, since: u64, told_queued: bool) {
+        let (cx, inbox) = (Arc::clone(&self.cx), self.inbox.clone());
+        tokio::spawn(async move { pairing::wait(&cx, &inbox, key, since, told_queued).await });
     }
 
     /// A pairing: each player hears of it (once, whichever of the two
     /// waits saw it first), then the starting position, then every move.
-    fn paired(self: &Arc<Self>, key: &str, paired: &mm_pb::Paired) {
+    fn paired(&mut self, key: &str, paired: &mm_pb::Paired) {
         let Some(opponent) = paired.opponent_id.strip_prefix(GUEST_PREFIX) else {
             tracing::warn!(opponent = %paired.opponent_id, "paired with someone not on Nostr");
             return;
@@ -404,23 +244,18 @@ impl Bridge {
             Color::White => (key, opponent),
             Color::Black => (opponent, key),
         };
-        let fresh = {
-            let mut journal = self.journal();
-            let fresh = journal.game(&paired.game_id).is_none();
-            if let Err(e) = journal.follow(&paired.game_id, white, black) {
-                tracing::error!(error = %e, "cannot write the Nostr journal");
-            }
-            fresh
-        };
+        let fresh = self.journal.game(&paired.game_id).is_none();
+        if let Err(e) = self.journal.follow(&paired.game_id, white, black) {
+            tracing::error!(error = %e, "cannot write the Nostr journal");
+        }
         if !fresh {
             return;
         }
         for (player, other, letter) in [(white, black, 'w'), (black, white, 'b')] {
-            self.outbox.publish(protocol::reply(
-                &self.keys,
+            self.cx.reply(
                 player,
                 &format!("started:{}:{other}:{letter}", paired.game_id),
-            ));
+            );
         }
         let seats = Seats {
             game_id: &paired.game_id,
@@ -432,18 +267,19 @@ impl Bridge {
             shakmaty::EnPassantMode::Legal,
         )
         .to_string();
-        self.outbox
-            .publish(protocol::state(&self.keys, &seats, &start, None));
+        self.cx
+            .outbox
+            .publish(protocol::state(&self.cx.keys, &seats, &start, None));
         self.follow(paired.game_id.clone());
     }
 
     /// The players of a game by key: from the journal for games paired here,
     /// else from the game service (Nostr guests and linked accounts).
     async fn seats(&self, game_id: &str) -> Option<OwnedSeats> {
-        if let Some(game) = self.journal().game(game_id) {
+        if let Some(game) = self.journal.game(game_id) {
             return Some(OwnedSeats::new(game_id, &game.white, &game.black));
         }
-        let game = self.get_game(game_id).await.ok()??;
+        let game = self.cx.get_game(game_id).await.ok()??;
         let white = self.key_of(game.white.as_ref()).await?;
         let black = self.key_of(game.black.as_ref()).await?;
         Some(OwnedSeats::new(game_id, &white, &black))
@@ -462,6 +298,7 @@ impl Bridge {
                     )),
                 };
                 let profile = self
+                    .cx
                     .backends
                     .rating
                     .rpc()
@@ -476,23 +313,11 @@ impl Bridge {
         }
     }
 
-    /// The game, `None` when there is no such game.
-    async fn get_game(&self, game_id: &str) -> Result<Option<common::GameState>, tonic::Status> {
-        let request = game_pb::GetGameRequest {
-            game_id: game_id.to_owned(),
-        };
-        match self.backends.game.for_game(game_id).get_game(request).await {
-            Ok(response) => Ok(response.into_inner().game),
-            Err(status) if Reason::of(&status) == Some(Reason::NotFound) => Ok(None),
-            Err(status) => Err(status),
-        }
-    }
-
     fn refuse(&self, event: &Event, seats: Option<&OwnedSeats>, message: &str) {
         tracing::debug!(message, "refused");
         let seats = seats.map(OwnedSeats::borrow);
-        self.outbox.publish(protocol::error(
-            &self.keys,
+        self.cx.outbox.publish(protocol::error(
+            &self.cx.keys,
             &event.id,
             seats.as_ref(),
             &event.pubkey,
@@ -501,10 +326,10 @@ impl Bridge {
     }
 
     /// A 20303: a move or `quit` in a game.
-    async fn play(self: &Arc<Self>, event: &Event, game_id: &str, action: Action) {
+    async fn play(&self, event: &Event, game_id: &str, action: Action) {
         let key = event.pubkey.to_hex();
         let seats = self.seats(game_id).await;
-        let identity = match self.identity(&key).await {
+        let identity = match self.cx.identity(&key).await {
             Ok(identity) => identity,
             Err(status) => {
                 tracing::warn!(error = %status, "cannot look up a Nostr key's account");
@@ -524,7 +349,8 @@ impl Bridge {
                     game_id: game_id.to_owned(),
                     player_id: player_id.clone(),
                 };
-                self.backends
+                self.cx
+                    .backends
                     .game
                     .acting(&player_id, game_id)
                     .resign(request)
@@ -572,7 +398,7 @@ impl Bridge {
             }
         };
         let ply = loop {
-            match self.get_game(game_id).await {
+            match self.cx.get_game(game_id).await {
                 Ok(Some(game)) => break game.ply + 1,
                 Ok(None) => {
                     return Err(Reason::NotFound.status(tonic::Code::NotFound, "no such game"));
@@ -587,7 +413,7 @@ impl Bridge {
                 r#move: uci.clone(),
                 ply: Some(ply),
             };
-            match self.backends.game.make_move(request).await {
+            match self.cx.backends.game.make_move(request).await {
                 Ok(_) => return Ok(()),
                 Err(status) => sleep(retry(status)?).await,
             }
@@ -595,128 +421,12 @@ impl Bridge {
     }
 
     /// Starts announcing a game's moves (once per game).
-    fn follow(self: &Arc<Self>, game_id: String) {
-        if !self
-            .following
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(game_id.clone())
-        {
+    fn follow(&mut self, game_id: String) {
+        if !self.following.insert(game_id.clone()) {
             return;
         }
-        let bridge = Arc::clone(self);
-        tokio::spawn(async move {
-            bridge.announce(&game_id).await;
-            bridge
-                .following
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&game_id);
-        });
-    }
-
-    /// Publishes a 20302 for each move of the game from the last one told,
-    /// and one with the result when it ends.
-    async fn announce(&self, game_id: &str) {
-        let Some(seats) = self
-            .journal()
-            .game(game_id)
-            .map(|g| OwnedSeats::new(game_id, &g.white, &g.black))
-        else {
-            return;
-        };
-        let mut fen = None;
-        loop {
-            let told = self.journal().game(game_id).map_or(0, |g| g.told_ply);
-            // The position now, for an ending that brings no move.
-            match self.get_game(game_id).await {
-                Ok(Some(game)) => {
-                    fen.get_or_insert(game.fen.clone());
-                    if game.status == common::GameStatus::Finished as i32 && game.ply <= told {
-                        let result = (result_of(game.result), termination_of(game.termination));
-                        self.announce_end(&seats, &game.fen, result);
-                        return;
-                    }
-                }
-                Ok(None) => {
-                    tracing::warn!(game_id, "a followed Nostr game does not exist");
-                    let _ = self.journal().ended(game_id);
-                    return;
-                }
-                Err(_) => {
-                    if self.pause().await {
-                        continue;
-                    }
-                    return;
-                }
-            }
-            let mut stream = match self.backends.game.watch_game(game_id, Some(told)).await {
-                Ok(events) => events,
-                Err(status) => {
-                    tracing::debug!(game_id, error = %status, "cannot follow a Nostr game; retrying");
-                    if self.pause().await {
-                        continue;
-                    }
-                    return;
-                }
-            };
-            loop {
-                let message = tokio::select! {
-                    message = stream.next() => message,
-                    () = self.shutdown.cancelled() => return,
-                };
-                let Some(Ok(message)) = message else { break };
-                let Some(event) = message.event else { continue };
-                match event.kind {
-                    Some(common::game_event::Kind::MoveMade(made)) => {
-                        let told = self.journal().game(game_id).map_or(0, |g| g.told_ply);
-                        if event.ply <= told {
-                            continue;
-                        }
-                        self.outbox.publish(protocol::state(
-                            &self.keys,
-                            &seats.borrow(),
-                            &made.fen,
-                            None,
-                        ));
-                        fen = Some(made.fen);
-                        if let Err(e) = self.journal().told(game_id, event.ply) {
-                            tracing::warn!(error = %e, "cannot write the Nostr journal");
-                        }
-                    }
-                    Some(common::game_event::Kind::GameEnded(ended)) => {
-                        let result = (result_of(ended.result), termination_of(ended.termination));
-                        let fen = fen.clone().unwrap_or_default();
-                        self.announce_end(&seats, &fen, result);
-                        return;
-                    }
-                    _ => {}
-                }
-            }
-            if !self.pause().await {
-                return;
-            }
-        }
-    }
-
-    fn announce_end(&self, seats: &OwnedSeats, fen: &str, (score, how): (&str, String)) {
-        self.outbox.publish(protocol::state(
-            &self.keys,
-            &seats.borrow(),
-            fen,
-            Some((score, &how)),
-        ));
-        if let Err(e) = self.journal().ended(&seats.game_id) {
-            tracing::warn!(error = %e, "cannot write the Nostr journal");
-        }
-    }
-
-    /// Waits before trying again; false at shutdown.
-    async fn pause(&self) -> bool {
-        tokio::select! {
-            () = sleep(RETRY_DELAY) => true,
-            () = self.shutdown.cancelled() => false,
-        }
+        let (cx, inbox) = (Arc::clone(&self.cx), self.inbox.clone());
+        tokio::spawn(async move { follow::announce(&cx, &inbox, &game_id).await });
     }
 }
 
@@ -742,7 +452,11 @@ impl OwnedSeats {
         }
     }
 
-    fn borrow(&self) -> Seats<'_> {
+    pub(super) fn game_id(&self) -> &str {
+        &self.game_id
+    }
+
+    pub(super) fn borrow(&self) -> Seats<'_> {
         Seats {
             game_id: &self.game_id,
             white: &self.white,
@@ -752,7 +466,7 @@ impl OwnedSeats {
 }
 
 /// `1-0`, `0-1`, `1/2-1/2` or `*` (aborted).
-fn result_of(result: i32) -> &'static str {
+pub(super) fn result_of(result: i32) -> &'static str {
     match common::GameResult::try_from(result) {
         Ok(common::GameResult::WhiteWins) => "1-0",
         Ok(common::GameResult::BlackWins) => "0-1",
@@ -762,7 +476,7 @@ fn result_of(result: i32) -> &'static str {
 }
 
 /// How the game ended, in words: `checkmate`, `threefold repetition`, …
-fn termination_of(termination: i32) -> String {
+pub(super) fn termination_of(termination: i32) -> String {
     common::Termination::try_from(termination)
         .ok()
         .and_then(|t| {

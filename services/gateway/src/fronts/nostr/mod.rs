@@ -4,23 +4,29 @@
 //! - [`keys`]: the server's key pair, kept in a file.
 //! - [`journal`]: what survives a restart (handled events, games followed).
 //! - [`protocol`]: reading and writing the protocol's events.
-//! - [`bridge`]: handling the players' events: pairing through matchmaking,
-//!   moves through the game service, every move announced.
+//! - [`bridge`]: the actor handling the players' events: pairing through
+//!   matchmaking ([`pairing`]), moves through the game service, every move
+//!   announced ([`follow`]); its tasks reach it through its [`inbox`] and
+//!   share a [`context`].
 //! - [`outbox`]: publishing to every relay, with retries.
 //!
 //! Run it on one gateway replica only: each replica would otherwise answer
 //! every event.
 
 pub mod bridge;
+mod context;
+mod follow;
+mod inbox;
 pub mod journal;
 pub mod keys;
 pub mod outbox;
+mod pairing;
 pub mod protocol;
 
 use std::{collections::HashMap, path::PathBuf, sync::Arc, time::Duration};
 
 use nostr_sdk::prelude::{
-    Filter, Kind, RelayMessage, RelayOptions, RelayPool, RelayPoolNotification, RelayUrl,
+    Filter, Keys, Kind, RelayMessage, RelayOptions, RelayPool, RelayPoolNotification, RelayUrl,
     SubscribeOptions, Timestamp, ToBech32 as _,
 };
 use tokio::sync::{Mutex, mpsc};
@@ -79,7 +85,7 @@ pub struct RelayInfo {
 /// A running bridge, for the public API.
 #[derive(Clone, Debug)]
 pub struct Handle {
-    bridge: Arc<bridge::Bridge>,
+    keys: Keys,
     pool: RelayPool,
     relays: Vec<RelayUrl>,
     /// Per relay, the connection (its start time) whose subscription the
@@ -90,12 +96,12 @@ pub struct Handle {
 impl Handle {
     /// The server's public key, in hex.
     pub fn public_key(&self) -> String {
-        self.bridge.keys.public_key().to_hex()
+        self.keys.public_key().to_hex()
     }
 
     /// The server's key and each relay's state now.
     pub async fn info(&self) -> NostrInfo {
-        let key = self.bridge.keys.public_key();
+        let key = self.keys.public_key();
         let acknowledged = self.acknowledged.lock().await.clone();
         let mut relays = Vec::with_capacity(self.relays.len());
         for url in &self.relays {
@@ -179,8 +185,7 @@ pub async fn start(
         relays.push(relay_url);
     }
     let (outbox, published) = outbox::Outbox::new();
-    let bridge = bridge::Bridge::new(keys, backends, journal, outbox, shutdown.clone());
-    let key = bridge.keys.public_key();
+    let key = keys.public_key();
     tracing::info!(
         public_key = %key.to_hex(),
         npub = %key.to_bech32().unwrap_or_default(),
@@ -189,7 +194,7 @@ pub async fn start(
     );
 
     let handle = Handle {
-        bridge: Arc::clone(&bridge),
+        keys: keys.clone(),
         pool: pool.clone(),
         relays: relays.clone(),
         acknowledged: Arc::default(),
@@ -226,8 +231,11 @@ pub async fn start(
                 .join(","),
             message: e.to_string(),
         })?;
-    bridge.resume();
-    tokio::spawn(Arc::clone(&bridge).work(events_rx));
+    let bridge = bridge::Bridge::new(
+        context::Context::new(keys, backends, outbox, shutdown.clone()),
+        journal,
+    );
+    tokio::spawn(bridge.run(events_rx));
     tokio::spawn(outbox::run(
         pool.clone(),
         relays,

@@ -1,0 +1,97 @@
+//! How the bridge's tasks reach the state only the bridge's own task
+//! touches: commands on a channel, questions with a oneshot reply.
+
+use chess_proto::matchmaking::v1 as mm_pb;
+use tokio::sync::{mpsc, oneshot};
+
+use super::bridge::OwnedSeats;
+
+/// What the bridge's tasks ask of it.
+#[derive(Debug)]
+pub(super) enum Command {
+    /// The players of a game followed here, from the journal.
+    Seats {
+        game_id: String,
+        reply: oneshot::Sender<Option<OwnedSeats>>,
+    },
+    /// The last ply announced of a followed game.
+    ToldPly {
+        game_id: String,
+        reply: oneshot::Sender<u32>,
+    },
+    Told {
+        game_id: String,
+        ply: u32,
+    },
+    Ended {
+        game_id: String,
+    },
+    /// A follower stopped.
+    Unfollowed {
+        game_id: String,
+    },
+    Paired {
+        key: String,
+        paired: mm_pb::Paired,
+    },
+    /// A wait ended: for good (`ended`), or only for now (shutdown).
+    StoppedWaiting {
+        key: String,
+        ended: bool,
+    },
+}
+
+/// The bridge's inbox, for its tasks. Cloning is cheap.
+#[derive(Clone, Debug)]
+pub(super) struct Inbox(pub(super) mpsc::UnboundedSender<Command>);
+
+impl Inbox {
+    fn send(&self, command: Command) {
+        // Only fails once the bridge stopped, at shutdown, when what was
+        // sent no longer matters.
+        let _ = self.0.send(command);
+    }
+
+    async fn ask<T>(&self, command: impl FnOnce(oneshot::Sender<T>) -> Command) -> Option<T> {
+        let (reply, answer) = oneshot::channel();
+        self.send(command(reply));
+        answer.await.ok()
+    }
+
+    pub(super) async fn journal_seats(&self, game_id: &str) -> Option<OwnedSeats> {
+        let game_id = game_id.to_owned();
+        self.ask(|reply| Command::Seats { game_id, reply })
+            .await
+            .flatten()
+    }
+
+    /// `None` once the bridge stopped.
+    pub(super) async fn told_ply(&self, game_id: &str) -> Option<u32> {
+        let game_id = game_id.to_owned();
+        self.ask(|reply| Command::ToldPly { game_id, reply }).await
+    }
+
+    pub(super) fn told(&self, game_id: &str, ply: u32) {
+        let game_id = game_id.to_owned();
+        self.send(Command::Told { game_id, ply });
+    }
+
+    pub(super) fn ended(&self, game_id: &str) {
+        let game_id = game_id.to_owned();
+        self.send(Command::Ended { game_id });
+    }
+
+    pub(super) fn unfollowed(&self, game_id: &str) {
+        let game_id = game_id.to_owned();
+        self.send(Command::Unfollowed { game_id });
+    }
+
+    pub(super) fn paired(&self, key: &str, paired: mm_pb::Paired) {
+        let key = key.to_owned();
+        self.send(Command::Paired { key, paired });
+    }
+
+    pub(super) fn stopped_waiting(&self, key: String, ended: bool) {
+        self.send(Command::StoppedWaiting { key, ended });
+    }
+}
