@@ -5,6 +5,22 @@ pub use shakmaty::Color;
 
 use crate::InvalidInput;
 
+/// A colour's word, as stored and as the text protocols spell it: `white`
+/// or `black` (shakmaty's `Display` of [`Color`]).
+pub fn color_name(color: Color) -> &'static str {
+    color.fold_wb("white", "black")
+}
+
+/// The colour named `name` (see [`color_name`]).
+pub fn color_from_name(name: &str) -> Option<Color> {
+    name.parse().ok()
+}
+
+/// A colour's word at the start of a sentence: `White` or `Black`.
+pub fn color_title(color: Color) -> &'static str {
+    color.fold_wb("White", "Black")
+}
+
 /// The colour a player asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ColorChoice {
@@ -20,6 +36,19 @@ impl ColorChoice {
             (self, other),
             (Self::White, Self::White) | (Self::Black, Self::Black)
         )
+    }
+
+    /// Every choice.
+    pub const ALL: [Self; 3] = [Self::White, Self::Black, Self::Either];
+
+    /// The stored name: `white`, `black` or `either`.
+    pub fn as_str(self) -> &'static str {
+        self.color().map_or("either", color_name)
+    }
+
+    /// The choice stored as `name` (see [`as_str`](Self::as_str)).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == name)
     }
 
     /// The colour this choice fixes, if any.
@@ -66,6 +95,9 @@ pub fn side_to_move(fen: &str) -> Option<Color> {
     }
 }
 
+/// The one rule for a choice on the wire: unset means "either" (a player
+/// who does not say has no preference), and only a value the protocol does
+/// not know is refused.
 impl TryFrom<i32> for ColorChoice {
     type Error = InvalidInput;
 
@@ -73,10 +105,8 @@ impl TryFrom<i32> for ColorChoice {
         match pb::ColorChoice::try_from(value) {
             Ok(pb::ColorChoice::White) => Ok(Self::White),
             Ok(pb::ColorChoice::Black) => Ok(Self::Black),
-            Ok(pb::ColorChoice::Either) => Ok(Self::Either),
-            Ok(pb::ColorChoice::Unspecified) | Err(_) => {
-                Err(InvalidInput::new("colour must be white, black or either"))
-            }
+            Ok(pb::ColorChoice::Either | pb::ColorChoice::Unspecified) => Ok(Self::Either),
+            Err(_) => Err(InvalidInput::new("colour must be white, black or either")),
         }
     }
 }
@@ -111,6 +141,36 @@ pub fn color_from_pb(value: i32) -> Option<Color> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn colours_have_one_spelling() {
+        for color in Color::ALL {
+            assert_eq!(color_name(color), color.to_string());
+            assert_eq!(color_from_name(color_name(color)), Some(color));
+            assert_eq!(color_title(color).to_ascii_lowercase(), color_name(color));
+        }
+        for choice in ColorChoice::ALL {
+            assert_eq!(ColorChoice::from_name(choice.as_str()), Some(choice));
+        }
+        assert_eq!(ColorChoice::Either.as_str(), "either");
+        assert_eq!(color_from_name("White"), None);
+    }
+
+    #[test]
+    fn an_unset_choice_is_either() {
+        assert_eq!(ColorChoice::try_from(0), Ok(ColorChoice::Either));
+        assert_eq!(
+            ColorChoice::try_from(pb::ColorChoice::Black as i32),
+            Ok(ColorChoice::Black)
+        );
+        assert!(ColorChoice::try_from(42).is_err());
+        for choice in ColorChoice::ALL {
+            assert_eq!(
+                ColorChoice::try_from(pb::ColorChoice::from(choice) as i32),
+                Ok(choice)
+            );
+        }
+    }
 
     #[test]
     fn colour_choices_pair_up() {

@@ -6,10 +6,11 @@
 //! - [`time_control`]: [`TimeControl`], the four kinds of clock, validated,
 //!   with their speed category, wire and stored forms.
 //! - [`speed`]: [`SpeedCategory`], the categories ratings are kept in.
-//! - [`color`]: [`Color`], [`ColorChoice`] and how "either" is settled, the
-//!   side to move in a FEN.
-//! - [`result`]: how a game ended, [`GameResult`]; [`status`]: whether it
-//!   goes on, [`GameStatus`].
+//! - [`color`]: [`Color`] and its words, [`ColorChoice`] and how "either" is
+//!   settled, the side to move in a FEN.
+//! - [`result`]: who won, [`GameResult`], and its PGN text; [`ending`]: why
+//!   and when a game ended, [`Termination`] and [`Ending`], with their
+//!   stored names and words; [`status`]: whether it goes on, [`GameStatus`].
 //! - [`rules`]: which rules end a game, [`RuleSet`].
 //! - [`participant`]: who plays — names players see, the engine's levels,
 //!   the wire `Player` of each kind.
@@ -18,6 +19,7 @@
 //! - [`InvalidInput`]: a wire value that makes no valid domain value.
 
 pub mod color;
+pub mod ending;
 mod error;
 pub mod participant;
 pub mod result;
@@ -28,7 +30,11 @@ pub mod status;
 pub mod time;
 pub mod time_control;
 
-pub use color::{Color, ColorChoice, color_from_pb, color_to_pb, side_to_move};
+pub use color::{
+    Color, ColorChoice, color_from_name, color_from_pb, color_name, color_title, color_to_pb,
+    side_to_move,
+};
+pub use ending::{Ending, Termination, ending_sentence};
 pub use error::InvalidInput;
 pub use participant::{
     ENGINE_LEVELS, FULL_STRENGTH, UNNAMED_GUEST, engine_name, engine_player, guest_player,

@@ -2,6 +2,7 @@
 //! wire.
 
 use chess_proto::common::v1 as pb;
+use shakmaty::{KnownOutcome, Outcome};
 
 use crate::{Color, InvalidInput};
 
@@ -47,13 +48,26 @@ impl GameResult {
             .find(|r| r.as_str() == s)
     }
 
-    /// The PGN result tag: `1-0`, `0-1`, `1/2-1/2`.
+    /// The PGN result tag: `1-0`, `0-1`, `1/2-1/2` (shakmaty's spelling).
     pub fn pgn(self) -> &'static str {
-        match self {
-            Self::WhiteWins => "1-0",
-            Self::BlackWins => "0-1",
-            Self::Draw => "1/2-1/2",
-        }
+        KnownOutcome::from(self).as_str()
+    }
+
+    /// The PGN result tag of a game that may have none (aborted, or going
+    /// on): `*` then.
+    pub fn pgn_of(result: Option<Self>) -> &'static str {
+        Outcome::from_known(result.map(KnownOutcome::from)).as_str()
+    }
+
+    /// A result on the wire, unspecified while there is none.
+    pub fn to_pb(result: Option<Self>) -> pb::GameResult {
+        result.map_or(pb::GameResult::Unspecified, pb::GameResult::from)
+    }
+}
+
+impl From<GameResult> for KnownOutcome {
+    fn from(value: GameResult) -> Self {
+        Self::from_winner(value.winner())
     }
 }
 
@@ -117,5 +131,8 @@ mod tests {
         assert_eq!(GameResult::from_name("1-0"), None);
         assert!(GameResult::try_from(0).is_err());
         assert_eq!(GameResult::Draw.pgn(), "1/2-1/2");
+        assert_eq!(GameResult::WhiteWins.pgn(), "1-0");
+        assert_eq!(GameResult::BlackWins.pgn(), "0-1");
+        assert_eq!(GameResult::pgn_of(None), "*");
     }
 }

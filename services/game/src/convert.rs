@@ -10,10 +10,7 @@ use tonic::{Code, Status};
 use crate::{
     clients::EngineError,
     error::Error,
-    model::{
-        ClockReading, Ending, Event, Game, GameError, GameResult, Millis, Participant, PlayedMove,
-        Termination,
-    },
+    model::{ClockReading, Event, Game, GameError, GameResult, Millis, Participant, PlayedMove},
     shards::NotServed,
     store::{self, games},
     time::timestamp,
@@ -95,40 +92,6 @@ fn status(ended: bool) -> GameStatus {
     }
 }
 
-/// A result on the wire (unspecified while the game goes on).
-pub fn result(r: Option<GameResult>) -> pb::GameResult {
-    r.map_or(pb::GameResult::Unspecified, pb::GameResult::from)
-}
-
-pub fn termination(t: Termination) -> pb::Termination {
-    match t {
-        Termination::Checkmate => pb::Termination::Checkmate,
-        Termination::Stalemate => pb::Termination::Stalemate,
-        Termination::Resignation => pb::Termination::Resignation,
-        Termination::Timeout => pb::Termination::Timeout,
-        Termination::TimeoutVsInsufficientMaterial => {
-            pb::Termination::TimeoutVsInsufficientMaterial
-        }
-        Termination::DrawAgreement => pb::Termination::DrawAgreement,
-        Termination::ThreefoldRepetition => pb::Termination::ThreefoldRepetition,
-        Termination::FiftyMoveRule => pb::Termination::FiftyMoveRule,
-        Termination::InsufficientMaterial => pb::Termination::InsufficientMaterial,
-        Termination::Aborted => pb::Termination::Aborted,
-    }
-}
-
-/// How a game ended, as sent.
-pub fn ended(e: &Ending) -> pb::GameEnded {
-    pb::GameEnded {
-        result: result(e.result) as i32,
-        termination: termination(e.termination) as i32,
-        winner: e
-            .result
-            .and_then(GameResult::winner)
-            .map_or(pb::Color::Unspecified, color_to_pb) as i32,
-    }
-}
-
 fn played(ply: u32, m: &PlayedMove) -> pb::PlayedMove {
     pb::PlayedMove {
         ply,
@@ -178,9 +141,8 @@ pub fn game_state(game: &Game, now: Millis, with_moves: bool) -> pb::GameState {
         check: game.in_check(),
         clock: Some(clock(&game.clock(now), game.time_control().is_timed())),
         status: pb::GameStatus::from(status(ending.is_some())) as i32,
-        result: result(ending.and_then(|e| e.result)) as i32,
-        termination: ending.map_or(pb::Termination::Unspecified, |e| termination(e.termination))
-            as i32,
+        result: GameResult::to_pb(ending.and_then(|e| e.result)) as i32,
+        termination: ending.map_or(pb::Termination::Unspecified, |e| e.termination.into()) as i32,
         draw_offer: game
             .draw_offer()
             .map_or(pb::Color::Unspecified, color_to_pb) as i32,
@@ -212,9 +174,8 @@ pub fn row_state(row: &games::Model) -> Result<pb::GameState, store::StoreError>
         check: false,
         clock: None,
         status: pb::GameStatus::from(status(ending.is_some())) as i32,
-        result: result(ending.and_then(|e| e.result)) as i32,
-        termination: ending.map_or(pb::Termination::Unspecified, |e| termination(e.termination))
-            as i32,
+        result: GameResult::to_pb(ending.and_then(|e| e.result)) as i32,
+        termination: ending.map_or(pb::Termination::Unspecified, |e| e.termination.into()) as i32,
         draw_offer: pb::Color::Unspecified as i32,
         halfmove_clock: 0,
         engine_failed: false,
@@ -268,7 +229,7 @@ fn kind(event: &Event) -> (Option<u32>, pb::game_event::Kind) {
                 moves_remaining: *moves_remaining,
             }),
         ),
-        Event::GameEnded(ending) => (None, Kind::GameEnded(ended(ending))),
+        Event::GameEnded(ending) => (None, Kind::GameEnded(ending.to_pb())),
     }
 }
 
@@ -286,7 +247,7 @@ pub fn move_made_among(events: &[Event]) -> Option<pb::MoveMade> {
 /// The ending among `events`, as sent.
 pub fn ended_among(events: &[Event]) -> Option<pb::GameEnded> {
     events.iter().find_map(|e| match e {
-        Event::GameEnded(ending) => Some(ended(ending)),
+        Event::GameEnded(ending) => Some(ending.to_pb()),
         _ => None,
     })
 }

@@ -140,11 +140,8 @@ pub fn member(id: String, username: String) -> Result<Member, LobbyError> {
     Ok(Member { id, username })
 }
 
-/// A colour choice; unspecified means either.
+/// A colour choice (unset is either: the domain's rule).
 fn color_choice(value: i32) -> Result<ColorChoice, LobbyError> {
-    if value == common::ColorChoice::Unspecified as i32 {
-        return Ok(ColorChoice::Either);
-    }
     Ok(ColorChoice::try_from(value)?)
 }
 

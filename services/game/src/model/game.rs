@@ -61,70 +61,8 @@ impl Participant {
     }
 }
 
-/// The result of a finished game: one type for the model, the store and
-/// the wire.
-pub use chess_domain::GameResult;
-
-/// Why a game ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Termination {
-    Checkmate,
-    Stalemate,
-    Resignation,
-    Timeout,
-    TimeoutVsInsufficientMaterial,
-    DrawAgreement,
-    ThreefoldRepetition,
-    FiftyMoveRule,
-    InsufficientMaterial,
-    Aborted,
-}
-
-impl Termination {
-    /// Every termination, for storage round trips.
-    pub const ALL: [Self; 10] = [
-        Self::Checkmate,
-        Self::Stalemate,
-        Self::Resignation,
-        Self::Timeout,
-        Self::TimeoutVsInsufficientMaterial,
-        Self::DrawAgreement,
-        Self::ThreefoldRepetition,
-        Self::FiftyMoveRule,
-        Self::InsufficientMaterial,
-        Self::Aborted,
-    ];
-
-    /// Stored name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Checkmate => "checkmate",
-            Self::Stalemate => "stalemate",
-            Self::Resignation => "resignation",
-            Self::Timeout => "timeout",
-            Self::TimeoutVsInsufficientMaterial => "timeout_vs_insufficient_material",
-            Self::DrawAgreement => "draw_agreement",
-            Self::ThreefoldRepetition => "threefold_repetition",
-            Self::FiftyMoveRule => "fifty_move_rule",
-            Self::InsufficientMaterial => "insufficient_material",
-            Self::Aborted => "aborted",
-        }
-    }
-
-    /// The termination stored as `name`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|t| t.as_str() == name)
-    }
-}
-
-/// How and when a game ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Ending {
-    /// None for an aborted game.
-    pub result: Option<GameResult>,
-    pub termination: Termination,
-    pub at: Millis,
-}
+/// How a game ends, one type for the model, the store and the wire.
+pub use chess_domain::{Ending, GameResult, Termination};
 
 /// A move as played and stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -562,7 +500,7 @@ impl Game {
     /// by checkmate after 43 moves`. None while it is being played.
     pub fn finished_line(&self) -> Option<String> {
         let ending = self.ending?;
-        let how = ending.termination.as_str().replace('_', " ");
+        let how = ending.termination.words();
         let moves = self.ply().div_ceil(2);
         let plural = if moves == 1 { "" } else { "s" };
         Some(match ending.result {

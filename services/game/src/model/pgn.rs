@@ -53,22 +53,14 @@ fn tag_value(value: &str) -> String {
 /// The PGN of `game`. `site` is the server's name or address.
 pub fn export(game: &Game, site: &str) -> String {
     let ending = game.ending();
-    let result = match ending {
-        Some(e) => e.result.map_or("*", GameResult::pgn),
-        None => "*",
-    };
+    let result = GameResult::pgn_of(ending.and_then(|e| e.result));
     let speed = game.time_control().speed();
     let event = format!(
         "{} {speed} game",
         if game.rated() { "Rated" } else { "Casual" }
     );
     let (date, time) = utc_date_time(game.created_at());
-    let termination = match ending.map(|e| e.termination) {
-        None => "Unterminated",
-        Some(Termination::Timeout | Termination::TimeoutVsInsufficientMaterial) => "Time forfeit",
-        Some(Termination::Aborted) => "Abandoned",
-        Some(_) => "Normal",
-    };
+    let termination = Termination::pgn_tag_of(ending.map(|e| e.termination));
 
     let mut out = String::new();
     let mut tag = |name: &str, value: &str| {

@@ -29,7 +29,7 @@ use sea_orm::{DatabaseConnection, DbErr};
 use sea_orm_migration::MigratorTrait as _;
 
 pub use entities::{clock_credits, games, moves, results_outbox};
-pub use rows::{credit_op, encode_color, new_game_row, ops_for, row_setup};
+pub use rows::{credit_op, new_game_row, ops_for, row_setup};
 pub use writer::{Fence, WriteOp};
 
 /// A storage failure.

@@ -4,28 +4,11 @@
 
 use chess_domain::{GameStatus, RuleSet, TimeControl};
 use sea_orm::Set;
-use shakmaty::Color;
 
 use super::{StoreError, WriteOp, clock_credits, games, moves, results_outbox};
 use crate::model::{
     Credit, Ending, Event, Game, GameResult, GameSetup, Participant, PlayedMove, Termination,
 };
-
-/// Stored name of a colour.
-pub fn encode_color(color: Color) -> &'static str {
-    match color {
-        Color::White => "white",
-        Color::Black => "black",
-    }
-}
-
-fn decode_color(s: &str) -> Option<Color> {
-    match s {
-        "white" => Some(Color::White),
-        "black" => Some(Color::Black),
-        _ => None,
-    }
-}
 
 fn encode_participant(p: &Participant) -> (&'static str, String, String, i32) {
     match p {
@@ -158,7 +141,9 @@ pub fn ops_for(game: &Game, events: &[Event], now: i64) -> Vec<WriteOp> {
             .to_owned()),
             result: Set(ending.and_then(|e| e.result).map(|r| r.as_str().to_owned())),
             termination: Set(ending.map(|e| e.termination.as_str().to_owned())),
-            draw_offer: Set(game.draw_offer().map(|c| encode_color(c).to_owned())),
+            draw_offer: Set(game
+                .draw_offer()
+                .map(|c| chess_domain::color_name(c).to_owned())),
             finished_at: Set(ending.map(|e| e.at)),
             updated_at: Set(now),
             ..Default::default()
@@ -239,7 +224,10 @@ pub(super) fn restore(
             granted_at: c.granted_at,
         })
         .collect();
-    let draw_offer = row.draw_offer.as_deref().and_then(decode_color);
+    let draw_offer = row
+        .draw_offer
+        .as_deref()
+        .and_then(chess_domain::color_from_name);
     Game::restore(
         row.id.clone(),
         setup,

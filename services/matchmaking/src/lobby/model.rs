@@ -240,24 +240,6 @@ pub fn sides(choice: ColorChoice, coin: bool) -> (chess_domain::Color, chess_dom
     (poster, !poster)
 }
 
-/// Stored form of a colour choice.
-pub fn encode_color(choice: ColorChoice) -> &'static str {
-    match choice {
-        ColorChoice::White => "white",
-        ColorChoice::Black => "black",
-        ColorChoice::Either => "either",
-    }
-}
-
-pub fn decode_color(s: &str) -> Option<ColorChoice> {
-    match s {
-        "white" => Some(ColorChoice::White),
-        "black" => Some(ColorChoice::Black),
-        "either" => Some(ColorChoice::Either),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -297,9 +279,6 @@ pub(crate) mod tests {
 
     #[test]
     fn stored_forms_round_trip() {
-        for c in [ColorChoice::White, ColorChoice::Black, ColorChoice::Either] {
-            assert_eq!(decode_color(encode_color(c)), Some(c));
-        }
         for s in [
             RequestStatus::Pending,
             RequestStatus::Accepted,

@@ -9,6 +9,7 @@
 pub mod entities;
 pub mod migration;
 
+use chess_domain::ColorChoice;
 use sea_orm::{
     ActiveValue::Set, ColumnTrait as _, DatabaseConnection, DbErr, EntityTrait as _,
     QueryFilter as _, sea_query::Expr,
@@ -18,7 +19,6 @@ use sea_orm_migration::MigratorTrait as _;
 use self::entities::{challenges, seek_requests, seeks};
 use crate::lobby::model::{
     AcceptMode, Challenge, ChallengeStatus, Member, RequestStatus, Seek, SeekRequest, Shown,
-    decode_color, encode_color,
 };
 
 /// A storage failure.
@@ -99,7 +99,7 @@ impl Store {
             poster_id: Set(seek.poster.id.clone()),
             poster_username: Set(seek.poster.username.clone()),
             time_control: Set(seek.time_control.storage_name()),
-            color: Set(encode_color(seek.color).to_owned()),
+            color: Set(seek.color.as_str().to_owned()),
             rated: Set(seek.rated),
             min_rating: Set(seek.min_rating),
             max_rating: Set(seek.max_rating),
@@ -171,7 +171,7 @@ impl Store {
             challenged_id: Set(challenge.challenged.id.clone()),
             challenged_username: Set(challenge.challenged.username.clone()),
             time_control: Set(challenge.time_control.storage_name()),
-            color: Set(encode_color(challenge.color).to_owned()),
+            color: Set(challenge.color.as_str().to_owned()),
             rated: Set(challenge.rated),
             allow_hints: Set(challenge.allow_hints),
             status: Set(challenge.status.as_str().to_owned()),
@@ -221,7 +221,7 @@ fn seek_from_row(row: seeks::Model) -> Result<Seek, StoreError> {
     Ok(Seek {
         time_control: chess_domain::TimeControl::from_storage(&row.time_control)
             .ok_or_else(corrupt)?,
-        color: decode_color(&row.color).ok_or_else(corrupt)?,
+        color: ColorChoice::from_name(&row.color).ok_or_else(corrupt)?,
         accept: AcceptMode::from_name(&row.accept_mode).ok_or_else(corrupt)?,
         poster: Member {
             id: row.poster_id,
@@ -268,7 +268,7 @@ fn challenge_from_row(row: challenges::Model) -> Result<Challenge, StoreError> {
     Ok(Challenge {
         time_control: chess_domain::TimeControl::from_storage(&row.time_control)
             .ok_or_else(corrupt)?,
-        color: decode_color(&row.color).ok_or_else(corrupt)?,
+        color: ColorChoice::from_name(&row.color).ok_or_else(corrupt)?,
         status: ChallengeStatus::from_name(&row.status).ok_or_else(corrupt)?,
         challenger: Member {
             id: row.challenger_id,
