@@ -7,8 +7,10 @@
 //!   score, K 30 / 20 / 15, draws change nothing.
 //! - [`glicko2`]: Glickman's Glicko-2 with rating, deviation and volatility,
 //!   the deviation growing with inactivity.
-//! - [`System`]: one of the three, as a deployment chooses it, applied to a
-//!   finished game between two [`Standing`]s.
+//! - [`RatingSystem`]: which of the three a deployment chooses (with the
+//!   `clap` feature, a `--rating-system` value); [`System`]: the chosen one
+//!   with its settings, applied to a finished game between two
+//!   [`Standing`]s.
 //!
 //! Ratings are plain numbers here; the rating service stores them and decides
 //! which games count.
@@ -18,7 +20,7 @@ pub mod glicko2;
 pub mod logistic_elo;
 mod system;
 
-pub use system::{Rating, Standing, System, SystemKind};
+pub use system::{Rating, RatingSystem, Standing, System};
 
 /// A player's result in one game.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

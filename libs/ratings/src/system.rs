@@ -8,15 +8,20 @@ use crate::{
     logistic_elo,
 };
 
-/// Which rating system, without its settings.
+/// Which rating system, without its settings: what a deployment chooses
+/// (`--rating-system`), stores and reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SystemKind {
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum RatingSystem {
+    /// Club rules: start 1200, K = 20, expectancy from the club table.
     ClubElo,
+    /// Web-site rules: start 1000, logistic expectancy, K 30/20/15.
     LogisticElo,
+    /// Glicko-2: rating, deviation and volatility.
     Glicko2,
 }
 
-impl SystemKind {
+impl RatingSystem {
     /// Every system.
     pub const ALL: [Self; 3] = [Self::ClubElo, Self::LogisticElo, Self::Glicko2];
 
@@ -35,7 +40,7 @@ impl SystemKind {
     }
 }
 
-impl fmt::Display for SystemKind {
+impl fmt::Display for RatingSystem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -102,11 +107,11 @@ pub struct Standing {
 
 impl System {
     /// Which system this is.
-    pub fn kind(&self) -> SystemKind {
+    pub fn kind(&self) -> RatingSystem {
         match self {
-            Self::ClubElo => SystemKind::ClubElo,
-            Self::LogisticElo => SystemKind::LogisticElo,
-            Self::Glicko2(_) => SystemKind::Glicko2,
+            Self::ClubElo => RatingSystem::ClubElo,
+            Self::LogisticElo => RatingSystem::LogisticElo,
+            Self::Glicko2(_) => RatingSystem::Glicko2,
         }
     }
 
@@ -218,9 +223,9 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for kind in SystemKind::ALL {
-            assert_eq!(SystemKind::from_name(kind.as_str()), Some(kind));
+        for kind in RatingSystem::ALL {
+            assert_eq!(RatingSystem::from_name(kind.as_str()), Some(kind));
         }
-        assert_eq!(SystemKind::from_name("elo"), None);
+        assert_eq!(RatingSystem::from_name("elo"), None);
     }
 }

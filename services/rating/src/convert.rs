@@ -8,7 +8,7 @@ use chess_proto::{
     common::v1 as pb,
     rating::v1::{self as rpc, get_player_request::Key},
 };
-use chess_ratings::{System, SystemKind};
+use chess_ratings::{System, RatingSystem};
 use chess_runtime::Reason;
 use tonic::{Code, Status};
 
@@ -48,11 +48,11 @@ fn millis(ts: &prost_types::Timestamp) -> Result<i64, Error> {
 }
 
 /// The wire name of a rating system.
-pub fn system_pb(kind: SystemKind) -> pb::RatingSystem {
+pub fn system_pb(kind: RatingSystem) -> pb::RatingSystem {
     match kind {
-        SystemKind::ClubElo => pb::RatingSystem::ClubElo,
-        SystemKind::LogisticElo => pb::RatingSystem::LogisticElo,
-        SystemKind::Glicko2 => pb::RatingSystem::Glicko2,
+        RatingSystem::ClubElo => pb::RatingSystem::ClubElo,
+        RatingSystem::LogisticElo => pb::RatingSystem::LogisticElo,
+        RatingSystem::Glicko2 => pb::RatingSystem::Glicko2,
     }
 }
 

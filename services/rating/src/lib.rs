@@ -27,7 +27,7 @@ pub mod model;
 pub mod store;
 
 use chess_proto::rating::v1::rating_service_server::{RatingServiceServer, SERVICE_NAME};
-use chess_ratings::{System, glicko2};
+use chess_ratings::{RatingSystem, System, glicko2};
 
 /// Flags of `chess-rating`; each has an environment twin `CHESS_RATING_<FLAG>`.
 #[derive(Debug, clap::Parser)]
@@ -64,17 +64,6 @@ pub struct Config {
 
 /// Failed logins of one account that cost nothing.
 pub const FREE_LOGIN_FAILURES: u32 = 5;
-
-/// The rating systems a deployment can choose.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum RatingSystem {
-    /// Club rules: start 1200, K = 20, expectancy from the club table.
-    ClubElo,
-    /// Web-site rules: start 1000, logistic expectancy, K 30/20/15.
-    LogisticElo,
-    /// Glicko-2: rating, deviation and volatility.
-    Glicko2,
-}
 
 /// Settings of Glicko-2 (ignored by the Elo systems).
 #[derive(Clone, Debug, clap::Args)]

@@ -5,7 +5,7 @@
 
 use std::{ffi::OsString, path::PathBuf};
 
-use chess_ratings::SystemKind;
+use chess_ratings::RatingSystem;
 use chess_runtime::addr;
 use chess_telemetry::LogFormat;
 use clap::builder::PossibleValuesParser;
@@ -121,8 +121,8 @@ pub struct Config {
     #[arg(long)]
     pub engine_pool_size: Option<u32>,
     /// The rating system games are rated in.
-    #[arg(long, default_value = SystemKind::ClubElo.as_str(),
-          value_parser = PossibleValuesParser::new(SystemKind::ALL.map(SystemKind::as_str)))]
+    #[arg(long, default_value = RatingSystem::ClubElo.as_str(),
+          value_parser = PossibleValuesParser::new(RatingSystem::ALL.map(RatingSystem::as_str)))]
     pub rating_system: String,
     /// Send mail through this SMTP server (`smtp://host:port`) instead of
     /// writing it to the data directory.
