@@ -27,11 +27,13 @@ use std::{
 };
 
 use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD as B64};
-use hmac::{Hmac, Mac as _};
-use sha2::Sha256;
+use hmac::Mac as _;
 use tonic::{Code, Status, metadata::MetadataValue, service::interceptor::InterceptedService};
 
-use crate::{Channel, Reason};
+use crate::{
+    Channel, Reason,
+    secret::{self, HmacKey, HmacSha256},
+};
 
 /// The metadata key of the assertion.
 pub const HEADER: &str = "x-chess-caller";
@@ -94,55 +96,35 @@ pub enum KeyError {
     TooShort { path: String },
 }
 
-/// The secret every service of one system shares. Its `Debug` shows no byte
-/// of it.
-///
-/// It is held as HMAC-SHA256 already keyed: keying hashes the inner and the
-/// outer padded key, two of the six SHA-256 blocks an assertion's signature
-/// costs, and every internal call and every relayed move signs or checks one.
-#[derive(Clone)]
-pub struct InternalKey(Arc<Hmac<Sha256>>);
-
-impl std::fmt::Debug for InternalKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("InternalKey(…)")
-    }
-}
+/// The secret every service of one system shares: an [`HmacKey`] of at
+/// least [`MIN_KEY_BYTES`].
+#[derive(Clone, Debug)]
+pub struct InternalKey(HmacKey);
 
 impl InternalKey {
     /// `bytes` as a key, if long enough.
     pub fn from_bytes(bytes: &[u8]) -> Option<Self> {
-        if bytes.len() < MIN_KEY_BYTES {
-            return None;
-        }
-        // HMAC takes keys of any length.
-        let mac = Hmac::<Sha256>::new_from_slice(bytes).expect("HMAC accepts any key length");
-        Some(Self(Arc::new(mac)))
+        HmacKey::new(bytes, MIN_KEY_BYTES).map(Self)
     }
 
     /// The key in the file at `path`, its trailing whitespace ignored.
     pub fn read(path: &Path) -> Result<Self, KeyError> {
-        let bytes = std::fs::read(path).map_err(|source| KeyError::Read {
+        let bytes = secret::read_key_file(path).map_err(|source| KeyError::Read {
             path: path.display().to_string(),
             source,
         })?;
-        let end = bytes
-            .iter()
-            .rposition(|b| !b.is_ascii_whitespace())
-            .map_or(0, |i| i + 1);
-        Self::from_bytes(&bytes[..end]).ok_or_else(|| KeyError::TooShort {
+        Self::from_bytes(&bytes).ok_or_else(|| KeyError::TooShort {
             path: path.display().to_string(),
         })
     }
 
     /// A fresh key's file contents: 32 random bytes as hex.
     pub fn generate_hex() -> String {
-        let secret: [u8; 32] = rand::random();
-        secret.iter().map(|b| format!("{b:02x}")).collect()
+        secret::random_key_hex()
     }
 
-    fn mac(&self) -> Hmac<Sha256> {
-        Hmac::clone(&self.0)
+    fn mac(&self) -> HmacSha256 {
+        self.0.mac()
     }
 }
 

@@ -16,6 +16,8 @@
 //!   registrations), per key, in bounded memory.
 //! - [`identity`]: the signed caller assertions every call between the
 //!   services carries, minted by callers and checked by the servers.
+//! - [`secret`]: key files and the HMAC-SHA256 they key, for the internal
+//!   key and the gateway's token key alike.
 //! - [`routing`]: how a game replica tells a caller which replica serves a
 //!   game.
 
@@ -27,6 +29,7 @@ pub mod identity;
 pub mod lock;
 pub mod reason;
 pub mod routing;
+pub mod secret;
 pub mod server;
 pub mod status_cap;
 pub mod throttle;
