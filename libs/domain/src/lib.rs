@@ -12,8 +12,8 @@
 //!   and when a game ended, [`Termination`] and [`Ending`], with their
 //!   stored names and words; [`status`]: whether it goes on, [`GameStatus`].
 //! - [`rules`]: which rules end a game, [`RuleSet`].
-//! - [`participant`]: who plays — names players see, the engine's levels,
-//!   the wire `Player` of each kind.
+//! - [`participant`]: who plays, [`Participant`] — names players see, the
+//!   engine's levels, the wire `Player` of each kind.
 //! - [`time`]: [`Millis`] and protobuf timestamps.
 //! - [`shard`]: which of the [`SHARDS`] shards a game lives in.
 //! - [`InvalidInput`]: a wire value that makes no valid domain value.
@@ -37,8 +37,8 @@ pub use color::{
 pub use ending::{Ending, Termination, ending_sentence};
 pub use error::InvalidInput;
 pub use participant::{
-    ENGINE_LEVELS, FULL_STRENGTH, UNNAMED_GUEST, engine_name, engine_player, guest_player,
-    is_engine_level, player_name, registered_player,
+    ENGINE_LEVELS, FULL_STRENGTH, Participant, UNNAMED_GUEST, engine_name, engine_player,
+    guest_player, is_engine_level, player_name, registered_player,
 };
 pub use result::{GameResult, ResultReport};
 pub use rules::RuleSet;

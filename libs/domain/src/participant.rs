@@ -1,9 +1,116 @@
-//! Who plays a game, as players see it: names, the engine's levels, and the
-//! `chess.common.v1.Player` of each kind of participant, built in one place.
+//! Who plays a game: [`Participant`], with its wire and stored forms; the
+//! names players see, the engine's levels, and the `chess.common.v1.Player`
+//! of each kind of participant, built in one place.
 
 use std::ops::RangeInclusive;
 
 use chess_proto::common::v1 as pb;
+
+use crate::InvalidInput;
+
+/// Who plays a side.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Participant {
+    /// A player with an account.
+    Registered { id: String, username: String },
+    /// An anonymous player.
+    Guest { id: String, name: String },
+    /// Stockfish; level 0 is full strength (the uqchess search), 1–8 graded.
+    Engine { level: u8 },
+}
+
+impl Participant {
+    /// The id a human acts with; none for the engine.
+    pub fn actor_id(&self) -> Option<&str> {
+        match self {
+            Self::Registered { id, .. } | Self::Guest { id, .. } => Some(id),
+            Self::Engine { .. } => None,
+        }
+    }
+
+    /// A name to show (the unnamed guest and the engine named as players
+    /// see them).
+    pub fn display_name(&self) -> String {
+        match self {
+            Self::Registered { username, .. } => username.clone(),
+            Self::Guest { name, .. } if !name.is_empty() => name.clone(),
+            Self::Guest { .. } => UNNAMED_GUEST.to_owned(),
+            Self::Engine { level } => engine_name(u32::from(*level)),
+        }
+    }
+
+    /// Whether this is the engine.
+    pub fn is_engine(&self) -> bool {
+        matches!(self, Self::Engine { .. })
+    }
+
+    /// Whether this is a registered player.
+    pub fn is_registered(&self) -> bool {
+        matches!(self, Self::Registered { .. })
+    }
+
+    /// The participant on the wire.
+    pub fn to_pb(&self) -> pb::Player {
+        match self {
+            Self::Registered { id, username } => registered_player(id, username),
+            Self::Guest { id, name } => guest_player(id, name),
+            Self::Engine { level } => engine_player(u32::from(*level)),
+        }
+    }
+
+    /// A participant from the wire: humans need an id, the engine one of
+    /// its levels.
+    pub fn from_pb(player: Option<&pb::Player>) -> Result<Self, InvalidInput> {
+        use pb::player::Kind;
+        match player.and_then(|p| p.kind.as_ref()) {
+            None => Err(InvalidInput::new("both players must be given")),
+            Some(Kind::Registered(r)) => {
+                if r.player_id.is_empty() {
+                    return Err(InvalidInput::new("a registered player needs an id"));
+                }
+                Ok(Self::Registered {
+                    id: r.player_id.clone(),
+                    username: r.username.clone(),
+                })
+            }
+            Some(Kind::Guest(g)) => {
+                if g.guest_id.is_empty() {
+                    return Err(InvalidInput::new("a guest needs an id"));
+                }
+                Ok(Self::Guest {
+                    id: g.guest_id.clone(),
+                    name: g.display_name.clone(),
+                })
+            }
+            Some(Kind::Engine(e)) => match u8::try_from(e.level) {
+                Ok(level) if is_engine_level(u32::from(level)) => Ok(Self::Engine { level }),
+                _ => Err(InvalidInput::new(
+                    "engine levels are 1 to 8 (0 for full strength)",
+                )),
+            },
+        }
+    }
+
+    /// The stored form: kind (`registered`, `guest` or `engine`), id, name
+    /// and engine level (0 for humans; the engine has no id or name).
+    pub fn to_stored(&self) -> (&'static str, String, String, i32) {
+        match self {
+            Self::Registered { id, username } => ("registered", id.clone(), username.clone(), 0),
+            Self::Guest { id, name } => ("guest", id.clone(), name.clone(), 0),
+            Self::Engine { level } => ("engine", String::new(), String::new(), i32::from(*level)),
+        }
+    }
+
+    /// The participant stored as [`to_stored`](Self::to_stored) makes it.
+    pub fn from_stored(kind: &str, id: String, name: String, level: i32) -> Option<Self> {
+        match kind {
+            "registered" => Some(Self::Registered { id, username: name }),
+            "guest" => Some(Self::Guest { id, name }),
+            "engine" => u8::try_from(level).ok().map(|level| Self::Engine { level }),
+            _ => None,
+        }
+    }
+}
 
 /// The engine's graded levels, weakest first.
 pub const ENGINE_LEVELS: RangeInclusive<u32> = 1..=8;
@@ -83,5 +190,35 @@ mod tests {
         assert_eq!(player_name(&pb::Player { kind: None }), "?");
         assert!(is_engine_level(0) && is_engine_level(1) && is_engine_level(8));
         assert!(!is_engine_level(9));
+    }
+
+    #[test]
+    fn participants_round_trip() {
+        for p in [
+            Participant::Registered {
+                id: "p1".into(),
+                username: "alice".into(),
+            },
+            Participant::Guest {
+                id: "g1".into(),
+                name: String::new(),
+            },
+            Participant::Engine { level: 3 },
+        ] {
+            assert_eq!(Participant::from_pb(Some(&p.to_pb())), Ok(p.clone()));
+            let (kind, id, name, level) = p.to_stored();
+            assert_eq!(
+                Participant::from_stored(kind, id, name, level),
+                Some(p.clone())
+            );
+            assert_eq!(p.display_name(), player_name(&p.to_pb()));
+        }
+        assert!(Participant::from_pb(None).is_err());
+        assert!(Participant::from_pb(Some(&guest_player("", "x"))).is_err());
+        assert!(Participant::from_pb(Some(&engine_player(9))).is_err());
+        assert_eq!(
+            Participant::from_stored("robot", String::new(), String::new(), 0),
+            None
+        );
     }
 }

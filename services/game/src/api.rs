@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use chess_domain::{GameStatus, RuleSet, TimeControl};
+use chess_domain::{GameStatus, Participant, RuleSet, TimeControl};
 use chess_internal_clients::game;
 use chess_proto::{
     common::v1 as common,
@@ -80,8 +80,8 @@ impl GameApi {
     /// same idempotency key.
     async fn create(&self, request: pb::CreateGameRequest) -> Result<Game, Error> {
         let setup = GameSetup {
-            white: convert::participant(request.white.as_ref())?,
-            black: convert::participant(request.black.as_ref())?,
+            white: Participant::from_pb(request.white.as_ref())?,
+            black: Participant::from_pb(request.black.as_ref())?,
             time_control: TimeControl::try_from(request.time_control.as_ref())?,
             rules: RuleSet::try_from(request.rules)?,
             rated: request.rated,

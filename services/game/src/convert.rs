@@ -1,7 +1,7 @@
 //! Wire types: game state and events to `chess.common.v1`, players from it,
 //! and each failure's gRPC status.
 
-use chess_domain::{GameStatus, InvalidInput, color_to_pb};
+use chess_domain::{GameStatus, color_to_pb};
 use chess_proto::common::v1 as pb;
 use chess_runtime::{Reason, routing};
 use shakmaty::Color;
@@ -10,54 +10,11 @@ use tonic::{Code, Status};
 use crate::{
     clients::EngineError,
     error::Error,
-    model::{ClockReading, Event, Game, GameError, GameResult, Millis, Participant, PlayedMove},
+    model::{ClockReading, Event, Game, GameError, GameResult, Millis, PlayedMove},
     shards::NotServed,
     store::{self, games},
     time::timestamp,
 };
-
-/// A player as sent.
-pub fn player(p: &Participant) -> pb::Player {
-    match p {
-        Participant::Registered { id, username } => chess_domain::registered_player(id, username),
-        Participant::Guest { id, name } => chess_domain::guest_player(id, name),
-        Participant::Engine { level } => chess_domain::engine_player(u32::from(*level)),
-    }
-}
-
-/// A player as received.
-pub fn participant(p: Option<&pb::Player>) -> Result<Participant, InvalidInput> {
-    use pb::player::Kind;
-    match p.and_then(|p| p.kind.as_ref()) {
-        None => Err(InvalidInput("both players must be given".to_owned())),
-        Some(Kind::Registered(r)) => {
-            if r.player_id.is_empty() {
-                return Err(InvalidInput("a registered player needs an id".to_owned()));
-            }
-            Ok(Participant::Registered {
-                id: r.player_id.clone(),
-                username: r.username.clone(),
-            })
-        }
-        Some(Kind::Guest(g)) => {
-            if g.guest_id.is_empty() {
-                return Err(InvalidInput("a guest needs an id".to_owned()));
-            }
-            Ok(Participant::Guest {
-                id: g.guest_id.clone(),
-                name: g.display_name.clone(),
-            })
-        }
-        Some(Kind::Engine(e)) => match u8::try_from(e.level) {
-            Ok(level) if chess_domain::is_engine_level(u32::from(level)) => {
-                Ok(Participant::Engine { level })
-            }
-            _ => Err(InvalidInput(
-                "engine levels are 1 to 8 (0 for full strength)".to_owned(),
-            )),
-        },
-    }
-}
 
 /// Both clocks as sent.
 pub fn clock(reading: &ClockReading, timed: bool) -> pb::ClockState {
@@ -127,8 +84,8 @@ pub fn game_state(game: &Game, now: Millis, with_moves: bool) -> pb::GameState {
     };
     pb::GameState {
         game_id: game.id().to_owned(),
-        white: Some(player(game.white())),
-        black: Some(player(game.black())),
+        white: Some(game.white().to_pb()),
+        black: Some(game.black().to_pb()),
         time_control: Some(game.time_control().into()),
         speed: pb::SpeedCategory::from(game.time_control().speed()) as i32,
         rules: pb::RuleSet::from(game.rules()) as i32,
@@ -160,8 +117,8 @@ pub fn row_state(row: &games::Model) -> Result<pb::GameState, store::StoreError>
     let turn = chess_domain::side_to_move(&row.fen).unwrap_or(Color::White);
     Ok(pb::GameState {
         game_id: row.id.clone(),
-        white: Some(player(&setup.white)),
-        black: Some(player(&setup.black)),
+        white: Some(setup.white.to_pb()),
+        black: Some(setup.black.to_pb()),
         time_control: Some(setup.time_control.into()),
         speed: pb::SpeedCategory::from(setup.time_control.speed()) as i32,
         rules: pb::RuleSet::from(setup.rules) as i32,

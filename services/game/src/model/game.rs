@@ -21,45 +21,7 @@ use shakmaty::{
 use super::clock::{Charge, Clock, ClockReading, Millis};
 
 /// Who plays a side.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Participant {
-    /// A player with an account.
-    Registered { id: String, username: String },
-    /// An anonymous player.
-    Guest { id: String, name: String },
-    /// Stockfish; level 0 is full strength (the uqchess search), 1–8 graded.
-    Engine { level: u8 },
-}
-
-impl Participant {
-    /// The id a human acts with; none for the engine.
-    pub fn actor_id(&self) -> Option<&str> {
-        match self {
-            Self::Registered { id, .. } | Self::Guest { id, .. } => Some(id),
-            Self::Engine { .. } => None,
-        }
-    }
-
-    /// A name to show.
-    pub fn display_name(&self) -> String {
-        match self {
-            Self::Registered { username, .. } => username.clone(),
-            Self::Guest { name, .. } if !name.is_empty() => name.clone(),
-            Self::Guest { .. } => chess_domain::UNNAMED_GUEST.to_owned(),
-            Self::Engine { level } => chess_domain::engine_name(u32::from(*level)),
-        }
-    }
-
-    /// Whether this is the engine.
-    pub fn is_engine(&self) -> bool {
-        matches!(self, Self::Engine { .. })
-    }
-
-    /// Whether this is a registered player.
-    pub fn is_registered(&self) -> bool {
-        matches!(self, Self::Registered { .. })
-    }
-}
+pub use chess_domain::Participant;
 
 /// How a game ends, one type for the model, the store and the wire.
 pub use chess_domain::{Ending, GameResult, Termination};

@@ -10,27 +10,6 @@ use crate::model::{
     Credit, Ending, Event, Game, GameResult, GameSetup, Participant, PlayedMove, Termination,
 };
 
-fn encode_participant(p: &Participant) -> (&'static str, String, String, i32) {
-    match p {
-        Participant::Registered { id, username } => ("registered", id.clone(), username.clone(), 0),
-        Participant::Guest { id, name } => ("guest", id.clone(), name.clone(), 0),
-        Participant::Engine { level } => {
-            ("engine", String::new(), String::new(), i32::from(*level))
-        }
-    }
-}
-
-fn decode_participant(kind: &str, id: String, name: String, level: i32) -> Option<Participant> {
-    match kind {
-        "registered" => Some(Participant::Registered { id, username: name }),
-        "guest" => Some(Participant::Guest { id, name }),
-        "engine" => u8::try_from(level)
-            .ok()
-            .map(|level| Participant::Engine { level }),
-        _ => None,
-    }
-}
-
 fn encode_rules(rules: RuleSet) -> &'static str {
     match rules {
         RuleSet::Standard => "standard",
@@ -40,8 +19,8 @@ fn encode_rules(rules: RuleSet) -> &'static str {
 
 /// The row of a new game.
 pub fn new_game_row(game: &Game, idempotency_key: Option<String>) -> games::ActiveModel {
-    let (white_kind, white_id, white_name, white_level) = encode_participant(game.white());
-    let (black_kind, black_id, black_name, black_level) = encode_participant(game.black());
+    let (white_kind, white_id, white_name, white_level) = game.white().to_stored();
+    let (black_kind, black_id, black_name, black_level) = game.black().to_stored();
     games::ActiveModel {
         id: Set(game.id().to_owned()),
         white_kind: Set(white_kind.to_owned()),
@@ -158,14 +137,14 @@ pub fn row_setup(row: &games::Model) -> Result<(GameSetup, Option<Ending>), Stor
         id: row.id.clone(),
         reason: format!("bad {what}"),
     };
-    let white = decode_participant(
+    let white = Participant::from_stored(
         &row.white_kind,
         row.white_id.clone(),
         row.white_name.clone(),
         row.white_level,
     )
     .ok_or_else(|| corrupt("white player"))?;
-    let black = decode_participant(
+    let black = Participant::from_stored(
         &row.black_kind,
         row.black_id.clone(),
         row.black_name.clone(),
