@@ -16,7 +16,8 @@
 //!   engine's levels, the wire `Player` of each kind.
 //! - [`time`]: [`Millis`] and protobuf timestamps.
 //! - [`shard`]: which of the [`SHARDS`] shards a game lives in.
-//! - [`InvalidInput`]: a wire value that makes no valid domain value.
+//! - [`InvalidInput`]: a wire value that makes no valid domain value;
+//!   [`require`]: a field that must be given.
 
 pub mod color;
 pub mod ending;
@@ -35,7 +36,7 @@ pub use color::{
     side_to_move,
 };
 pub use ending::{Ending, Termination, ending_sentence};
-pub use error::InvalidInput;
+pub use error::{InvalidInput, require};
 pub use participant::{
     ENGINE_LEVELS, FULL_STRENGTH, Participant, UNNAMED_GUEST, engine_name, engine_player,
     guest_player, is_engine_level, player_name, registered_player,

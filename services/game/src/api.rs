@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use chess_domain::{GameStatus, Participant, RuleSet, TimeControl};
+use chess_domain::{GameStatus, Participant, RuleSet, TimeControl, require};
 use chess_internal_clients::game;
 use chess_proto::{
     common::v1 as common,
@@ -102,8 +102,8 @@ async fn act(
     player_id: &str,
     action: Action,
 ) -> Result<Acted, Status> {
-    require("game_id", game_id)?;
-    require("player_id", player_id)?;
+    require("game_id", game_id).map_err(Error::from)?;
+    require("player_id", player_id).map_err(Error::from)?;
     claims.check_player_in(player_id, game_id)?;
     Ok(registry.act(game_id, player_id, action).await?)
 }
@@ -132,13 +132,6 @@ pub(crate) async fn make_move(
         clock: Some(convert::clock(&acted.clock, acted.timed)),
         ply: acted.ply,
     })
-}
-
-fn require(field: &str, value: &str) -> Result<(), Status> {
-    if value.is_empty() {
-        return Err(Status::invalid_argument(format!("{field} must be given")));
-    }
-    Ok(())
 }
 
 /// One move of a PlayMoves stream, checked and done as a MakeMove call
@@ -218,7 +211,7 @@ impl GameService for GameApi {
         request: Request<pb::GetGameRequest>,
     ) -> Result<Response<pb::GetGameResponse>, Status> {
         let id = request.into_inner().game_id;
-        require("game_id", &id)?;
+        require("game_id", &id).map_err(Error::from)?;
         let game = self.registry.view(&id).await?;
         Ok(Response::new(pb::GetGameResponse {
             game: Some(convert::game_state(&game, self.now(), true)),
@@ -321,7 +314,7 @@ impl GameService for GameApi {
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
         let claims = Claims::of(&request)?;
         let r = request.into_inner();
-        require("player_id", &r.player_id)?;
+        require("player_id", &r.player_id).map_err(Error::from)?;
         claims.check_player(&r.player_id)?;
         let filter = match pb::GameFilter::try_from(r.filter) {
             Ok(pb::GameFilter::Active) => ListFilter::Active,
@@ -371,7 +364,7 @@ impl GameService for GameApi {
         request: Request<pb::BoardRequest>,
     ) -> Result<Response<pb::BoardResponse>, Status> {
         let id = request.into_inner().game_id;
-        require("game_id", &id)?;
+        require("game_id", &id).map_err(Error::from)?;
         let game = self.registry.view(&id).await?;
         Ok(Response::new(pb::BoardResponse {
             board: crate::model::board::draw(shakmaty::Position::board(game.position())),
@@ -384,7 +377,7 @@ impl GameService for GameApi {
         request: Request<pb::LegalMovesRequest>,
     ) -> Result<Response<pb::LegalMovesResponse>, Status> {
         let id = request.into_inner().game_id;
-        require("game_id", &id)?;
+        require("game_id", &id).map_err(Error::from)?;
         let game = self.registry.view(&id).await?;
         let moves = game
             .legal_moves()
@@ -401,8 +394,8 @@ impl GameService for GameApi {
     ) -> Result<Response<pb::HintResponse>, Status> {
         let claims = Claims::of(&request)?;
         let r = request.into_inner();
-        require("game_id", &r.game_id)?;
-        require("player_id", &r.player_id)?;
+        require("game_id", &r.game_id).map_err(Error::from)?;
+        require("player_id", &r.player_id).map_err(Error::from)?;
         claims.check_player_in(&r.player_id, &r.game_id)?;
         let kind = pb::HintKind::try_from(r.kind).unwrap_or(pb::HintKind::Unspecified);
         if kind == pb::HintKind::Unspecified {
@@ -423,7 +416,7 @@ impl GameService for GameApi {
         request: Request<pb::ExportPgnRequest>,
     ) -> Result<Response<pb::ExportPgnResponse>, Status> {
         let id = request.into_inner().game_id;
-        require("game_id", &id)?;
+        require("game_id", &id).map_err(Error::from)?;
         let game = self.registry.view(&id).await?;
         Ok(Response::new(pb::ExportPgnResponse {
             pgn: pgn::export(&game, &self.site),
@@ -438,7 +431,7 @@ impl GameService for GameApi {
         request: Request<pb::WatchGameRequest>,
     ) -> Result<Response<Self::WatchGameStream>, Status> {
         let r = request.into_inner();
-        require("game_id", &r.game_id)?;
+        require("game_id", &r.game_id).map_err(Error::from)?;
         if let Some(color) = r.without_moves_of
             && chess_domain::color_from_pb(color).is_none()
         {
@@ -494,7 +487,7 @@ impl GameService for GameApi {
     ) -> Result<Response<Self::WatchPlayerStream>, Status> {
         let claims = Claims::of(&request)?;
         let r = request.into_inner();
-        require("player_id", &r.player_id)?;
+        require("player_id", &r.player_id).map_err(Error::from)?;
         claims.check_player(&r.player_id)?;
         let ctx = self.registry.context();
         // Subscribed first, so nothing that happens from here on is missed.

@@ -6,6 +6,7 @@
 
 use std::pin::Pin;
 
+use chess_domain::require;
 use chess_proto::common::v1 as common;
 use chess_proto::matchmaking::v1::{self as pb, matchmaking_service_server::MatchmakingService};
 use chess_runtime::Claims;
@@ -15,8 +16,8 @@ use tonic::{Request, Response, Status};
 use tracing::instrument;
 
 use crate::{
-    convert::{cursor_token, ids, member, parse_cursor, require, seeker, speed_filter},
-    lobby::{LobbyHandle, NewChallenge, NewSeek, Settled, model::Challenge},
+    convert::{cursor_token, ids, member, parse_cursor, seeker, speed_filter},
+    lobby::{LobbyHandle, NewChallenge, NewSeek, Settled, error::LobbyError, model::Challenge},
     pairing::PairingHandle,
 };
 
@@ -118,7 +119,7 @@ impl MatchmakingService for MatchmakingApi {
     ) -> Result<Response<pb::RequestSeekResponse>, Status> {
         acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
-        require("seek_id", &r.seek_id)?;
+        require("seek_id", &r.seek_id).map_err(LobbyError::from)?;
         let requester = member(r.player_id, r.username)?;
         let settled = self.lobby.request_seek(r.seek_id, requester).await?;
         Ok(Response::new(pb::RequestSeekResponse {
@@ -184,7 +185,7 @@ impl MatchmakingService for MatchmakingApi {
     ) -> Result<Response<pb::ListSeekRequestsResponse>, Status> {
         acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
-        require("player_id", &r.player_id)?;
+        require("player_id", &r.player_id).map_err(LobbyError::from)?;
         let player_id = r.player_id;
         let (received, sent, seeks) = self.lobby.list_seek_requests(player_id.clone()).await?;
         Ok(Response::new(pb::ListSeekRequestsResponse {
@@ -261,7 +262,7 @@ impl MatchmakingService for MatchmakingApi {
     ) -> Result<Response<pb::ListChallengesResponse>, Status> {
         acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
-        require("player_id", &r.player_id)?;
+        require("player_id", &r.player_id).map_err(LobbyError::from)?;
         let (incoming, outgoing) = self.lobby.list_challenges(r.player_id).await?;
         Ok(Response::new(pb::ListChallengesResponse {
             incoming: incoming.iter().map(Challenge::to_pb).collect(),
@@ -280,7 +281,7 @@ impl MatchmakingService for MatchmakingApi {
     ) -> Result<Response<Self::WatchPlayerStream>, Status> {
         acting_for(&request, &request.get_ref().player_id)?;
         let r = request.into_inner();
-        require("player_id", &r.player_id)?;
+        require("player_id", &r.player_id).map_err(LobbyError::from)?;
         let events = self.lobby.watch_player(r.player_id).await?;
         Ok(Response::new(Box::pin(
             ReceiverStream::new(events).map(|event| Ok(pb::WatchPlayerResponse::from(event))),

@@ -3,7 +3,7 @@
 //! updates become their wire forms, and a [`LobbyError`] becomes its gRPC
 //! status (with its `Reason`).
 
-use chess_domain::{ColorChoice, SpeedCategory, TimeControl, color_to_pb};
+use chess_domain::{ColorChoice, SpeedCategory, TimeControl, color_to_pb, require};
 use chess_proto::{common::v1 as common, matchmaking::v1 as pb};
 use chess_runtime::Reason;
 use tonic::{Code, Status};
@@ -115,14 +115,6 @@ pub fn seeker(r: pb::JoinPairingQueueRequest, updates: Updates) -> Result<Seeker
         connected_at,
         updates,
     })
-}
-
-/// `value`, which must be given.
-pub fn require(field: &str, value: &str) -> Result<(), LobbyError> {
-    if value.is_empty() {
-        return Err(LobbyError::Invalid(format!("{field} must be given")));
-    }
-    Ok(())
 }
 
 /// The id of the seek, request or challenge a call is about and of the
