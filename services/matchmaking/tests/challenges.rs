@@ -15,7 +15,7 @@ use chess_proto::{
 };
 use common::{
     Lobby, accept_challenge, blitz, cancel_challenge, for_player, game_players, game_state,
-    list_challenges, next_event, next_event_within, refused, watch,
+    list_challenges, next_event, next_event_within, refused, send_challenge, watch,
 };
 use tonic::Code;
 
@@ -57,13 +57,7 @@ async fn challenges_are_accepted_declined_and_cancelled() {
         Code::InvalidArgument,
     );
 
-    let first = client
-        .create_challenge(for_player(challenge(wire::ColorChoice::Black)))
-        .await
-        .unwrap()
-        .into_inner()
-        .challenge
-        .unwrap();
+    let first = send_challenge(&mut client, challenge(wire::ColorChoice::Black)).await;
     let expires = first.expires_at.unwrap().seconds - first.created_at.unwrap().seconds;
     assert_eq!(expires, 600, "real-time challenges wait ten minutes");
     match next_event(&mut bob_events).await {
@@ -95,13 +89,7 @@ async fn challenges_are_accepted_declined_and_cancelled() {
     }
     let _ = next_event(&mut bob_events).await;
 
-    let second = client
-        .create_challenge(for_player(challenge(wire::ColorChoice::Either)))
-        .await
-        .unwrap()
-        .into_inner()
-        .challenge
-        .unwrap();
+    let second = send_challenge(&mut client, challenge(wire::ColorChoice::Either)).await;
     let _ = next_event(&mut bob_events).await;
     let declined = client
         .decline_challenge(for_player(pb::DeclineChallengeRequest {
@@ -120,13 +108,7 @@ async fn challenges_are_accepted_declined_and_cancelled() {
         other => panic!("unexpected {other:?}"),
     }
 
-    let third = client
-        .create_challenge(for_player(challenge(wire::ColorChoice::White)))
-        .await
-        .unwrap()
-        .into_inner()
-        .challenge
-        .unwrap();
+    let third = send_challenge(&mut client, challenge(wire::ColorChoice::White)).await;
     let _ = next_event(&mut bob_events).await;
     let listed = list_challenges(&mut client, &alice).await;
     assert_eq!(listed.outgoing.len(), 1);

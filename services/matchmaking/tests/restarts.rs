@@ -11,7 +11,8 @@ use chess_proto::{
 };
 use common::{
     Lobby, accept_seek_request, blitz, daily, for_player, game_players, game_state, list,
-    list_challenges, list_once, list_seek_requests, next_event, request, seek, watch,
+    list_challenges, list_once, list_seek_requests, next_event, post_seek, request, seek,
+    send_challenge, watch,
 };
 
 /// Tables and their requests, and challenges, survive a crash of the
@@ -26,20 +27,15 @@ async fn tables_survive_a_restart(mut lobby: Lobby) {
     table.color = wire::ColorChoice::Black as i32;
     table.rated = false;
     table.allow_hints = true;
-    let table = client
-        .create_seek(for_player(table))
-        .await
-        .unwrap()
-        .into_inner()
-        .seek
-        .unwrap();
+    let table = post_seek(&mut client, table).await;
     client
         .create_seek(for_player(seek(&alice, blitz(), wire::AcceptMode::Manual)))
         .await
         .unwrap();
     let pending = request(&lobby, &table.seek_id, &bob).await.unwrap();
-    let challenge = client
-        .create_challenge(for_player(pb::CreateChallengeRequest {
+    let challenge = send_challenge(
+        &mut client,
+        pb::CreateChallengeRequest {
             player_id: bob.id.clone(),
             username: bob.name.clone(),
             opponent_username: "ALICE".into(),
@@ -48,12 +44,9 @@ async fn tables_survive_a_restart(mut lobby: Lobby) {
             rated: false,
             expires_in_seconds: 0,
             allow_hints: true,
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .challenge
-        .unwrap();
+        },
+    )
+    .await;
     assert_eq!(challenge.challenged_id, alice.id);
     assert!(challenge.allow_hints);
 
@@ -104,13 +97,7 @@ async fn real_time_seeks_survive_a_restart(mut lobby: Lobby) {
     let bob = lobby.register("bob").await;
     let mut client = lobby.client().await;
     let _before = watch(&mut client, &alice).await;
-    let open = client
-        .create_seek(for_player(seek(&alice, blitz(), wire::AcceptMode::Manual)))
-        .await
-        .unwrap()
-        .into_inner()
-        .seek
-        .unwrap();
+    let open = post_seek(&mut client, seek(&alice, blitz(), wire::AcceptMode::Manual)).await;
     let pending = request(&lobby, &open.seek_id, &bob).await.unwrap();
 
     lobby.crash_matchmaking().await;

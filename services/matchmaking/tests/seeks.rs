@@ -12,8 +12,8 @@ use chess_proto::{
 };
 use common::{
     Lobby, accept_seek_request, blitz, cancel_seek, daily, for_player, game_players, game_state,
-    list, list_once, list_seek_requests, next_event, refused, reject_seek_request, request, seek,
-    watch, withdraw_seek_request,
+    list, list_once, list_seek_requests, next_event, post_seek, refused, reject_seek_request,
+    request, seek, watch, withdraw_seek_request,
 };
 use tonic::Code;
 
@@ -27,13 +27,7 @@ async fn a_manual_seek_is_requested_accepted_and_started() {
     let mut alice_events = watch(&mut client, &alice).await;
     let mut carol_events = watch(&mut client, &carol).await;
 
-    let posted = client
-        .create_seek(for_player(seek(&alice, blitz(), wire::AcceptMode::Manual)))
-        .await
-        .expect("create seek")
-        .into_inner()
-        .seek
-        .unwrap();
+    let posted = post_seek(&mut client, seek(&alice, blitz(), wire::AcceptMode::Manual)).await;
     // The poster sees their own name and id; others see neither, as the name
     // is hidden, but do see the rating and the game type.
     assert_eq!(posted.poster_username, "alice");
@@ -105,13 +99,7 @@ async fn requests_are_rejected_and_withdrawn() {
     let mut client = lobby.client().await;
     let mut alice_events = watch(&mut client, &alice).await;
     let mut bob_events = watch(&mut client, &bob).await;
-    let posted = client
-        .create_seek(for_player(seek(&alice, blitz(), wire::AcceptMode::Manual)))
-        .await
-        .unwrap()
-        .into_inner()
-        .seek
-        .unwrap();
+    let posted = post_seek(&mut client, seek(&alice, blitz(), wire::AcceptMode::Manual)).await;
 
     let first = request(&lobby, &posted.seek_id, &bob).await.unwrap();
     let _ = next_event(&mut alice_events).await;
@@ -165,13 +153,7 @@ async fn automatic_seeks_start_on_the_first_fitting_request() {
     let mut picky = seek(&alice, blitz(), wire::AcceptMode::Automatic);
     picky.min_rating = 1300;
     picky.show_name = true;
-    let picky = client
-        .create_seek(for_player(picky))
-        .await
-        .unwrap()
-        .into_inner()
-        .seek
-        .unwrap();
+    let picky = post_seek(&mut client, picky).await;
     assert_eq!(list(&lobby, &bob).await[0].poster_username, "alice");
     let refused = request(&lobby, &picky.seek_id, &bob).await.unwrap_err();
     assert_eq!(refused.code(), Code::FailedPrecondition);
@@ -180,13 +162,7 @@ async fn automatic_seeks_start_on_the_first_fitting_request() {
     let mut open = seek(&alice, daily(48), wire::AcceptMode::Automatic);
     open.color = wire::ColorChoice::Black as i32;
     open.max_rating = 1500;
-    let open = client
-        .create_seek(for_player(open))
-        .await
-        .unwrap()
-        .into_inner()
-        .seek
-        .unwrap();
+    let open = post_seek(&mut client, open).await;
     let joined = request(&lobby, &open.seek_id, &bob).await.unwrap();
     assert_eq!(joined.status, wire::SeekRequestStatus::Accepted as i32);
     assert_eq!(
@@ -270,13 +246,7 @@ async fn untimed_seeks_have_their_own_category() {
     };
     let mut casual = seek(&alice, untimed, wire::AcceptMode::Automatic);
     casual.rated = false;
-    let posted = client
-        .create_seek(for_player(casual))
-        .await
-        .unwrap()
-        .into_inner()
-        .seek
-        .unwrap();
+    let posted = post_seek(&mut client, casual).await;
     assert_eq!(posted.speed, wire::SpeedCategory::Untimed as i32);
     assert_eq!(posted.poster_rating, 0);
     assert!(!posted.allow_hints);

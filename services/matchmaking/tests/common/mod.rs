@@ -372,3 +372,23 @@ pub fn refused<T: std::fmt::Debug>(result: Result<T, tonic::Status>, code: tonic
     let status = result.expect_err("refused");
     assert_eq!(status.code(), code, "{status:?}");
 }
+
+/// Posts `request`'s seek, for its poster.
+pub async fn post_seek(client: &mut Client, request: pb::CreateSeekRequest) -> common::Seek {
+    let response = client.create_seek(for_player(request)).await;
+    response
+        .expect("seek posted")
+        .into_inner()
+        .seek
+        .expect("a seek")
+}
+
+/// Sends `request`'s challenge, for its challenger.
+pub async fn send_challenge(
+    client: &mut Client,
+    request: pb::CreateChallengeRequest,
+) -> common::Challenge {
+    let response = client.create_challenge(for_player(request)).await;
+    let challenge = response.expect("challenge sent").into_inner().challenge;
+    challenge.expect("a challenge")
+}
