@@ -142,9 +142,7 @@ async fn real_time_seeks_survive_a_restart_on_sqlite() {
 
 #[tokio::test]
 async fn real_time_seeks_survive_a_restart_on_postgres() {
-    let url = chess_storage::testing::fresh_postgres_database().await;
-    let lobby = Lobby::start_on(tempfile::tempdir().unwrap(), url).await;
-    real_time_seeks_survive_a_restart(lobby).await;
+    real_time_seeks_survive_a_restart(Lobby::start_on_postgres().await).await;
 }
 
 #[tokio::test]
@@ -154,7 +152,5 @@ async fn tables_survive_a_restart_on_sqlite() {
 
 #[tokio::test]
 async fn tables_survive_a_restart_on_postgres() {
-    let url = chess_storage::testing::fresh_postgres_database().await;
-    let lobby = Lobby::start_on(tempfile::tempdir().unwrap(), url).await;
-    tables_survive_a_restart(lobby).await;
+    tables_survive_a_restart(Lobby::start_on_postgres().await).await;
 }

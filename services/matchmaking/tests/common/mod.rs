@@ -71,6 +71,13 @@ impl Lobby {
         Self::start_on(dir, url).await
     }
 
+    /// Starts everything, with matchmaking storing into a fresh PostgreSQL
+    /// database.
+    pub async fn start_on_postgres() -> Self {
+        let url = chess_storage::testing::fresh_postgres_database().await;
+        Self::start_on(tempfile::tempdir().unwrap(), url).await
+    }
+
     /// Starts everything, with matchmaking storing into `matchmaking_db`.
     pub async fn start_on(dir: tempfile::TempDir, matchmaking_db: String) -> Self {
         let rating_db = chess_storage::sqlite_url(&dir.path().join("rating.sqlite"));
