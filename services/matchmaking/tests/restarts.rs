@@ -15,6 +15,31 @@ use common::{
     send_challenge, watch,
 };
 
+/// Runs each named test body on a lobby storing into SQLite and into
+/// PostgreSQL.
+macro_rules! on_sqlite_and_postgres {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(crate::common::Lobby::start().await).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(crate::common::Lobby::start_on_postgres().await).await;
+                }
+            )*
+        }
+    };
+}
+
+on_sqlite_and_postgres!(tables_survive_a_restart, real_time_seeks_survive_a_restart);
+
 /// Tables and their requests, and challenges, survive a crash of the
 /// matchmaking service; a real-time seek too, until the presence grace
 /// ends without its poster.
@@ -133,24 +158,4 @@ async fn real_time_seeks_survive_a_restart(mut lobby: Lobby) {
     lobby.crash_matchmaking().await;
     lobby.start_matchmaking().await;
     assert!(list(&lobby, &bob).await.is_empty());
-}
-
-#[tokio::test]
-async fn real_time_seeks_survive_a_restart_on_sqlite() {
-    real_time_seeks_survive_a_restart(Lobby::start().await).await;
-}
-
-#[tokio::test]
-async fn real_time_seeks_survive_a_restart_on_postgres() {
-    real_time_seeks_survive_a_restart(Lobby::start_on_postgres().await).await;
-}
-
-#[tokio::test]
-async fn tables_survive_a_restart_on_sqlite() {
-    tables_survive_a_restart(Lobby::start().await).await;
-}
-
-#[tokio::test]
-async fn tables_survive_a_restart_on_postgres() {
-    tables_survive_a_restart(Lobby::start_on_postgres().await).await;
 }
