@@ -71,9 +71,6 @@ async fn challenges_are_accepted_declined_and_cancelled() {
     );
     let accepted = accept_challenge(&mut client, &first.challenge_id, &bob)
         .await
-        .unwrap()
-        .into_inner()
-        .challenge
         .unwrap();
     assert_eq!(accepted.status, wire::ChallengeStatus::Accepted as i32);
     assert_eq!(

@@ -93,9 +93,6 @@ async fn tables_survive_a_restart(mut lobby: Lobby) {
     assert_eq!(received[0].request_id, pending.request_id);
     let accepted = accept_seek_request(&mut client, &pending.request_id, &alice)
         .await
-        .unwrap()
-        .into_inner()
-        .request
         .unwrap();
     assert_eq!(
         game_players(&lobby, &accepted.game_id).await,
@@ -137,9 +134,6 @@ async fn real_time_seeks_survive_a_restart(mut lobby: Lobby) {
     assert_eq!(seen[0].time_control, Some(blitz()));
     let accepted = accept_seek_request(&mut client, &pending.request_id, &alice)
         .await
-        .unwrap()
-        .into_inner()
-        .request
         .unwrap();
     assert!(!accepted.game_id.is_empty());
     let players = game_players(&lobby, &accepted.game_id).await;

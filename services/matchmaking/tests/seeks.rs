@@ -62,10 +62,7 @@ async fn a_manual_seek_is_requested_accepted_and_started() {
 
     let accepted = accept_seek_request(&mut client, &by_bob.request_id, &alice)
         .await
-        .expect("accept")
-        .into_inner()
-        .request
-        .unwrap();
+        .expect("accept");
     assert_eq!(accepted.status, wire::SeekRequestStatus::Accepted as i32);
     assert!(!accepted.game_id.is_empty());
     // The poster asked for white.
@@ -105,9 +102,6 @@ async fn requests_are_rejected_and_withdrawn() {
     let _ = next_event(&mut alice_events).await;
     let rejected = reject_seek_request(&mut client, &first.request_id, &alice)
         .await
-        .unwrap()
-        .into_inner()
-        .request
         .unwrap();
     assert_eq!(rejected.status, wire::SeekRequestStatus::Rejected as i32);
     match next_event(&mut bob_events).await {

@@ -321,30 +321,32 @@ pub async fn game_state(lobby: &Lobby, game_id: &str) -> common::GameState {
 /// A client of matchmaking, signed as the gateway's calls are.
 pub type Client = MatchmakingServiceClient<Signed>;
 
-/// Calls about one seek, request or challenge (`id`), made for `player`.
+/// Calls about one seek, request or challenge (`id`), made for `player`;
+/// each answers with what the call left of it.
 macro_rules! about_one {
-    ($($call:ident: $request:ident.$field:ident -> $response:ident;)*) => {$(
+    ($($call:ident: $request:ident.$field:ident -> $answer:ident: $kind:ident;)*) => {$(
         pub async fn $call(
             client: &mut Client,
             id: &str,
             player: &Player,
-        ) -> Result<tonic::Response<pb::$response>, tonic::Status> {
+        ) -> Result<common::$kind, tonic::Status> {
             let request = pb::$request {
                 $field: id.to_owned(),
                 player_id: player.id.clone(),
             };
-            client.$call(for_player(request)).await
+            let response = client.$call(for_player(request)).await?.into_inner();
+            Ok(response.$answer.expect(stringify!(an answer with its $answer)))
         }
     )*};
 }
 
 about_one! {
-    cancel_seek: CancelSeekRequest.seek_id -> CancelSeekResponse;
-    accept_seek_request: AcceptSeekRequestRequest.request_id -> AcceptSeekRequestResponse;
-    reject_seek_request: RejectSeekRequestRequest.request_id -> RejectSeekRequestResponse;
-    withdraw_seek_request: WithdrawSeekRequestRequest.request_id -> WithdrawSeekRequestResponse;
-    accept_challenge: AcceptChallengeRequest.challenge_id -> AcceptChallengeResponse;
-    cancel_challenge: CancelChallengeRequest.challenge_id -> CancelChallengeResponse;
+    cancel_seek: CancelSeekRequest.seek_id -> seek: Seek;
+    accept_seek_request: AcceptSeekRequestRequest.request_id -> request: SeekRequest;
+    reject_seek_request: RejectSeekRequestRequest.request_id -> request: SeekRequest;
+    withdraw_seek_request: WithdrawSeekRequestRequest.request_id -> request: SeekRequest;
+    accept_challenge: AcceptChallengeRequest.challenge_id -> challenge: Challenge;
+    cancel_challenge: CancelChallengeRequest.challenge_id -> challenge: Challenge;
 }
 
 /// `player`'s pending challenges.
