@@ -13,7 +13,7 @@ use chess_proto::{
 };
 use common::{
     PASSWORD, RatingService, assert_refused, blitz, from_game, full_history, full_leaderboard,
-    game, register, register_request,
+    game, leaderboard, register, register_request,
 };
 use futures::future::join_all;
 use tonic::Code;
@@ -277,12 +277,7 @@ async fn leaderboard_order_and_paging(url: &str) {
     assert_eq!((eve_blitz.rating, eve_blitz.games_played), (1200.0, 0));
 
     // A category nobody has played has an empty board.
-    let bullet = client
-        .leaderboard(pb::LeaderboardRequest {
-            category: SpeedCategory::Bullet as i32,
-            page_size: 10,
-            page_token: String::new(),
-        })
+    let bullet = leaderboard(&mut client, SpeedCategory::Bullet as i32, 10, "")
         .await
         .expect("bullet")
         .into_inner();
@@ -291,13 +286,7 @@ async fn leaderboard_order_and_paging(url: &str) {
     assert!(bullet.entries.is_empty());
 
     assert_refused(
-        client
-            .leaderboard(pb::LeaderboardRequest {
-                category: SpeedCategory::Blitz as i32,
-                page_size: 2,
-                page_token: "garbage".into(),
-            })
-            .await,
+        leaderboard(&mut client, SpeedCategory::Blitz as i32, 2, "garbage").await,
         Code::InvalidArgument,
     );
 
@@ -344,14 +333,7 @@ async fn untimed_games_are_never_rated(url: &str) {
 
     let untimed = SpeedCategory::Untimed as i32;
     let refusals = [
-        client
-            .leaderboard(pb::LeaderboardRequest {
-                category: untimed,
-                page_size: 0,
-                page_token: String::new(),
-            })
-            .await
-            .map(drop),
+        leaderboard(&mut client, untimed, 0, "").await.map(drop),
         client
             .get_rating_history(pb::GetRatingHistoryRequest {
                 player_id: a.clone(),
@@ -460,12 +442,7 @@ async fn glicko2_ratings(url: &str) {
     assert_eq!(after.rating, white.rating_after);
     assert!(after.deviation >= white.deviation_after && after.deviation < 350.0);
     assert!(after.provisional, "one game leaves the deviation high");
-    let board = client
-        .leaderboard(pb::LeaderboardRequest {
-            category: SpeedCategory::Blitz as i32,
-            page_size: 0,
-            page_token: String::new(),
-        })
+    let board = leaderboard(&mut client, SpeedCategory::Blitz as i32, 0, "")
         .await
         .expect("leaderboard")
         .into_inner();

@@ -170,6 +170,23 @@ pub async fn full_history(
     }
 }
 
+/// A page of the leaderboard of `category` (a wire value), from
+/// `page_token`.
+pub async fn leaderboard(
+    client: &mut Client,
+    category: i32,
+    page_size: u32,
+    page_token: &str,
+) -> Result<tonic::Response<pb::LeaderboardResponse>, tonic::Status> {
+    client
+        .leaderboard(pb::LeaderboardRequest {
+            category,
+            page_size,
+            page_token: page_token.to_owned(),
+        })
+        .await
+}
+
 /// Every leaderboard row in blitz, read `page_size` at a time (0: the
 /// service's default of 50).
 pub async fn full_leaderboard(
@@ -179,15 +196,15 @@ pub async fn full_leaderboard(
     let mut entries = Vec::new();
     let mut page_token = String::new();
     loop {
-        let page = client
-            .leaderboard(pb::LeaderboardRequest {
-                category: common::SpeedCategory::Blitz as i32,
-                page_size,
-                page_token,
-            })
-            .await
-            .expect("leaderboard")
-            .into_inner();
+        let page = leaderboard(
+            client,
+            common::SpeedCategory::Blitz as i32,
+            page_size,
+            &page_token,
+        )
+        .await
+        .expect("leaderboard")
+        .into_inner();
         let limit = if page_size == 0 { 50 } else { page_size };
         assert!(page.entries.len() <= limit as usize);
         entries.extend(page.entries);
