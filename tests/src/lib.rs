@@ -12,7 +12,7 @@
 pub mod load;
 
 use std::{
-    path::PathBuf,
+    path::{Path, PathBuf},
     process::Stdio,
     sync::{Arc, Mutex},
     time::Duration,
@@ -51,6 +51,36 @@ pub fn binary(name: &str) -> PathBuf {
     chess_testkit::workspace_binary(name)
 }
 
+/// `chess-stack` on the data directory `data`, every address of it a free
+/// port, so that stacks under test never meet.
+pub fn stack_command(data: &Path) -> Command {
+    let mut command = Command::new(binary("chess-stack"));
+    command
+        .arg("--data-dir")
+        .arg(data)
+        .args([
+            "--grpc-listen",
+            "127.0.0.1:0",
+            "--uqchess-listen",
+            "127.0.0.1:0",
+        ])
+        .args(INTERNAL_ON_FREE_PORTS);
+    command
+}
+
+/// Starts `command` (the program `what`) with `env`, its output piped to
+/// the test, killed when dropped.
+fn spawn_piped(mut command: Command, env: &[(&str, &str)], what: &str) -> Child {
+    command
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {what}: {e}"))
+}
+
 /// Reads one line, failing the test if none comes in time.
 pub async fn read_line<R: AsyncRead + Unpin>(
     lines: &mut Lines<BufReader<R>>,
@@ -79,15 +109,9 @@ impl UqServer {
     /// As [`start`](Self::start), with extra environment variables for the
     /// server and the services it starts.
     pub async fn start_with_env(env: &[(&str, &str)]) -> Self {
-        let mut child = Command::new(binary("uqchessserver"))
-            .args(["--listenOn", "0"])
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("start uqchessserver");
+        let mut command = Command::new(binary("uqchessserver"));
+        command.args(["--listenOn", "0"]);
+        let mut child = spawn_piped(command, env, "uqchessserver");
         let mut stderr = BufReader::new(child.stderr.take().expect("stderr")).lines();
         let first = read_line(&mut stderr, "uqchessserver")
             .await
@@ -248,29 +272,12 @@ impl StackProcess {
         let filtered = extra
             .iter()
             .any(|a| *a == "--log-filter" || a.starts_with("--log-filter="));
-        let mut child = Command::new(binary("chess-stack"))
-            .arg("--data-dir")
-            .arg(data.path())
-            .args([
-                "--grpc-listen",
-                "127.0.0.1:0",
-                "--uqchess-listen",
-                "127.0.0.1:0",
-            ])
-            .args(INTERNAL_ON_FREE_PORTS)
-            .args(if filtered {
-                &[][..]
-            } else {
-                &["--log-filter", "warn"][..]
-            })
-            .args(extra)
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("start chess-stack");
+        let mut command = stack_command(data.path());
+        if !filtered {
+            command.args(["--log-filter", "warn"]);
+        }
+        command.args(extra);
+        let mut child = spawn_piped(command, env, "chess-stack");
         let log = Arc::new(Mutex::new(Vec::new()));
         let mut stderr = BufReader::new(child.stderr.take().expect("stderr")).lines();
         tokio::spawn({

@@ -14,10 +14,7 @@ mod support;
 
 use std::{
     collections::BTreeMap,
-    sync::{
-        Arc,
-        atomic::{AtomicBool, Ordering},
-    },
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -36,35 +33,10 @@ use tonic::{Code, transport::Channel};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_service_killed_under_load_loses_nothing() {
     let stack = StackProcess::start(&[], UNLIMITED).await;
-    let channel = Channel::from_shared(format!("http://{}", stack.gateway))
-        .expect("uri")
-        .connect_lazy();
-    let log = Arc::new(Log::default());
-    let stop = Arc::new(AtomicBool::new(false));
-    let drivers: Vec<_> = (0..PAIRS)
-        .map(|pair| {
-            tokio::spawn(drive(
-                channel.clone(),
-                Arc::clone(&log),
-                pair,
-                Arc::clone(&stop),
-            ))
-        })
-        .collect();
+    let channel = gateway_channel(&stack);
     // Steady load first: every pair playing.
-    let deadline = Instant::now() + OUTAGE_LIMIT;
-    while log.playing.load(Ordering::Relaxed) < PAIRS {
-        assert!(
-            !drivers.iter().any(tokio::task::JoinHandle::is_finished),
-            "a driver stopped before the drill began"
-        );
-        assert!(Instant::now() < deadline, "the pairs never all began");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let warm = Instant::now();
-    while log.successes_since(warm) < 200 {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let load = Load::start(&channel, PAIRS, OUTAGE_LIMIT, 200).await;
+    let log = Arc::clone(&load.log);
 
     let mut outages = Vec::new();
     for program in [
@@ -116,13 +88,7 @@ async fn every_service_killed_under_load_loses_nothing() {
         );
         outages.push((program, failures));
     }
-    stop.store(true, Ordering::Relaxed);
-    for driver in drivers {
-        tokio::time::timeout(OUTAGE_LIMIT, driver)
-            .await
-            .expect("the drivers stop")
-            .expect("a driver panicked");
-    }
+    load.stop().await;
 
     // Every answer during every outage was UNAVAILABLE. Only with the
     // gateway itself killed may a client's connection break with nobody
@@ -163,9 +129,7 @@ async fn every_service_killed_under_load_loses_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversized_input_does_not_break_other_callers() {
     let stack = StackProcess::start(&[], UNLIMITED).await;
-    let channel = Channel::from_shared(format!("http://{}", stack.gateway))
-        .expect("uri")
-        .connect_lazy();
+    let channel = gateway_channel(&stack);
     let log = Log::default();
     let white = sign_up(&channel, "owhite".to_owned()).await;
     let black = sign_up(&channel, "oblack".to_owned()).await;
@@ -226,9 +190,7 @@ async fn a_service_quotes_oversized_input_only_briefly() {
     use chess_proto::game::v1::{self as game, game_service_client::GameServiceClient};
 
     let stack = StackProcess::start(&[], UNLIMITED).await;
-    let channel = Channel::from_shared(format!("http://{}", stack.gateway))
-        .expect("uri")
-        .connect_lazy();
+    let channel = gateway_channel(&stack);
     let log = Log::default();
     let white = sign_up(&channel, "swhite".to_owned()).await;
     let black = sign_up(&channel, "sblack".to_owned()).await;
@@ -278,9 +240,7 @@ async fn a_service_quotes_oversized_input_only_briefly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_event_stream_resumes_across_a_gateway_kill() {
     let stack = StackProcess::start(&[], UNLIMITED).await;
-    let channel = Channel::from_shared(format!("http://{}", stack.gateway))
-        .expect("uri")
-        .connect_lazy();
+    let channel = gateway_channel(&stack);
     let log = Log::default();
     let alice = sign_up(&channel, "ralice".to_owned()).await;
     let bob = sign_up(&channel, "rbob".to_owned()).await;

@@ -28,10 +28,6 @@ mod support;
 use std::{
     collections::{BTreeMap, HashSet},
     path::PathBuf,
-    sync::{
-        Arc,
-        atomic::{AtomicBool, Ordering},
-    },
     time::{Duration, Instant},
 };
 
@@ -40,10 +36,7 @@ use chess_e2e::{StackProcess, binary, signal};
 use chess_proto::{
     common::v1 as common,
     game::v1::{self as game_pb, game_service_client::GameServiceClient},
-    gateway::v1::{
-        self as pb, lobby_service_client::LobbyServiceClient,
-        play_service_client::PlayServiceClient,
-    },
+    gateway::v1::{self as pb, play_service_client::PlayServiceClient},
 };
 use chess_testkit::{Service, process::kill9};
 use nix::sys::signal::Signal;
@@ -114,6 +107,17 @@ async fn three() -> Three {
     }
 }
 
+/// Three replicas, and pairs of players driving games through the
+/// gateway, the load steady.
+async fn three_under_load() -> (Three, Channel, Load) {
+    let three = three().await;
+    let channel = gateway_channel(&three.stack);
+    // Signing up hashes passwords: slow on purpose, and this machine is
+    // busy.
+    let load = Load::start(&channel, REPLICA_PAIRS, 3 * OUTAGE_LIMIT, 300).await;
+    (three, channel, load)
+}
+
 /// Starts replica `id` of the game service beside the stack's, on its
 /// database and with its key, and waits until it is SERVING.
 async fn third_replica(stack: &StackProcess, url: &str, id: &str) -> Service {
@@ -175,6 +179,14 @@ async fn wait_for_map(
     }
 }
 
+/// The shards replica `id` owns in `map`.
+fn shards_of(map: &game_pb::GetShardMapResponse, id: &str) -> HashSet<u16> {
+    (0..map.owners.len())
+        .filter(|&s| map.owners[s] == id)
+        .map(|s| s as u16)
+        .collect()
+}
+
 /// Every shard served, by exactly the replicas `ids`, each with a share.
 fn served_by(ids: &[&str]) -> impl Fn(&game_pb::GetShardMapResponse) -> bool {
     let ids: HashSet<String> = ids.iter().map(|s| (*s).to_owned()).collect();
@@ -219,57 +231,10 @@ fn summary(pauses: &[f64]) -> String {
     )
 }
 
-/// Starts `pairs` drivers and waits until they all play and the load is
-/// steady.
-async fn load(
-    channel: &Channel,
-    log: &Arc<Log>,
-    stop: &Arc<AtomicBool>,
-    pairs: usize,
-) -> Vec<tokio::task::JoinHandle<()>> {
-    let drivers: Vec<_> = (0..pairs)
-        .map(|pair| {
-            tokio::spawn(drive(
-                channel.clone(),
-                Arc::clone(log),
-                pair,
-                Arc::clone(stop),
-            ))
-        })
-        .collect();
-    // Signing up hashes passwords: slow on purpose, and this machine is
-    // busy.
-    let deadline = Instant::now() + 3 * OUTAGE_LIMIT;
-    while log.playing.load(Ordering::Relaxed) < pairs {
-        assert!(
-            !drivers.iter().any(tokio::task::JoinHandle::is_finished),
-            "a driver stopped before the drill began"
-        );
-        assert!(Instant::now() < deadline, "the pairs never all began");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let warm = Instant::now();
-    while log.successes_since(warm) < 300 {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    drivers
-}
-
 /// Stops the drivers and checks what they saw: only UNAVAILABLE, every
 /// acknowledged move kept, every finished game rated once.
-async fn finish(
-    channel: &Channel,
-    log: &Arc<Log>,
-    stop: &Arc<AtomicBool>,
-    drivers: Vec<tokio::task::JoinHandle<()>>,
-) {
-    stop.store(true, Ordering::Relaxed);
-    for driver in drivers {
-        tokio::time::timeout(OUTAGE_LIMIT, driver)
-            .await
-            .expect("the drivers stop")
-            .expect("a driver panicked");
-    }
+async fn finish(channel: &Channel, load: Load) {
+    let log = load.stop().await;
     let other: Vec<String> = log
         .failures
         .lock()
@@ -282,8 +247,8 @@ async fn finish(
         other.is_empty(),
         "clients saw more than UNAVAILABLE: {other:?}"
     );
-    let moves = check_records(channel, log).await;
-    let games = check_ratings(channel, log).await;
+    let moves = check_records(channel, &log).await;
+    let games = check_ratings(channel, &log).await;
     println!(
         "replicas: {moves} acknowledged moves checked; {games} finished games rated once each; {} failed calls",
         log.failures.lock().expect("not poisoned").len()
@@ -291,33 +256,22 @@ async fn finish(
     assert!(games >= 50, "only {games} games finished");
 }
 
-fn gateway(stack: &StackProcess) -> Channel {
-    Channel::from_shared(format!("http://{}", stack.gateway))
-        .expect("uri")
-        .connect_lazy()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_replica_s_games_resume_elsewhere_and_nothing_is_lost() {
-    let Three {
-        stack,
-        first,
-        third,
-        ..
-    } = three().await;
-    let channel = gateway(&stack);
-    let log = Arc::new(Log::default());
-    let stop = Arc::new(AtomicBool::new(false));
-    let drivers = load(&channel, &log, &stop, REPLICA_PAIRS).await;
+    let (
+        Three {
+            stack,
+            first,
+            third,
+            ..
+        },
+        channel,
+        load,
+    ) = three_under_load().await;
+    let log = &load.log;
 
     let map = shard_map(&stack, &first).await;
-    let victim: HashSet<u16> = map
-        .owners
-        .iter()
-        .enumerate()
-        .filter(|(_, owner)| *owner == "game-2")
-        .map(|(shard, _)| shard as u16)
-        .collect();
+    let victim = shards_of(&map, "game-2");
     assert!(!victim.is_empty());
     let killed = Instant::now();
     kill9(third.pid());
@@ -334,11 +288,8 @@ async fn a_killed_replica_s_games_resume_elsewhere_and_nothing_is_lost() {
         taken_over.duration_since(killed).as_secs_f64()
     );
     // Load goes on for a while on two replicas.
-    let after = Instant::now();
-    while log.successes_since(after) < 300 {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let (hit, spared) = pauses(&log, killed, |game| victim.contains(&shard_of(game)));
+    log.more_successes(300).await;
+    let (hit, spared) = pauses(log, killed, |game| victim.contains(&shard_of(game)));
     println!(
         "replicas: pauses across the kill: games of the killed replica {}; the others {}",
         summary(&hit),
@@ -358,7 +309,7 @@ async fn a_killed_replica_s_games_resume_elsewhere_and_nothing_is_lost() {
             "the other replicas' games paused too: median {median:.2} s"
         );
     }
-    finish(&channel, &log, &stop, drivers).await;
+    finish(&channel, load).await;
     stack.stop().await;
 }
 
@@ -368,7 +319,6 @@ async fn short_game(
     white: &chess_e2e::load::grpc::Player,
     black: &chess_e2e::load::grpc::Player,
 ) -> String {
-    let mut lobby = LobbyServiceClient::new(channel.clone());
     let control = common::TimeControl {
         kind: Some(common::time_control::Kind::Incremental(
             common::Incremental {
@@ -377,30 +327,9 @@ async fn short_game(
             },
         )),
     };
-    let challenge = lobby
-        .create_challenge(white.request(pb::CreateChallengeRequest {
-            opponent_username: black.username.clone(),
-            time_control: Some(control),
-            color: common::ColorChoice::White as i32,
-            rated: false,
-            expires_in_seconds: 0,
-            allow_hints: false,
-        }))
+    chess_e2e::load::grpc::challenge(&[channel.clone(), channel.clone()], white, black, control)
         .await
-        .expect("challenge")
-        .into_inner()
-        .challenge
-        .expect("a challenge");
-    lobby
-        .accept_challenge(black.request(pb::AcceptChallengeRequest {
-            challenge_id: challenge.challenge_id,
-        }))
-        .await
-        .expect("accept")
-        .into_inner()
-        .challenge
-        .expect("a challenge")
-        .game_id
+        .expect("a game by challenge")
 }
 
 async fn make_move(
@@ -437,7 +366,7 @@ async fn make_move(
 async fn a_paused_replica_s_stale_writes_are_refused() {
     let (stack, first) = two().await;
     let paused = stack.game_replicas[1].0.clone();
-    let channel = gateway(&stack);
+    let channel = gateway_channel(&stack);
     let white = sign_up(&channel, "fwhite".to_owned()).await;
     let black = sign_up(&channel, "fblack".to_owned()).await;
     // Games in the shards of the replica to pause; white to move, with
@@ -551,24 +480,22 @@ fn supervised_replica_pid(stack: &StackProcess, id: &str) -> u32 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scaling_three_two_three_under_load_loses_nothing() {
-    let Three {
-        stack,
-        url,
-        first,
-        third,
-    } = three().await;
-    let channel = gateway(&stack);
-    let log = Arc::new(Log::default());
-    let stop = Arc::new(AtomicBool::new(false));
-    let drivers = load(&channel, &log, &stop, REPLICA_PAIRS).await;
+    let (
+        Three {
+            stack,
+            url,
+            first,
+            third,
+        },
+        channel,
+        load,
+    ) = three_under_load().await;
+    let log = &load.log;
 
     // 3 → 2: game-2 stops (as a scaled-down pod is told to) and hands its
     // shards over.
     let map = shard_map(&stack, &first).await;
-    let leaving: HashSet<u16> = (0..map.owners.len())
-        .filter(|&s| map.owners[s] == "game-2")
-        .map(|s| s as u16)
-        .collect();
+    let leaving = shards_of(&map, "game-2");
     let down = Instant::now();
     let status = third.stop().await;
     assert!(status.success(), "game-2 exited with {status}");
@@ -579,11 +506,8 @@ async fn scaling_three_two_three_under_load_loses_nothing() {
         served_by(&["game-0", "game-1"]),
     )
     .await;
-    let after = Instant::now();
-    while log.successes_since(after) < 300 {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let (hit, spared) = pauses(&log, down, |game| leaving.contains(&shard_of(game)));
+    log.more_successes(300).await;
+    let (hit, spared) = pauses(log, down, |game| leaving.contains(&shard_of(game)));
     println!(
         "replicas: 3 → 2 in {:.2} s; pauses: games handed over {}; the others {}",
         handed.duration_since(down).as_secs_f64(),
@@ -602,59 +526,17 @@ async fn scaling_three_two_three_under_load_loses_nothing() {
     )
     .await;
     let map = shard_map(&stack, &first).await;
-    let coming: HashSet<u16> = (0..map.owners.len())
-        .filter(|&s| map.owners[s] == "game-2")
-        .map(|s| s as u16)
-        .collect();
-    let after = Instant::now();
-    while log.successes_since(after) < 300 {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let (hit, spared) = pauses(&log, up, |game| coming.contains(&shard_of(game)));
+    let coming = shards_of(&map, "game-2");
+    log.more_successes(300).await;
+    let (hit, spared) = pauses(log, up, |game| coming.contains(&shard_of(game)));
     println!(
         "replicas: 2 → 3 in {:.2} s; pauses: games handed over {}; the others {}",
         shared.duration_since(up).as_secs_f64(),
         summary(&hit),
         summary(&spared)
     );
-    finish(&channel, &log, &stop, drivers).await;
+    finish(&channel, load).await;
     stack.stop().await;
-}
-
-/// A daily game between `white` and `black`: a table white sets, black
-/// joins.
-async fn daily_game(
-    channel: &Channel,
-    white: &chess_e2e::load::grpc::Player,
-    black: &chess_e2e::load::grpc::Player,
-) -> String {
-    let mut lobby = LobbyServiceClient::new(channel.clone());
-    let table = lobby
-        .create_seek(white.request(pb::CreateSeekRequest {
-            time_control: Some(common::TimeControl {
-                kind: Some(common::time_control::Kind::Daily(common::Daily {
-                    turn_hours: 48,
-                })),
-            }),
-            color: common::ColorChoice::White as i32,
-            accept_mode: common::AcceptMode::Automatic as i32,
-            ..Default::default()
-        }))
-        .await
-        .expect("create a table")
-        .into_inner()
-        .seek
-        .expect("a table");
-    lobby
-        .request_seek(black.request(pb::RequestSeekRequest {
-            seek_id: table.seek_id,
-        }))
-        .await
-        .expect("join the table")
-        .into_inner()
-        .request
-        .expect("a request")
-        .game_id
 }
 
 /// The moves of daily games served by every replica are mailed: the
@@ -667,7 +549,7 @@ async fn daily_games_on_every_replica_are_mailed() {
         third: _third,
         ..
     } = three().await;
-    let channel = gateway(&stack);
+    let channel = gateway_channel(&stack);
     let white = sign_up(&channel, "mwhite".to_owned()).await;
     let black = sign_up(&channel, "mblack".to_owned()).await;
     let map = shard_map(&stack, &first).await;
@@ -687,17 +569,9 @@ async fn daily_games_on_every_replica_are_mailed() {
     for game in games.values() {
         make_move(&channel, &white, game, "e2e4", 1).await;
     }
-    // chess-stack mails into <data>/mail when no SMTP server is given.
-    let mail_dir = stack.data.path().join("mail");
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let mails: Vec<String> = std::fs::read_dir(&mail_dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
-            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
-            .collect();
+        let mails = mails(&stack);
         let unmailed: Vec<(&String, &String)> = games
             .iter()
             .filter(|(_, game)| {
@@ -737,7 +611,7 @@ fn gateway_signer(stack: &StackProcess) -> chess_runtime::Signer {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_move_streamed_to_a_replica_not_serving_its_game_is_made_by_the_owner() {
     let (stack, first) = two().await;
-    let channel = gateway(&stack);
+    let channel = gateway_channel(&stack);
     let white = sign_up(&channel, "streamwhite".to_owned()).await;
     let black = sign_up(&channel, "streamblack".to_owned()).await;
     let game_id = short_game(&channel, &white, &black).await;

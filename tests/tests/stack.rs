@@ -314,16 +314,7 @@ async fn a_second_stack_on_the_same_data_directory_fails_at_once() {
     let first = StackProcess::start(&[], &[]).await;
     let services = services_of(first.pid());
     let started = Instant::now();
-    let output = tokio::process::Command::new(chess_e2e::binary("chess-stack"))
-        .arg("--data-dir")
-        .arg(first.data.path())
-        .args([
-            "--grpc-listen",
-            "127.0.0.1:0",
-            "--uqchess-listen",
-            "127.0.0.1:0",
-        ])
-        .args(INTERNAL_ON_FREE_PORTS)
+    let output = chess_e2e::stack_command(first.data.path())
         .output()
         .await
         .unwrap();

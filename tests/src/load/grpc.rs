@@ -261,17 +261,28 @@ async fn play_games(
 
 /// White challenges black to an unrated untimed game; black accepts.
 async fn start_game(
-    [white_channel, black_channel]: &[Channel; 2],
+    channels: &[Channel; 2],
     white: &Player,
     black: &Player,
 ) -> Result<String, Error> {
     let untimed = common::TimeControl {
         kind: Some(common::time_control::Kind::Untimed(common::Untimed {})),
     };
+    challenge(channels, white, black, untimed).await
+}
+
+/// White, on the first of `channels`, challenges black to an unrated game
+/// of `control`; black accepts on the second. The game's id.
+pub async fn challenge(
+    [white_channel, black_channel]: &[Channel; 2],
+    white: &Player,
+    black: &Player,
+    control: common::TimeControl,
+) -> Result<String, Error> {
     let challenge = LobbyServiceClient::new(white_channel.clone())
         .create_challenge(white.request(pb::CreateChallengeRequest {
             opponent_username: black.username.clone(),
-            time_control: Some(untimed),
+            time_control: Some(control),
             color: common::ColorChoice::White as i32,
             rated: false,
             expires_in_seconds: 0,

@@ -106,6 +106,14 @@ impl Log {
             .filter(|&&t| t >= at)
             .count()
     }
+
+    /// Waits until `count` more calls have succeeded from now on.
+    pub async fn more_successes(&self, count: usize) {
+        let since = Instant::now();
+        while self.successes_since(since) < count {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
 }
 
 /// Calls `call` until it succeeds, noting every failure; a short pause
@@ -382,6 +390,107 @@ pub async fn drive(channel: Channel, log: Arc<Log>, pair: usize, stop: Arc<Atomi
             white.username.clone(),
             black.username.clone(),
         ));
+    }
+}
+
+/// A daily game between `white` and `black`: a table white sets, black
+/// joins.
+pub async fn daily_game(channel: &Channel, white: &Player, black: &Player) -> String {
+    let mut lobby = LobbyServiceClient::new(channel.clone());
+    let table = lobby
+        .create_seek(white.request(pb::CreateSeekRequest {
+            time_control: Some(common::TimeControl {
+                kind: Some(common::time_control::Kind::Daily(common::Daily {
+                    turn_hours: 48,
+                })),
+            }),
+            color: common::ColorChoice::White as i32,
+            accept_mode: common::AcceptMode::Automatic as i32,
+            ..Default::default()
+        }))
+        .await
+        .expect("create a table")
+        .into_inner()
+        .seek
+        .expect("a table");
+    lobby
+        .request_seek(black.request(pb::RequestSeekRequest {
+            seek_id: table.seek_id,
+        }))
+        .await
+        .expect("join the table")
+        .into_inner()
+        .request
+        .expect("a request")
+        .game_id
+}
+
+/// The mails `stack` has sent: `chess-stack` writes them into `<data>/mail`
+/// when no SMTP server is given.
+pub fn mails(stack: &StackProcess) -> Vec<String> {
+    std::fs::read_dir(stack.data.path().join("mail"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .collect()
+}
+
+/// The gateway of `stack`, connected on first use.
+pub fn gateway_channel(stack: &StackProcess) -> Channel {
+    Channel::from_shared(format!("http://{}", stack.gateway))
+        .expect("uri")
+        .connect_lazy()
+}
+
+/// Pairs of players driving games through one channel until stopped.
+pub struct Load {
+    pub log: Arc<Log>,
+    stop: Arc<AtomicBool>,
+    drivers: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Load {
+    /// Starts `pairs` drivers on `channel` and waits until, within
+    /// `within`, they all play, and then until `warm` more calls have
+    /// succeeded: the load is steady.
+    pub async fn start(channel: &Channel, pairs: usize, within: Duration, warm: usize) -> Self {
+        let log = Arc::new(Log::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let drivers: Vec<_> = (0..pairs)
+            .map(|pair| {
+                tokio::spawn(drive(
+                    channel.clone(),
+                    Arc::clone(&log),
+                    pair,
+                    Arc::clone(&stop),
+                ))
+            })
+            .collect();
+        let deadline = Instant::now() + within;
+        while log.playing.load(Ordering::Relaxed) < pairs {
+            assert!(
+                !drivers.iter().any(tokio::task::JoinHandle::is_finished),
+                "a driver stopped before the drill began"
+            );
+            assert!(Instant::now() < deadline, "the pairs never all began");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        log.more_successes(warm).await;
+        Self { log, stop, drivers }
+    }
+
+    /// Stops the drivers once their games' current calls are done.
+    pub async fn stop(self) -> Arc<Log> {
+        self.stop.store(true, Ordering::Relaxed);
+        for driver in self.drivers {
+            tokio::time::timeout(OUTAGE_LIMIT, driver)
+                .await
+                .expect("the drivers stop")
+                .expect("a driver panicked");
+        }
+        self.log
     }
 }
 
