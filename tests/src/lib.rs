@@ -81,6 +81,22 @@ fn spawn_piped(mut command: Command, env: &[(&str, &str)], what: &str) -> Child 
         .unwrap_or_else(|e| panic!("start {what}: {e}"))
 }
 
+/// Fails the test with the fix if `python3` lacks a module of `modules`
+/// (those of `tests/python/requirements.txt`), which `what` needs.
+pub async fn require_python_modules(modules: &[&str], what: &str) {
+    let probe = Command::new("python3")
+        .args(["-c", &format!("import {}", modules.join(", "))])
+        .output()
+        .await
+        .expect("python3 is installed");
+    assert!(
+        probe.status.success(),
+        "{what} needs the packages of tests/python/requirements.txt: run it through \
+         scripts/test (or put .venv/bin, from scripts/setup test, first on PATH)\n{}",
+        String::from_utf8_lossy(&probe.stderr)
+    );
+}
+
 /// Reads one line, failing the test if none comes in time.
 pub async fn read_line<R: AsyncRead + Unpin>(
     lines: &mut Lines<BufReader<R>>,

@@ -20,17 +20,11 @@ fn manifest_dir() -> PathBuf {
 
 /// Fails with the fix if the Python packages are missing.
 async fn require_python_packages() {
-    let probe = Command::new("python3")
-        .args(["-c", "import grpc, grpc_tools, nostr_sdk, chess"])
-        .output()
-        .await
-        .expect("python3 is installed");
-    assert!(
-        probe.status.success(),
-        "the Nostr test needs the packages of tests/python/requirements.txt: run it through \
-         scripts/test (or put .venv/bin, from scripts/setup test, first on PATH)\n{}",
-        String::from_utf8_lossy(&probe.stderr)
-    );
+    chess_e2e::require_python_modules(
+        &["grpc", "grpc_tools", "nostr_sdk", "chess"],
+        "the Nostr test",
+    )
+    .await;
 }
 
 #[tokio::test]
