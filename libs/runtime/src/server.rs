@@ -396,29 +396,33 @@ fn raise_open_file_limit() {
 /// The listening socket number `index` handed over by a supervisor
 /// (`LISTEN_FDS`, descriptors from 3). Each can be taken once.
 pub fn inherited_listener(index: usize) -> Result<TcpListener, Error> {
-    let error = |reason: String| Error::Inherited { index, reason };
-    let listener = handed_over()
-        .take_tcp_listener(index)
-        .map_err(|e| error(e.to_string()))?
-        .ok_or_else(|| error("none was passed".to_owned()))?;
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| error(e.to_string()))?;
-    TcpListener::from_std(listener).map_err(|e| error(e.to_string()))
+    inherited(index, listenfd::ListenFd::take_tcp_listener, |listener| {
+        listener.set_nonblocking(true)?;
+        TcpListener::from_std(listener)
+    })
 }
 
 /// The Unix-domain listening socket number `index` handed over by a
 /// supervisor, as [`inherited_listener`] takes a TCP one.
 pub fn inherited_unix_listener(index: usize) -> Result<UnixListener, Error> {
+    inherited(index, listenfd::ListenFd::take_unix_listener, |listener| {
+        listener.set_nonblocking(true)?;
+        UnixListener::from_std(listener)
+    })
+}
+
+/// Socket `index` of those handed over, taken by `take` and made a Tokio
+/// listener by `adopt`.
+fn inherited<S, T>(
+    index: usize,
+    take: impl FnOnce(&mut listenfd::ListenFd, usize) -> std::io::Result<Option<S>>,
+    adopt: impl FnOnce(S) -> std::io::Result<T>,
+) -> Result<T, Error> {
     let error = |reason: String| Error::Inherited { index, reason };
-    let listener = handed_over()
-        .take_unix_listener(index)
+    let listener = take(&mut handed_over(), index)
         .map_err(|e| error(e.to_string()))?
         .ok_or_else(|| error("none was passed".to_owned()))?;
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| error(e.to_string()))?;
-    UnixListener::from_std(listener).map_err(|e| error(e.to_string()))
+    adopt(listener).map_err(|e| error(e.to_string()))
 }
 
 /// The sockets handed over in `LISTEN_FDS`, each to be taken once.
