@@ -190,12 +190,17 @@ mod tests {
     const W: Color = Color::White;
     const B: Color = Color::Black;
 
+    /// A clock of `initial_secs`, and `increment_secs` more a move.
+    fn incremental(initial_secs: u32, increment_secs: u32) -> Clock {
+        Clock::new(TimeControl::Incremental {
+            initial_secs,
+            increment_secs,
+        })
+    }
+
     #[test]
     fn incremental_clock_starts_after_blacks_first_move() {
-        let mut c = Clock::new(TimeControl::Incremental {
-            initial_secs: 60,
-            increment_secs: 2,
-        });
+        let mut c = incremental(60, 2);
         assert_eq!(c.charge(W, 0, 1_000), Charge::InTime(Some(60_000)));
         assert_eq!(c.running(), None);
         assert_eq!(c.charge(B, 1, 5_000), Charge::InTime(Some(60_000)));
@@ -212,10 +217,7 @@ mod tests {
 
     #[test]
     fn a_late_move_is_a_flag() {
-        let mut c = Clock::new(TimeControl::Incremental {
-            initial_secs: 10,
-            increment_secs: 0,
-        });
+        let mut c = incremental(10, 0);
         c.charge(W, 0, 0);
         c.charge(B, 1, 0);
         assert_eq!(c.charge(W, 2, 10_000), Charge::Flagged);
@@ -269,10 +271,7 @@ mod tests {
 
     #[test]
     fn a_credit_moves_the_flag_and_the_next_charge() {
-        let mut c = Clock::new(TimeControl::Incremental {
-            initial_secs: 10,
-            increment_secs: 0,
-        });
+        let mut c = incremental(10, 0);
         c.credit(5_000);
         assert_eq!(c.flag_at(), None, "nothing runs before black's first move");
         c.charge(W, 0, 0);
@@ -296,10 +295,7 @@ mod tests {
 
     #[test]
     fn stopping_charges_the_running_side() {
-        let mut c = Clock::new(TimeControl::Incremental {
-            initial_secs: 60,
-            increment_secs: 0,
-        });
+        let mut c = incremental(60, 0);
         c.charge(W, 0, 0);
         c.charge(B, 1, 0);
         c.stop(20_000);

@@ -34,6 +34,20 @@ fn reloaded(g: &Game) -> Game {
     .unwrap()
 }
 
+/// An untimed standard game between guests from `fen`.
+fn from_fen(fen: &str) -> Game {
+    game_with(RuleSet::Standard, TimeControl::Untimed, Some(fen))
+}
+
+/// `side` playing `input` at `at` in `g` is refused as illegal.
+fn assert_illegal(g: &mut Game, side: Color, input: &str, at: Millis) {
+    let refused = g.play(side, input, at);
+    assert!(
+        matches!(refused, Err(GameError::Illegal { .. })),
+        "{input}: {refused:?}"
+    );
+}
+
 fn game_with(rules: RuleSet, tc: TimeControl, fen: Option<&str>) -> Game {
     Game::new(
         "g1".to_owned(),
@@ -135,11 +149,7 @@ fn fools_mate() {
 #[test]
 fn stalemate() {
     // White to move and stalemate black: Qc7? No: the classic K+Q.
-    let mut g = game_with(
-        RuleSet::Standard,
-        TimeControl::Untimed,
-        Some("k7/8/1K6/8/8/8/8/2Q5 w - - 0 1"),
-    );
+    let mut g = from_fen("k7/8/1K6/8/8/8/8/2Q5 w - - 0 1");
     g.play(Color::White, "c1c7", 1).unwrap();
     assert_eq!(ending(&g), (Some(GameResult::Draw), Termination::Stalemate));
 }
@@ -174,14 +184,8 @@ fn moves_in_uci_and_san() {
         g.play(Color::Black, "Zz9", 9),
         Err(GameError::Malformed(_))
     ));
-    assert!(matches!(
-        g.play(Color::Black, "e5e4", 9),
-        Err(GameError::Illegal { .. })
-    ));
-    assert!(matches!(
-        g.play(Color::Black, "Qd4", 9),
-        Err(GameError::Illegal { .. })
-    ));
+    assert_illegal(&mut g, Color::Black, "e5e4", 9);
+    assert_illegal(&mut g, Color::Black, "Qd4", 9);
     assert_eq!(g.ply(), 7);
 }
 
@@ -210,35 +214,17 @@ fn uqchess_takes_uci_only_with_either_case_promotion() {
 #[test]
 fn castling_through_check_is_illegal() {
     // The black bishop on c4 covers f1.
-    let mut g = game_with(
-        RuleSet::Standard,
-        TimeControl::Untimed,
-        Some("4k3/8/8/8/2b5/8/8/4K2R w K - 0 1"),
-    );
-    assert!(matches!(
-        g.play(Color::White, "e1g1", 1),
-        Err(GameError::Illegal { .. })
-    ));
-    assert!(matches!(
-        g.play(Color::White, "O-O", 1),
-        Err(GameError::Illegal { .. })
-    ));
+    let mut g = from_fen("4k3/8/8/8/2b5/8/8/4K2R w K - 0 1");
+    assert_illegal(&mut g, Color::White, "e1g1", 1);
+    assert_illegal(&mut g, Color::White, "O-O", 1);
 }
 
 #[test]
 fn en_passant_and_under_promotion() {
-    let mut g = game_with(
-        RuleSet::Standard,
-        TimeControl::Untimed,
-        Some("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1"),
-    );
+    let mut g = from_fen("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1");
     g.play(Color::White, "e5d6", 1).unwrap();
     assert_eq!(g.moves()[0].san, "exd6");
-    let mut g = game_with(
-        RuleSet::Standard,
-        TimeControl::Untimed,
-        Some("8/2P1k3/8/8/8/8/8/4K3 w - - 0 1"),
-    );
+    let mut g = from_fen("8/2P1k3/8/8/8/8/8/4K3 w - - 0 1");
     g.play(Color::White, "c8=R", 1).unwrap();
     assert_eq!(g.moves()[0].uci, "c7c8r");
 }
@@ -246,26 +232,15 @@ fn en_passant_and_under_promotion() {
 #[test]
 fn san_ambiguity_needs_disambiguation() {
     // Knights on b1 and f1 both reach d2.
-    let mut g = game_with(
-        RuleSet::Standard,
-        TimeControl::Untimed,
-        Some("4k3/8/8/8/8/8/8/1N2KN2 w - - 0 1"),
-    );
-    assert!(matches!(
-        g.play(Color::White, "Nd2", 1),
-        Err(GameError::Illegal { .. })
-    ));
+    let mut g = from_fen("4k3/8/8/8/8/8/8/1N2KN2 w - - 0 1");
+    assert_illegal(&mut g, Color::White, "Nd2", 1);
     g.play(Color::White, "Nbd2", 1).unwrap();
     assert_eq!(g.moves()[0].san, "Nbd2");
 }
 
 #[test]
 fn insufficient_material_draws() {
-    let mut g = game_with(
-        RuleSet::Standard,
-        TimeControl::Untimed,
-        Some("4k3/8/8/8/8/8/4n3/4K3 w - - 0 1"),
-    );
+    let mut g = from_fen("4k3/8/8/8/8/8/4n3/4K3 w - - 0 1");
     g.play(Color::White, "Kxe2", 1).unwrap();
     assert_eq!(
         ending(&g),
@@ -275,11 +250,7 @@ fn insufficient_material_draws() {
 
 #[test]
 fn fifty_move_rule_warns_then_draws() {
-    let mut g = game_with(
-        RuleSet::Standard,
-        TimeControl::Untimed,
-        Some("4k3/8/8/8/8/8/R7/4K3 w - - 78 60"),
-    );
+    let mut g = from_fen("4k3/8/8/8/8/8/R7/4K3 w - - 78 60");
     let events = play_all(&mut g, &["a2a3", "e8d8"]);
     assert!(events.iter().any(|e| matches!(
         e,
