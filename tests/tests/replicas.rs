@@ -31,13 +31,13 @@ use std::{
     time::{Duration, Instant},
 };
 
-use chess_domain::shard_of;
 use chess_e2e::{StackProcess, binary, signal};
 use chess_proto::{
     common::v1 as common,
     game::v1::{self as game_pb, game_service_client::GameServiceClient},
     gateway::v1::{self as pb, play_service_client::PlayServiceClient},
 };
+use chess_shards::shard_of;
 use chess_testkit::{Service, process::kill9};
 use nix::sys::signal::Signal;
 use support::*;
@@ -700,7 +700,7 @@ async fn a_move_streamed_to_a_replica_not_serving_its_game_is_made_by_the_owner(
         .unwrap()
         .join(format!("{owner_id}.sock"));
     assert_eq!(
-        refusal.metadata.get(chess_runtime::routing::OWNER_KEY),
+        refusal.metadata.get(chess_shards::routing::OWNER_KEY),
         Some(&format!("unix:{}", owner_socket.display())),
         "{refusal:?}"
     );

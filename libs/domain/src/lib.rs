@@ -15,7 +15,6 @@
 //! - [`participant`]: who plays, [`Participant`] — names players see, the
 //!   engine's levels, the wire `Player` of each kind.
 //! - [`time`]: [`Millis`] and protobuf timestamps.
-//! - [`shard`]: which of the [`SHARDS`] shards a game lives in.
 //! - [`InvalidInput`]: a wire value that makes no valid domain value;
 //!   [`require`]: a field that must be given.
 
@@ -25,7 +24,6 @@ mod error;
 pub mod participant;
 pub mod result;
 pub mod rules;
-pub mod shard;
 pub mod speed;
 pub mod status;
 pub mod time;
@@ -43,7 +41,6 @@ pub use participant::{
 };
 pub use result::{GameResult, ResultReport};
 pub use rules::RuleSet;
-pub use shard::{SHARDS, shard_of};
 pub use speed::SpeedCategory;
 pub use status::GameStatus;
 pub use time::{Millis, now_ms};

@@ -18,8 +18,6 @@
 //!   services carries, minted by callers and checked by the servers.
 //! - [`secret`]: key files and the HMAC-SHA256 they key, for the internal
 //!   key and the gateway's token key alike.
-//! - [`routing`]: how a game replica tells a caller which replica serves a
-//!   game.
 
 pub mod addr;
 mod authority;
@@ -28,7 +26,6 @@ pub mod client;
 pub mod identity;
 pub mod lock;
 pub mod reason;
-pub mod routing;
 pub mod secret;
 pub mod server;
 pub mod status_cap;

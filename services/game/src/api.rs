@@ -561,7 +561,7 @@ impl GameService for GameApi {
             })
             .collect();
         Ok(Response::new(pb::GetShardMapResponse {
-            shard_count: u32::from(chess_domain::SHARDS),
+            shard_count: u32::from(chess_shards::SHARDS),
             replicas: view
                 .replicas
                 .iter()

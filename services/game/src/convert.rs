@@ -3,7 +3,8 @@
 
 use chess_domain::{GameStatus, color_to_pb};
 use chess_proto::common::v1 as pb;
-use chess_runtime::{Reason, routing};
+use chess_runtime::Reason;
+use chess_shards::routing;
 use shakmaty::Color;
 use tonic::{Code, Status};
 

@@ -10,12 +10,13 @@
 
 use std::time::Duration;
 
-use chess_domain::{RuleSet, TimeControl, shard_of};
+use chess_domain::{RuleSet, TimeControl};
 use chess_game::{
     model::{Game, GameSetup, Participant},
     shards::leases,
     store::{Fence, Store, StoreError, WriteOp, moves, new_game_row, ops_for},
 };
+use chess_shards::shard_of;
 use sea_orm::{ConnectionTrait as _, DbBackend, Statement, TransactionTrait as _};
 use shakmaty::Color;
 

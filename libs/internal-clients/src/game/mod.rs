@@ -2,20 +2,20 @@
 //! and the event streams, wherever the games are served.
 //!
 //! The service may run as several replicas, each serving the games of some
-//! of the shards games are spread over (`chess_domain::shard_of`). Callers
+//! of the shards games are spread over (`chess_shards::shard_of`). Callers
 //! never see that: every call made through a [`GameClient`] goes to the
 //! replica serving its game, and the event streams follow games across
 //! replicas. What lives where:
 //!
 //! - `mod.rs` (here): [`GameClient`], the generated clients it hands out
 //!   ([`GameRpc`]), the typed calls, and [`NewGame`].
-//! - `map`: the shard map (`GetShardMap`), checked once so that finding a
+//! - [`chess_shards::map`]: the shard map (`GetShardMap`), checked once so that finding a
 //!   shard's owner is an index.
 //! - `router`: the map kept fresh, one channel per replica, and
 //!   [`Routed`], the channel under the generated client that sends each
 //!   call to its game's replica and follows refusals (FAILED_PRECONDITION
 //!   naming the owner, UNAVAILABLE while a shard moves:
-//!   [`chess_runtime::routing`]). A call that cannot be routed, or whose
+//!   [`chess_shards::routing`]). A call that cannot be routed, or whose
 //!   replica cannot be reached, fails UNAVAILABLE and is not sent again:
 //!   it may have been done.
 //! - `moves`: moves sent over PlayMoves, one long-lived stream per replica
@@ -36,7 +36,6 @@
 //! logged at `debug` (`--log-filter info,chess_internal_clients=debug`);
 //! a changed map at `info`.
 
-mod map;
 mod merge;
 mod moves;
 mod router;
@@ -49,7 +48,8 @@ use chess_proto::{
     common::v1 as common,
     game::v1::{self as pb, game_service_client::GameServiceClient},
 };
-use chess_runtime::{Channel, Signer, identity::Mint, routing};
+use chess_runtime::{Channel, Signer, identity::Mint};
+use chess_shards::routing;
 use futures::Stream;
 use tonic::{Status, service::interceptor::InterceptedService};
 
@@ -172,7 +172,7 @@ impl GameClient {
     /// The replica that serves game `game_id`, for calls that read it:
     /// each call's assertion names the game and no player.
     pub fn for_game(&self, game_id: &str) -> GameRpc {
-        let shard = chess_domain::shard_of(game_id);
+        let shard = chess_shards::shard_of(game_id);
         self.client(Target::Shard(shard), None, Some(game_id))
     }
 
@@ -180,7 +180,7 @@ impl GameClient {
     /// `player_id` in it (moves, resigning, draws, hints): each call's
     /// assertion names both, and the service refuses any other pair.
     pub fn acting(&self, player_id: &str, game_id: &str) -> GameRpc {
-        let shard = chess_domain::shard_of(game_id);
+        let shard = chess_shards::shard_of(game_id);
         self.client(Target::Shard(shard), Some(player_id), Some(game_id))
     }
 
@@ -218,7 +218,7 @@ impl GameClient {
         &self,
         request: pb::MakeMoveRequest,
     ) -> Result<pb::MakeMoveResponse, Status> {
-        let shard = chess_domain::shard_of(&request.game_id);
+        let shard = chess_shards::shard_of(&request.game_id);
         let endpoint = self.router.endpoint_for(Target::Shard(shard));
         let assertion = self
             .signer

@@ -283,11 +283,11 @@ mod tests {
             chess_runtime::Reason::of(&status),
             Some(chess_runtime::Reason::NotYourTurn)
         );
-        let moving = status_of(refusal_of(&chess_runtime::routing::shard_moving(7)));
-        assert!(chess_runtime::routing::redirect(moving.code(), moving.metadata()).is_some());
-        let elsewhere = chess_runtime::routing::not_owner("g", 3, Some("10.0.0.2:50052"));
+        let moving = status_of(refusal_of(&chess_shards::routing::shard_moving(7)));
+        assert!(chess_shards::routing::redirect(moving.code(), moving.metadata()).is_some());
+        let elsewhere = chess_shards::routing::not_owner("g", 3, Some("10.0.0.2:50052"));
         let elsewhere = status_of(refusal_of(&elsewhere));
-        assert!(chess_runtime::routing::redirect(elsewhere.code(), elsewhere.metadata()).is_some());
+        assert!(chess_shards::routing::redirect(elsewhere.code(), elsewhere.metadata()).is_some());
         assert_eq!(
             status_of(refusal_of(&Status::internal("x"))).code(),
             Code::Internal

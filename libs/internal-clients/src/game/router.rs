@@ -28,10 +28,8 @@ use std::{
 
 use bytes::Bytes;
 use chess_proto::game::v1::{self as pb, game_service_client::GameServiceClient};
-use chess_runtime::{
-    Channel, Signer,
-    routing::{self, Redirect},
-};
+use chess_runtime::{Channel, Signer};
+use chess_shards::routing::{self, Redirect};
 use http_body_util::BodyExt as _;
 use tokio::{
     sync::{Notify, watch},
@@ -40,7 +38,7 @@ use tokio::{
 use tonic::{Code, Status, metadata::MetadataMap, service::interceptor::InterceptedService};
 use tower::ServiceExt as _;
 
-use super::map::ShardMap;
+use chess_shards::ShardMap;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -421,7 +419,7 @@ impl Router {
             tracing::info!(
                 replicas = %replicas.join(", "),
                 served = map.served(),
-                shards = chess_domain::SHARDS,
+                shards = chess_shards::SHARDS,
                 "game shard map changed"
             );
         } else {

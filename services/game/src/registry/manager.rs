@@ -315,7 +315,7 @@ fn ownerless_for(lease: &Lease, now: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chess_domain::SHARDS;
+    use chess_shards::SHARDS;
 
     fn replicas(n: usize) -> Vec<Replica> {
         (0..n)

@@ -34,8 +34,8 @@ use std::{
     time::Duration,
 };
 
-use chess_domain::{SHARDS, shard_of};
 use chess_runtime::Shutdown;
+use chess_shards::{SHARDS, shard_of};
 use rand::Rng as _;
 use shakmaty::Color;
 use tokio::{

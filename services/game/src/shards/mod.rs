@@ -1,6 +1,6 @@
 //! Which shards of the games this replica serves.
 //!
-//! Games are spread over [`chess_domain::SHARDS`] shards by id. A lone
+//! Games are spread over [`chess_shards::SHARDS`] shards by id. A lone
 //! replica (the embedded default, on SQLite) serves every shard for good
 //! ([`Shards::lone`], with its heartbeat in `registry::lone`). Replicas
 //! sharing a PostgreSQL database each serve the shards whose lease they
@@ -22,7 +22,7 @@ use std::{
     time::Instant,
 };
 
-use chess_domain::SHARDS;
+use chess_shards::SHARDS;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use crate::store::Fence;

@@ -46,7 +46,7 @@ pub mod games {
         pub finished_at: Option<i64>,
         #[sea_orm(unique)]
         pub idempotency_key: Option<String>,
-        /// `chess_domain::shard_of(id)`: which replica serves the game.
+        /// `chess_shards::shard_of(id)`: which replica serves the game.
         pub shard: i32,
     }
 

@@ -277,7 +277,7 @@ impl HintsAllowed {
     }
 }
 
-/// Games spread over replicas: each game's shard (`chess_domain::shard_of`
+/// Games spread over replicas: each game's shard (`chess_shards::shard_of`
 /// of its id, filled in for the games already stored), a lease per shard
 /// (`game_shards`: which replica serves it, under which epoch, until when),
 /// the live replicas (`game_replicas`), and the clock time given back to
@@ -306,7 +306,7 @@ impl Shards {
             .into_table("game_shards")
             .columns(["shard"])
             .to_owned();
-        for shard in 0..chess_domain::SHARDS {
+        for shard in 0..chess_shards::SHARDS {
             seed.values_panic([i32::from(shard).into()]);
         }
         manager.get_connection().execute(&seed).await?;
@@ -355,10 +355,10 @@ impl Shards {
         let rows = db
             .query_all(&Query::select().column("id").from("games").to_owned())
             .await?;
-        let mut by_shard: Vec<Vec<String>> = vec![Vec::new(); usize::from(chess_domain::SHARDS)];
+        let mut by_shard: Vec<Vec<String>> = vec![Vec::new(); usize::from(chess_shards::SHARDS)];
         for row in rows {
             let id: String = row.try_get("", "id")?;
-            by_shard[usize::from(chess_domain::shard_of(&id))].push(id);
+            by_shard[usize::from(chess_shards::shard_of(&id))].push(id);
         }
         for (shard, ids) in by_shard.into_iter().enumerate() {
             for chunk in ids.chunks(500) {

@@ -47,7 +47,7 @@ pub fn new_game_row(game: &Game, idempotency_key: Option<String>) -> games::Acti
         updated_at: Set(game.created_at()),
         finished_at: Set(None),
         idempotency_key: Set(idempotency_key),
-        shard: Set(i32::from(chess_domain::shard_of(game.id()))),
+        shard: Set(i32::from(chess_shards::shard_of(game.id()))),
     }
 }
 

@@ -1,10 +1,22 @@
-//! Which shard a game lives in.
+//! Sharding, in one place: games are spread over the game service's
+//! replicas by shard, and every party to that agrees through this crate.
+//!
+//! - [`shard_of`] and [`SHARDS`]: which shard a game lives in.
+//! - [`map`]: the shard map a replica hands out (`GetShardMap`), read by the
+//!   callers so that finding a shard's owner is an index.
+//! - [`routing`]: how a replica refuses a call for a shard it does not
+//!   serve, and how a caller reads where to go instead.
 //!
 //! Games are spread over [`SHARDS`] shards by id, and each shard is served
 //! by one replica of the game service at a time. Callers and replicas must
 //! agree on a game's shard forever (it is stored beside the game), so the
 //! hash is spelled out here rather than taken from the standard library,
 //! whose hashers may change between releases or be seeded per process.
+
+pub mod map;
+pub mod routing;
+
+pub use map::{MapError, Replica, ShardMap};
 
 /// How many shards games are spread over. Fixed: a game's shard is stored
 /// with it, and changing this would move every game.

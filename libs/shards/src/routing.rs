@@ -1,6 +1,6 @@
 //! How a replica of the game service tells a caller where a game is served.
 //!
-//! Games are sharded by id (`chess_domain::shard_of`) over the replicas.
+//! Games are sharded by id ([`crate::shard_of`]) over the replicas.
 //! A replica asked about a game of a shard it does not serve refuses the
 //! call before doing anything, in one of two ways a caller can act on:
 //!
@@ -15,7 +15,7 @@
 //!   create a game while it serves no shard refuses the same way
 //!   ([`no_shards`]): another replica may take the call.
 //!
-//! Neither carries a [`crate::Reason`]: they are not answers about the game,
+//! Neither carries a `chess_runtime::Reason`: they are not answers about the game,
 //! and a caller that treats any reason as final must not stop on them.
 
 use tonic::{Code, Status, metadata::MetadataValue};
@@ -115,7 +115,7 @@ mod tests {
             );
         }
         let status = shard_moving(7);
-        assert_eq!(crate::Reason::of(&status), None);
+        assert_eq!(chess_runtime::Reason::of(&status), None);
         let other = Status::failed_precondition("not your turn");
         assert_eq!(redirect(other.code(), other.metadata()), None);
         let other = Status::unavailable("down");

@@ -2,21 +2,21 @@
 //! each shard of games, as `GetShardMap` tells it, checked once on arrival
 //! so that looking a shard up is an index.
 
-use chess_domain::SHARDS;
+use crate::SHARDS;
 use chess_proto::game::v1 as pb;
 
 /// A replica of the game service.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Replica {
-    pub(crate) id: String,
+pub struct Replica {
+    pub id: String,
     /// `host:port`; empty when the replica knows no address others can use
     /// (then it is reached at the address the caller was given).
-    pub(crate) address: String,
+    pub address: String,
 }
 
 /// Which replica serves each shard.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ShardMap {
+pub struct ShardMap {
     replicas: Vec<Replica>,
     /// Per shard, the index in `replicas` of its owner.
     owners: Vec<Option<u16>>,
@@ -28,7 +28,7 @@ pub(crate) struct ShardMap {
 
 /// Why a map cannot be used.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum MapError {
+pub enum MapError {
     #[error("the map spreads games over {0} shards, not {SHARDS}")]
     ShardCount(u32),
     #[error("the map names {0} owners for {SHARDS} shards")]
@@ -42,7 +42,7 @@ pub(crate) enum MapError {
 impl ShardMap {
     /// The map in a `GetShardMap` answer. An owner the map does not list
     /// among its replicas counts as none.
-    pub(crate) fn parse(response: pb::GetShardMapResponse) -> Result<Self, MapError> {
+    pub fn parse(response: pb::GetShardMapResponse) -> Result<Self, MapError> {
         if response.shard_count != u32::from(SHARDS) {
             return Err(MapError::ShardCount(response.shard_count));
         }
@@ -84,7 +84,7 @@ impl ShardMap {
 
     /// The map of a game service that predates shards: the one replica
     /// asked serves them all.
-    pub(crate) fn single() -> Self {
+    pub fn single() -> Self {
         Self {
             replicas: vec![Replica {
                 id: String::new(),
@@ -96,12 +96,12 @@ impl ShardMap {
         }
     }
 
-    pub(crate) fn replicas(&self) -> &[Replica] {
+    pub fn replicas(&self) -> &[Replica] {
         &self.replicas
     }
 
     /// The index of the replica serving `shard`, if one does.
-    pub(crate) fn owner(&self, shard: u16) -> Option<usize> {
+    pub fn owner(&self, shard: u16) -> Option<usize> {
         self.owners
             .get(usize::from(shard))
             .copied()
@@ -110,27 +110,27 @@ impl ShardMap {
     }
 
     /// The indexes of the replicas serving at least one shard.
-    pub(crate) fn serving(&self) -> &[usize] {
+    pub fn serving(&self) -> &[usize] {
         &self.serving
     }
 
     /// How many shards have an owner.
-    pub(crate) fn served(&self) -> usize {
+    pub fn served(&self) -> usize {
         self.owners.iter().filter(|o| o.is_some()).count()
     }
 
     /// Whether every shard has an owner.
-    pub(crate) fn complete(&self) -> bool {
+    pub fn complete(&self) -> bool {
         self.served() == self.owners.len()
     }
 
     /// The index of the replica that sent the map.
-    pub(crate) fn answered_by(&self) -> Option<usize> {
+    pub fn answered_by(&self) -> Option<usize> {
         self.answered_by
     }
 
     /// The index of replica `id`.
-    pub(crate) fn position(&self, id: &str) -> Option<usize> {
+    pub fn position(&self, id: &str) -> Option<usize> {
         self.replicas.iter().position(|r| r.id == id)
     }
 }
