@@ -15,12 +15,14 @@
 //! - [`participant`]: who plays, [`Participant`] — names players see, the
 //!   engine's levels, the wire `Player` of each kind.
 //! - [`time`]: [`Millis`] and protobuf timestamps.
+//! - [`id`]: [`GameId`], [`PlayerId`], [`Username`] and their rules.
 //! - [`InvalidInput`]: a wire value that makes no valid domain value;
 //!   [`require`]: a field that must be given.
 
 pub mod color;
 pub mod ending;
 mod error;
+pub mod id;
 pub mod participant;
 pub mod result;
 pub mod rules;
@@ -35,6 +37,7 @@ pub use color::{
 };
 pub use ending::{Ending, Termination, ending_sentence};
 pub use error::{InvalidInput, require};
+pub use id::{GameId, PlayerId, Username};
 pub use participant::{
     ENGINE_LEVELS, FULL_STRENGTH, Participant, UNNAMED_GUEST, engine_name, engine_player,
     guest_player, is_engine_level, player_name, registered_player,

@@ -13,10 +13,7 @@ use argon2::{
     password_hash::{Output, ParamsString, SaltString},
 };
 
-/// Fewest characters in a username.
-pub const USERNAME_MIN: usize = 3;
-/// Most characters in a username.
-pub const USERNAME_MAX: usize = 20;
+pub use chess_domain::id::{USERNAME_MAX, USERNAME_MIN, Username, username_key};
 /// Fewest characters in a password.
 pub const PASSWORD_MIN: usize = 8;
 /// Most characters in a password; longer ones only make hashing a weapon.
@@ -27,8 +24,6 @@ pub const EMAIL_MAX: usize = 254;
 /// Input that breaks an account rule.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RuleError {
-    #[error("a username must be {USERNAME_MIN} to {USERNAME_MAX} letters, digits, `_` or `-`")]
-    Username,
     #[error("not a valid email address")]
     Email,
     #[error("a password must be at least {PASSWORD_MIN} characters")]
@@ -62,36 +57,6 @@ impl NostrKey {
     pub fn as_str(&self) -> &str {
         &self.0
     }
-}
-
-/// A username that follows the rules: 3 to 20 ASCII letters, digits, `_` and
-/// `-`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Username(String);
-
-impl Username {
-    pub fn parse(name: &str) -> Result<Self, RuleError> {
-        let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-        if (USERNAME_MIN..=USERNAME_MAX).contains(&name.len()) && name.chars().all(allowed) {
-            Ok(Self(name.to_owned()))
-        } else {
-            Err(RuleError::Username)
-        }
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The form uniqueness is decided on.
-    pub fn key(&self) -> String {
-        username_key(&self.0)
-    }
-}
-
-/// The lower-cased form of a username, which is what is unique.
-pub fn username_key(name: &str) -> String {
-    name.to_lowercase()
 }
 
 /// A plausible email address: `local@domain`, the local part of RFC 5322
@@ -355,25 +320,6 @@ fn hashing_threads() -> &'static std::sync::mpsc::Sender<Job> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn usernames() {
-        for good in ["abc", "Magnus_C", "a-b_c-123", "x".repeat(20).as_str()] {
-            assert!(Username::parse(good).is_ok(), "{good}");
-        }
-        for bad in [
-            "ab",
-            "",
-            "x".repeat(21).as_str(),
-            "has space",
-            "dot.ted",
-            "émile",
-            "a@b",
-        ] {
-            assert_eq!(Username::parse(bad), Err(RuleError::Username), "{bad}");
-        }
-        assert_eq!(Username::parse("MiXeD").unwrap().key(), "mixed");
-    }
 
     #[test]
     fn nostr_keys() {

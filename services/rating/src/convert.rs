@@ -27,8 +27,6 @@ use crate::{
 pub const DEFAULT_PAGE_SIZE: u32 = 50;
 /// Largest page.
 pub const MAX_PAGE_SIZE: u32 = 200;
-/// Longest accepted game id.
-const MAX_GAME_ID: usize = 200;
 /// Longest session id accepted.
 const MAX_SESSION_ID: usize = 64;
 
@@ -184,11 +182,7 @@ impl TryFrom<rpc::RecordResultRequest> for GameReport {
     type Error = Error;
 
     fn try_from(request: rpc::RecordResultRequest) -> Result<Self, Error> {
-        if request.game_id.is_empty() || request.game_id.len() > MAX_GAME_ID {
-            return Err(Error::Invalid(format!(
-                "a game id must be 1 to {MAX_GAME_ID} bytes"
-            )));
-        }
+        chess_domain::GameId::parse(&request.game_id)?;
         let result = GameResult::try_from(request.result)
             .map_err(|_| Error::Invalid("a result must be given".into()))?;
         let category = SpeedCategory::try_from(request.category)?;
@@ -350,7 +344,7 @@ mod status_tests {
             "{}",
             status.message()
         );
-        let status = Status::from(Error::Rule(RuleError::Username));
+        let status = Status::from(Error::Rule(RuleError::Email));
         assert_eq!(status.code(), Code::InvalidArgument);
         assert_eq!(Reason::of(&status), Some(Reason::InvalidRequest));
         assert_eq!(

@@ -36,7 +36,6 @@ use std::{
 
 use chess_runtime::Shutdown;
 use chess_shards::{SHARDS, shard_of};
-use rand::Rng as _;
 use shakmaty::Color;
 use tokio::{
     sync::{broadcast, mpsc, oneshot},
@@ -274,7 +273,7 @@ impl Registry {
     /// A fresh game id in a shard served here, and how it is served.
     fn new_id(&self) -> Result<(String, Arc<Serving>), Error> {
         for _ in 0..ID_TRIES {
-            let id = new_game_id();
+            let id = chess_domain::GameId::generate().into_string();
             if let Ok(serving) = self.shards.serving(shard_of(&id)) {
                 return Ok((id, serving));
             }
@@ -527,13 +526,4 @@ async fn wake_evicted(
             () = shutdown.cancelled() => return,
         }
     }
-}
-
-/// A new game id: 12 letters and digits.
-fn new_game_id() -> String {
-    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    let mut rng = rand::rng();
-    (0..12)
-        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
-        .collect()
 }
