@@ -140,19 +140,7 @@ async fn wrong_body(channel: Channel, method: &'static str) -> Status {
 async fn bad_input_on_every_rpc_is_refused_and_hurts_no_one_else() {
     let system = System::start(&[]).await;
     let alice = system.sign_up("alice").await;
-    let mut lobby = system.lobby().await;
-    let game = lobby
-        .play_engine(alice.call(pb::PlayEngineRequest {
-            level: 1,
-            color: wire::ColorChoice::White as i32,
-            time_control: None,
-            full_strength: false,
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
+    let game = system.play_engine(&alice).await;
 
     // Others read the game all along, on their own connection.
     let readers = system.gateway.channel().await;

@@ -12,40 +12,14 @@ use prost::Message as _;
 
 /// Alice (white) and Bob play the fool's mate in a rated blitz game.
 async fn fools_mate(system: &System, alice: &User, bob: &User) -> String {
-    let mut lobby = system.lobby().await;
-    let challenge = lobby
-        .create_challenge(alice.call(pb::CreateChallengeRequest {
-            opponent_username: bob.name.clone(),
-            time_control: Some(blitz()),
-            color: wire::ColorChoice::White as i32,
-            rated: true,
-            expires_in_seconds: 0,
-            allow_hints: false,
-        }))
-        .await
-        .expect("challenge")
-        .into_inner()
-        .challenge
-        .unwrap();
-    let game_id = lobby
-        .accept_challenge(bob.call(pb::AcceptChallengeRequest {
-            challenge_id: challenge.challenge_id,
-        }))
-        .await
-        .expect("accept")
-        .into_inner()
-        .challenge
-        .unwrap()
-        .game_id;
-    let mut play = system.play().await;
+    let game_id = system
+        .challenge_and_accept(alice, bob, wire::ColorChoice::White, blitz())
+        .await;
     for (player, mv) in [(alice, "f3"), (bob, "e5"), (alice, "g4"), (bob, "Qh4")] {
-        play.make_move(player.call(pb::MakeMoveRequest {
-            game_id: game_id.clone(),
-            r#move: mv.to_owned(),
-            ply: None,
-        }))
-        .await
-        .unwrap_or_else(|e| panic!("{mv}: {e}"));
+        system
+            .make_move(player, &game_id, mv)
+            .await
+            .unwrap_or_else(|e| panic!("{mv}: {e}"));
     }
     game_id
 }

@@ -27,6 +27,24 @@ use tonic::{Request, transport::Channel};
 
 pub use chess_testkit::{Service, connect, free_port, workspace_binary};
 
+/// A call that must succeed, for a test's every step that is not the one
+/// under test.
+pub trait Answer<T>: Future<Output = Result<tonic::Response<T>, tonic::Status>> + Sized {
+    /// The call's answer; a refusal fails the test.
+    fn answer(self) -> impl Future<Output = T> + Send
+    where
+        Self: Send,
+        T: Send,
+    {
+        async move { self.await.expect("the call succeeds").into_inner() }
+    }
+}
+
+impl<T, F: Future<Output = Result<tonic::Response<T>, tonic::Status>>> Answer<T> for F {}
+
+/// The password of every account [`System::sign_up`] makes.
+pub const PASSWORD: &str = "correct horse battery";
+
 /// The repository's root.
 pub fn repo_root() -> PathBuf {
     chess_testkit::repo_root(env!("CARGO_MANIFEST_DIR"))
@@ -134,30 +152,130 @@ impl System {
         PlayServiceClient::new(self.gateway.channel().await)
     }
 
-    /// Registers `name` and signs in.
-    pub async fn sign_up(&self, name: &str) -> User {
-        let mut accounts = self.accounts().await;
-        accounts
+    /// Registers `name`, with `email`.
+    pub async fn register(
+        &self,
+        name: &str,
+        email: &str,
+    ) -> Result<pb::RegisterResponse, tonic::Status> {
+        self.accounts()
+            .await
             .register(pb::RegisterRequest {
                 username: name.to_owned(),
-                email: format!("{name}@example.org"),
-                password: "correct horse battery".to_owned(),
+                email: email.to_owned(),
+                password: PASSWORD.to_owned(),
             })
+            .await
+            .map(tonic::Response::into_inner)
+    }
+
+    /// Signs in with `login` (a username or an email) and `password`.
+    pub async fn login(
+        &self,
+        login: &str,
+        password: &str,
+    ) -> Result<pb::LoginResponse, tonic::Status> {
+        self.accounts()
+            .await
+            .login(pb::LoginRequest {
+                login: login.to_owned(),
+                password: password.to_owned(),
+            })
+            .await
+            .map(tonic::Response::into_inner)
+    }
+
+    /// Registers `name` and signs in.
+    pub async fn sign_up(&self, name: &str) -> User {
+        self.register(name, &format!("{name}@example.org"))
             .await
             .expect("register");
-        let login = accounts
-            .login(pb::LoginRequest {
-                login: name.to_owned(),
-                password: "correct horse battery".to_owned(),
-            })
-            .await
-            .expect("login")
-            .into_inner();
+        let login = self.login(name, PASSWORD).await.expect("login");
         User {
             id: login.player_id,
             name: login.username,
             token: login.token,
         }
+    }
+
+    /// `challenger` challenges `opponent` to a rated game, which the
+    /// opponent accepts; the game's id.
+    pub async fn challenge_and_accept(
+        &self,
+        challenger: &User,
+        opponent: &User,
+        color: common::ColorChoice,
+        time_control: common::TimeControl,
+    ) -> String {
+        let mut lobby = self.lobby().await;
+        let challenge = lobby
+            .create_challenge(challenger.call(pb::CreateChallengeRequest {
+                opponent_username: opponent.name.clone(),
+                time_control: Some(time_control),
+                color: color as i32,
+                rated: true,
+                expires_in_seconds: 0,
+                allow_hints: false,
+            }))
+            .await
+            .expect("challenge")
+            .into_inner()
+            .challenge
+            .unwrap();
+        lobby
+            .accept_challenge(opponent.call(pb::AcceptChallengeRequest {
+                challenge_id: challenge.challenge_id,
+            }))
+            .await
+            .expect("accept")
+            .into_inner()
+            .challenge
+            .unwrap()
+            .game_id
+    }
+
+    /// `user` plays `mv` in the game, without a ply.
+    pub async fn make_move(
+        &self,
+        user: &User,
+        game_id: &str,
+        mv: &str,
+    ) -> Result<pb::MakeMoveResponse, tonic::Status> {
+        self.play()
+            .await
+            .make_move(user.call(pb::MakeMoveRequest {
+                game_id: game_id.to_owned(),
+                r#move: mv.to_owned(),
+                ply: None,
+            }))
+            .await
+            .map(tonic::Response::into_inner)
+    }
+
+    /// A new untimed game of `user`, as white, against the engine at level 1.
+    pub async fn play_engine(&self, user: &User) -> common::GameState {
+        self.lobby()
+            .await
+            .play_engine(user.call(pb::PlayEngineRequest {
+                level: 1,
+                color: common::ColorChoice::White as i32,
+                time_control: None,
+                full_strength: false,
+            }))
+            .answer()
+            .await
+            .game
+            .unwrap()
+    }
+
+    /// The open seeks, as anyone sees them.
+    pub async fn seeks(&self) -> Vec<common::Seek> {
+        self.lobby()
+            .await
+            .list_seeks(pb::ListSeeksRequest::default())
+            .answer()
+            .await
+            .seeks
     }
 }
 
