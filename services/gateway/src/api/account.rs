@@ -16,7 +16,7 @@ use chess_runtime::identity::Signed;
 use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
-use super::{Shared, edge::CallerOf as _, forward, relay, timestamp, with_retries};
+use super::{Shared, convert::timestamp, edge::CallerOf as _, forward, relay, with_retries};
 use crate::api::limits::AddressLimits;
 
 /// Implements `chess.gateway.v1.AccountService`.

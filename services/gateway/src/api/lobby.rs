@@ -4,18 +4,16 @@
 
 use std::sync::Arc;
 
-use chess_domain::{ColorChoice, TimeControl};
 use chess_internal_clients::NewGame;
 use chess_proto::{
-    common::v1 as common,
     gateway::v1::{self as pb, lobby_service_server::LobbyService},
     matchmaking::v1 as mm,
 };
-use chess_runtime::{Reason, identity::Signed};
-use tonic::{Code, Request, Response, Status};
+use chess_runtime::identity::Signed;
+use tonic::{Request, Response, Status};
 use tracing::instrument;
 
-use super::{Shared, edge::CallerOf as _, forward, relay, with_retries};
+use super::{Shared, convert, edge::CallerOf as _, forward, relay, with_retries};
 use crate::core::auth::Session;
 
 /// Implements `chess.gateway.v1.LobbyService`.
@@ -288,38 +286,13 @@ impl LobbyService for Lobby {
     ) -> Result<Response<pb::PlayEngineResponse>, Status> {
         let session = request.caller()?;
         let r = request.into_inner();
-        // Level 0 is the engine at full strength, asked for by name so that
-        // a request without a level is not taken for it.
-        let level = match (r.full_strength, r.level) {
-            (true, 0) => chess_domain::FULL_STRENGTH,
-            (false, level) if chess_domain::ENGINE_LEVELS.contains(&level) => level,
-            (true, _) => {
-                return Err(Status::invalid_argument(
-                    "full_strength takes no level: leave level at 0",
-                ));
-            }
-            (false, _) => {
-                return Err(Status::invalid_argument(
-                    "engine levels are 1 to 8; for full strength set full_strength",
-                ));
-            }
-        };
-        // Unset is either, as for a seek.
-        let choice = match common::ColorChoice::try_from(r.color) {
-            Ok(common::ColorChoice::Unspecified) => ColorChoice::Either,
-            _ => ColorChoice::try_from(r.color)
-                .map_err(|_| Status::invalid_argument("unknown colour"))?,
-        };
+        let level = convert::engine_level(r.full_strength, r.level)?;
+        let choice = convert::color_choice(r.color)?;
         let white = choice.resolve(rand::random()) == chess_domain::Color::White;
         let me = chess_domain::registered_player(&session.player_id, &session.username);
         let engine = chess_domain::engine_player(level);
         let (white, black) = if white { (me, engine) } else { (engine, me) };
-        // Unset is untimed.
-        let time_control = match &r.time_control {
-            None => TimeControl::Untimed,
-            Some(tc) => TimeControl::try_from(tc)
-                .map_err(|e| Reason::InvalidRequest.status(Code::InvalidArgument, e.0))?,
-        };
+        let time_control = convert::time_control(r.time_control.as_ref())?;
         // Games against the engine are casual, and hints are allowed in
         // them.
         let game = NewGame {

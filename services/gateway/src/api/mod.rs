@@ -15,12 +15,14 @@
 //! passes [`edge`] first, which bounds its request and resolves its token
 //! (through [`Sessions`], which also refuses those whose session has ended)
 //! into the [`edge::Caller`] the handlers read.
+//! - [`convert`]: wire values read into domain values and back.
 //! - [`bounds`]: the limits of every request's fields and each method's
 //!   access rule; [`limits`]: logins and registrations throttled per source
 //!   address.
 
 pub mod account;
 mod bounds;
+mod convert;
 pub mod edge;
 pub mod limits;
 pub mod lobby;
@@ -144,11 +146,6 @@ where
 fn lost_in_transport(status: &Status) -> bool {
     matches!(status.code(), Code::Unknown | Code::Cancelled)
         && status.metadata().get(REASON_KEY).is_none()
-}
-
-/// A protobuf timestamp for Unix seconds.
-fn timestamp(seconds: i64) -> prost_types::Timestamp {
-    prost_types::Timestamp { seconds, nanos: 0 }
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use tokio_stream::{Stream, StreamExt as _};
 use tonic::{Request, Response, Status, Streaming};
 use tracing::instrument;
 
-use super::{Shared, edge::CallerOf as _, forward, relay, with_retries};
+use super::{Shared, convert, edge::CallerOf as _, forward, relay, with_retries};
 use crate::core::{auth::Session, sessions::SessionError};
 
 type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
@@ -270,11 +270,7 @@ impl PlayService for Play {
     ) -> Result<Response<pb::ListMyGamesResponse>, Status> {
         let session = request.caller()?;
         let r = request.into_inner();
-        let filter = match pb::GameFilter::try_from(r.filter) {
-            Ok(pb::GameFilter::Active) => game::GameFilter::Active,
-            Ok(pb::GameFilter::Finished) => game::GameFilter::Finished,
-            _ => game::GameFilter::All,
-        };
+        let filter = convert::game_filter(r.filter);
         let request = game::ListGamesRequest {
             player_id: session.player_id,
             filter: filter as i32,

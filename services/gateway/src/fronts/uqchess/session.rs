@@ -422,16 +422,11 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
     }
 
     async fn hint(&mut self, all: bool) {
-        let Some(play) = self.playing() else {
-            self.say("error game\n");
+        let Some(game_id) = self.on_turn() else {
             return;
         };
-        if !play.my_turn() {
-            self.say("error turn\n");
-            return;
-        }
         let request = game_pb::HintRequest {
-            game_id: play.game_id.clone(),
+            game_id,
             player_id: self.guest_id.clone(),
             kind: if all { HintKind::All } else { HintKind::Best } as i32,
         };
@@ -455,6 +450,20 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
         }
     }
 
+    /// The id of the game in progress when it is the client's turn in it;
+    /// else the client is told why not.
+    fn on_turn(&mut self) -> Option<String> {
+        let Some(play) = self.playing() else {
+            self.say("error game\n");
+            return None;
+        };
+        if !play.my_turn() {
+            self.say("error turn\n");
+            return None;
+        }
+        Some(play.game_id.clone())
+    }
+
     /// The `error` line for a refused request.
     fn refused(&mut self, status: &tonic::Status) {
         let line = match Reason::of(status) {
@@ -471,16 +480,11 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
 
     async fn play(&mut self, m: String) {
         let guest_id = self.guest_id.clone();
-        let Some(play) = self.playing() else {
-            self.say("error game\n");
+        let Some(game_id) = self.on_turn() else {
             return;
         };
-        if !play.my_turn() {
-            self.say("error turn\n");
-            return;
-        }
         let request = game_pb::MakeMoveRequest {
-            game_id: play.game_id.clone(),
+            game_id,
             player_id: guest_id,
             r#move: m,
             ply: None,

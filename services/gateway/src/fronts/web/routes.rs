@@ -148,14 +148,7 @@ mod tests {
 
     #[test]
     fn views_and_assets_are_routed() {
-        for view in [
-            "/",
-            "/login",
-            "/register",
-            "/account",
-            "/my-games",
-            "/leaderboard",
-        ] {
+        for view in APP_PATHS {
             assert_eq!(Route::of(view), Some(Route::App), "{view}");
         }
         assert_eq!(Route::of("/players/some_one-2"), Some(Route::Player));

@@ -1,0 +1,56 @@
+//! The public API's wire values read into domain values, and back: what a
+//! handler needs besides copying fields across.
+
+use chess_domain::{ColorChoice, TimeControl};
+use chess_proto::{common::v1 as common, game::v1 as game, gateway::v1 as pb};
+use chess_runtime::Reason;
+use tonic::{Code, Status};
+
+/// A protobuf timestamp for Unix seconds.
+pub(super) fn timestamp(seconds: i64) -> prost_types::Timestamp {
+    prost_types::Timestamp { seconds, nanos: 0 }
+}
+
+/// Which of a player's games a list asks for; unset or unknown is all.
+pub(super) fn game_filter(filter: i32) -> game::GameFilter {
+    match pb::GameFilter::try_from(filter) {
+        Ok(pb::GameFilter::Active) => game::GameFilter::Active,
+        Ok(pb::GameFilter::Finished) => game::GameFilter::Finished,
+        _ => game::GameFilter::All,
+    }
+}
+
+/// The engine's level a game against it asks for. Level 0 is the engine
+/// at full strength, asked for by name so that a request without a level
+/// is not taken for it.
+pub(super) fn engine_level(full_strength: bool, level: u32) -> Result<u32, Status> {
+    match (full_strength, level) {
+        (true, 0) => Ok(chess_domain::FULL_STRENGTH),
+        (false, level) if chess_domain::ENGINE_LEVELS.contains(&level) => Ok(level),
+        (true, _) => Err(Status::invalid_argument(
+            "full_strength takes no level: leave level at 0",
+        )),
+        (false, _) => Err(Status::invalid_argument(
+            "engine levels are 1 to 8; for full strength set full_strength",
+        )),
+    }
+}
+
+/// The colour asked for; unset is either, as for a seek.
+pub(super) fn color_choice(color: i32) -> Result<ColorChoice, Status> {
+    match common::ColorChoice::try_from(color) {
+        Ok(common::ColorChoice::Unspecified) => Ok(ColorChoice::Either),
+        _ => ColorChoice::try_from(color).map_err(|_| Status::invalid_argument("unknown colour")),
+    }
+}
+
+/// The time control asked for; unset is untimed.
+pub(super) fn time_control(
+    time_control: Option<&common::TimeControl>,
+) -> Result<TimeControl, Status> {
+    match time_control {
+        None => Ok(TimeControl::Untimed),
+        Some(tc) => TimeControl::try_from(tc)
+            .map_err(|e| Reason::InvalidRequest.status(Code::InvalidArgument, e.0)),
+    }
+}
