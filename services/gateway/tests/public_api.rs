@@ -155,14 +155,7 @@ async fn only_a_games_players_act_in_it() {
         refused.metadata().get("chess-reason").unwrap(),
         "hints-not-allowed"
     );
-    let unchanged = play
-        .get_game(pb::GetGameRequest {
-            game_id: game_id.clone(),
-        })
-        .answer()
-        .await
-        .game
-        .unwrap();
+    let unchanged = system.game(&game_id).await;
     assert_eq!(
         (unchanged.ply, unchanged.status),
         (0, wire::GameStatus::Active as i32)
@@ -197,14 +190,7 @@ async fn only_a_games_players_act_in_it() {
     let illegal = system.make_move(&bob, &game_id, "e5e4").await.unwrap_err();
     assert_eq!(Reason::of(&illegal), Some(Reason::IllegalMove));
     system.make_move(&bob, &game_id, "c5").await.unwrap();
-    let state = play
-        .get_game(pb::GetGameRequest {
-            game_id: game_id.clone(),
-        })
-        .answer()
-        .await
-        .game
-        .unwrap();
+    let state = system.game(&game_id).await;
     assert_eq!(state.ply, 2);
     // Mallory may watch: from the start, the whole state first.
     let mut watch = play

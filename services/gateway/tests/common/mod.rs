@@ -268,6 +268,19 @@ impl System {
             .unwrap()
     }
 
+    /// The game `game_id` now, as anyone reads it.
+    pub async fn game(&self, game_id: &str) -> common::GameState {
+        self.play()
+            .await
+            .get_game(pb::GetGameRequest {
+                game_id: game_id.to_owned(),
+            })
+            .answer()
+            .await
+            .game
+            .unwrap()
+    }
+
     /// The open seeks, as anyone sees them.
     pub async fn seeks(&self) -> Vec<common::Seek> {
         self.lobby()
