@@ -4,7 +4,7 @@
 
 use std::{collections::HashMap, sync::Arc, time::Duration};
 
-use chess_domain::shard_of;
+use chess_shards::shard_of;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use super::Registry;
