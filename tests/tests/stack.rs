@@ -6,6 +6,7 @@
 //! data directory and a database file serve one stack and one service at a
 //! time.
 
+use sea_orm::{ConnectionTrait as _, DbBackend, Statement};
 use std::time::{Duration, Instant};
 
 use chess_e2e::{
@@ -381,14 +382,19 @@ async fn a_clean_stop_leaves_each_database_file_whole_and_without_its_log() {
     );
     // The moves are in the file itself.
     let url = chess_storage::sqlite_url(&data.path().join("game.sqlite"));
-    let conn = chess_storage::connect_sqlite_direct(&url).unwrap().unwrap();
-    let moves: Vec<String> = conn
-        .prepare("SELECT uci FROM moves ORDER BY ply")
-        .unwrap()
-        .query_map([], |row| row.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
+    let db = chess_storage::connect(&url, 1).await.unwrap();
+    let rows = db
+        .query_all_raw(Statement::from_string(
+            DbBackend::Sqlite,
+            "SELECT uci FROM moves ORDER BY ply",
+        ))
+        .await
         .unwrap();
+    chess_storage::close(&db).await;
+    let moves: Vec<String> = rows
+        .iter()
+        .map(|row| row.try_get_by_index(0).unwrap())
+        .collect();
     assert_eq!(moves, ["e2e4", "e7e5"]);
 }
 

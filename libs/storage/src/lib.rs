@@ -14,7 +14,6 @@ use std::{path::Path, time::Duration};
 
 use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbErr};
 
-pub mod checkpoint;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
@@ -30,27 +29,6 @@ pub enum Error {
     },
     #[error("cannot open database {url}: {source}")]
     Connect { url: String, source: DbErr },
-    #[error("cannot open database {url}: {source}")]
-    ConnectDirect {
-        url: String,
-        source: rusqlite::Error,
-    },
-    #[error("{0} names no SQLite file")]
-    NoFile(String),
-    #[error("cannot start the checkpoint thread: {source}")]
-    Thread { source: std::io::Error },
-}
-
-/// Who copies a SQLite file's write-ahead log back into the database.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Checkpoints {
-    /// Each connection, in the commit that takes the log past SQLite's
-    /// `wal_autocheckpoint` (1,000 pages).
-    #[default]
-    InCommits,
-    /// Not the pool's connections: a [`checkpoint::WalCheckpoints`] of the
-    /// caller's does.
-    Elsewhere,
 }
 
 /// How long a SQLite connection waits for another's write lock.
@@ -94,16 +72,6 @@ pub fn sqlite_url(path: &Path) -> String {
 /// Opens the database at `url`, creating a SQLite file (and its directory) if
 /// needed. `max_connections` bounds the pool.
 pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnection, Error> {
-    connect_with(url, max_connections, Checkpoints::InCommits).await
-}
-
-/// [`connect`], with the pool's connections to a SQLite file leaving the
-/// checkpoints to `checkpoints` (no matter for other databases).
-pub async fn connect_with(
-    url: &str,
-    max_connections: u32,
-    checkpoints: Checkpoints,
-) -> Result<DatabaseConnection, Error> {
     let backend = Backend::of(url)?;
     let mut options = ConnectOptions::new(url.to_owned());
     options
@@ -126,18 +94,13 @@ pub async fn connect_with(
                 source,
             })?;
         }
-        options.map_sqlx_sqlite_opts(move |o| {
+        options.map_sqlx_sqlite_opts(|o| {
             use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
-            let o = o
-                .create_if_missing(true)
+            o.create_if_missing(true)
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Full)
                 .busy_timeout(SQLITE_BUSY_TIMEOUT)
-                .foreign_keys(true);
-            match checkpoints {
-                Checkpoints::InCommits => o,
-                Checkpoints::Elsewhere => o.pragma("wal_autocheckpoint", "0"),
-            }
+                .foreign_keys(true)
         });
     }
     let db = Database::connect(options)
@@ -158,33 +121,6 @@ pub async fn close(db: &DatabaseConnection) {
     if let Err(e) = db.close_by_ref().await {
         tracing::warn!(error = %e, "closing the database failed");
     }
-}
-
-/// A plain connection to the SQLite file `url` names, with the settings of
-/// [`connect`]'s pool, for a writer that runs its statements on its own
-/// thread rather than handing each to sqlx's worker thread. None for other
-/// databases and in-memory SQLite. The file must exist (open the pool
-/// first).
-pub fn connect_sqlite_direct(url: &str) -> Result<Option<rusqlite::Connection>, Error> {
-    let Some(path) = sqlite_path(url) else {
-        return Ok(None);
-    };
-    let open = || {
-        use rusqlite::OpenFlags;
-        let conn = rusqlite::Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        conn.busy_timeout(SQLITE_BUSY_TIMEOUT)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "FULL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        Ok(conn)
-    };
-    open().map(Some).map_err(|source| Error::ConnectDirect {
-        url: redact(url),
-        source,
-    })
 }
 
 /// Runs `migrate` while holding a database-wide lock, so that replicas of a
@@ -255,27 +191,6 @@ mod tests {
             Some(Path::new("data/g.sqlite"))
         );
         assert_eq!(sqlite_path("sqlite::memory:"), None);
-    }
-
-    #[tokio::test]
-    async fn a_pool_can_leave_the_checkpoints_of_a_sqlite_file_elsewhere() {
-        use sea_orm::{ConnectionTrait as _, DbBackend, Statement};
-        let dir = tempfile::tempdir().unwrap();
-        let url = sqlite_url(&dir.path().join("x.sqlite"));
-        let autocheckpoint = |db: DatabaseConnection| async move {
-            let row = db
-                .query_one_raw(Statement::from_string(
-                    DbBackend::Sqlite,
-                    "PRAGMA wal_autocheckpoint",
-                ))
-                .await
-                .unwrap()
-                .unwrap();
-            row.try_get_by_index::<i64>(0).unwrap()
-        };
-        assert_eq!(autocheckpoint(connect(&url, 1).await.unwrap()).await, 1000);
-        let elsewhere = connect_with(&url, 1, Checkpoints::Elsewhere).await.unwrap();
-        assert_eq!(autocheckpoint(elsewhere).await, 0);
     }
 
     #[tokio::test]

@@ -8,7 +8,7 @@ use chess_proto::{
     common::v1 as pb,
     rating::v1::{self as rpc, get_player_request::Key},
 };
-use chess_ratings::{System, RatingSystem};
+use chess_ratings::{RatingSystem, System};
 use chess_runtime::Reason;
 use tonic::{Code, Status};
 
