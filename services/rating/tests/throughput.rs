@@ -1,4 +1,4 @@
-//! Throughput figures for BENCHMARKS.md, not assertions: ignored by default.
+//! Throughput figures for docs/performance.md, not assertions: ignored by default.
 //!
 //! `cargo test -p chess-rating --release --test throughput -- --ignored --nocapture --test-threads 1`
 
@@ -86,7 +86,7 @@ async fn measure(label: &str, url: &str) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "a measurement for BENCHMARKS.md"]
+#[ignore = "a measurement for docs/performance.md"]
 async fn record_result_throughput() {
     let sqlite = Database::sqlite();
     measure("sqlite", &sqlite.url).await;
