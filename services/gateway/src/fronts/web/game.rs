@@ -6,9 +6,12 @@
 
 use std::{fmt::Write as _, time::Duration};
 
-use chess_domain::{SpeedCategory, TimeControl};
+use chess_domain::{
+    GameResult, SpeedCategory, Termination, TimeControl, color_from_pb, color_title,
+    ending_sentence,
+};
 use chess_proto::{
-    common::v1::{self as common, Color as PbColor, GameResult, GameStatus, Termination},
+    common::v1::{self as common, GameStatus},
     game::v1 as game,
 };
 use http::{HeaderValue, Response, StatusCode, header};
@@ -147,11 +150,10 @@ fn player_label(player: Option<&common::Player>, ratings: &[(String, common::Rat
     label
 }
 
+/// The side `color` names on the wire, as a sentence starts with it
+/// (white when unset).
 fn side_name(color: i32) -> &'static str {
-    match PbColor::try_from(color) {
-        Ok(PbColor::Black) => "Black",
-        _ => "White",
-    }
+    color_from_pb(color).map_or("White", color_title)
 }
 
 /// Whose turn it is, or how the game ended.
@@ -161,44 +163,16 @@ fn status_line(state: &common::GameState) -> String {
         if state.check {
             line.push_str(", in check");
         }
-        if PbColor::try_from(state.draw_offer).is_ok_and(|c| c != PbColor::Unspecified) {
+        if color_from_pb(state.draw_offer).is_some() {
             let _ = write!(line, ". {} offers a draw", side_name(state.draw_offer));
         }
         line.push('.');
         return line;
     }
-    let termination = Termination::try_from(state.termination).unwrap_or(Termination::Unspecified);
-    if termination == Termination::Aborted {
-        return "Aborted before both sides had moved: no result.".to_owned();
-    }
-    let win = |score: &str, winner: &str| {
-        let how = match termination {
-            Termination::Checkmate => " by checkmate",
-            Termination::Resignation => " by resignation",
-            Termination::Timeout => " on time",
-            _ => "",
-        };
-        format!("{score} · {winner} wins{how}.")
-    };
-    match GameResult::try_from(state.result) {
-        Ok(GameResult::WhiteWins) => win("1-0", "White"),
-        Ok(GameResult::BlackWins) => win("0-1", "Black"),
-        Ok(GameResult::Draw) => {
-            let how = match termination {
-                Termination::Stalemate => " by stalemate",
-                Termination::DrawAgreement => " by agreement",
-                Termination::ThreefoldRepetition => " by threefold repetition",
-                Termination::FiftyMoveRule => " by the fifty-move rule",
-                Termination::InsufficientMaterial => " by insufficient material",
-                Termination::TimeoutVsInsufficientMaterial => {
-                    ": time ran out, but the opponent could not have mated"
-                }
-                _ => "",
-            };
-            format!("½-½ · Draw{how}.")
-        }
-        _ => "The game is over.".to_owned(),
-    }
+    ending_sentence(
+        GameResult::try_from(state.result).ok(),
+        Termination::try_from(state.termination).ok(),
+    )
 }
 
 /// The moves in SAN as a numbered list, numbered from the starting
@@ -302,6 +276,7 @@ fn render(state: &common::GameState, ratings: &[(String, common::Rating)]) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
+    use common::{GameResult, Termination};
 
     fn registered(id: &str, name: &str) -> Option<common::Player> {
         Some(chess_domain::registered_player(id, name))
