@@ -18,7 +18,7 @@ use std::{
     time::{SystemTime, UNIX_EPOCH},
 };
 
-use chess_domain::{Color, color_from_pb};
+use chess_domain::{Color, GameResult, Termination, color_from_pb};
 use chess_proto::{common::v1 as common, game::v1 as game_pb, matchmaking::v1 as mm_pb};
 use chess_runtime::Reason;
 use nostr_sdk::prelude::{Event, PublicKey};
@@ -467,27 +467,14 @@ impl OwnedSeats {
 
 /// `1-0`, `0-1`, `1/2-1/2` or `*` (aborted).
 pub(super) fn result_of(result: i32) -> &'static str {
-    match common::GameResult::try_from(result) {
-        Ok(common::GameResult::WhiteWins) => "1-0",
-        Ok(common::GameResult::BlackWins) => "0-1",
-        Ok(common::GameResult::Draw) => "1/2-1/2",
-        _ => "*",
-    }
+    GameResult::pgn_of(GameResult::try_from(result).ok())
 }
 
 /// How the game ended, in words: `checkmate`, `threefold repetition`, …
 pub(super) fn termination_of(termination: i32) -> String {
-    common::Termination::try_from(termination)
-        .ok()
-        .and_then(|t| {
-            t.as_str_name()
-                .strip_prefix("TERMINATION_")
-                .map(str::to_owned)
-        })
-        .map_or_else(
-            || "unknown".to_owned(),
-            |t| t.to_ascii_lowercase().replace('_', " "),
-        )
+    Termination::try_from(termination)
+        .map_or("unknown", Termination::words)
+        .to_owned()
 }
 
 /// Whether `key` is a player's key in hex (what a guest id carries).
