@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use chess_domain::{Color, color_from_pb};
+use chess_domain::{Color, Termination, color_from_pb, color_name};
 use chess_internal_clients::{EventStream, NewGame};
 use chess_proto::{
     common::v1 as common,
@@ -70,20 +70,13 @@ impl Play {
     }
 }
 
-fn colour_name(colour: Color) -> &'static str {
-    match colour {
-        Color::White => "white",
-        Color::Black => "black",
-    }
-}
-
 /// The `gameover` line for an ending, if it is one this protocol knows.
 fn gameover_line(ended: &common::GameEnded) -> String {
-    let winner = color_from_pb(ended.winner).map(colour_name);
-    match (common::Termination::try_from(ended.termination), winner) {
-        (Ok(common::Termination::Checkmate), Some(w)) => format!("gameover checkmate {w}\n"),
-        (Ok(common::Termination::Resignation), Some(w)) => format!("gameover resignation {w}\n"),
-        (Ok(common::Termination::Stalemate), _) => "gameover stalemate\n".to_owned(),
+    let winner = color_from_pb(ended.winner).map(color_name);
+    match (Termination::try_from(ended.termination), winner) {
+        (Ok(Termination::Checkmate), Some(w)) => format!("gameover checkmate {w}\n"),
+        (Ok(Termination::Resignation), Some(w)) => format!("gameover resignation {w}\n"),
+        (Ok(Termination::Stalemate), _) => "gameover stalemate\n".to_owned(),
         // Uqchess games end no other way; say something true regardless.
         (_, Some(w)) => format!("gameover resignation {w}\n"),
         (_, None) => "gameover stalemate\n".to_owned(),
@@ -249,7 +242,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
 
     /// Starts following a game that has just begun.
     async fn begin(&mut self, game_id: String, colour: Color, versus_computer: bool) {
-        self.say(&format!("started {}\n", colour_name(colour)));
+        self.say(&format!("started {}\n", color_name(colour)));
         let mut play = Play {
             game_id,
             colour,
@@ -534,7 +527,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
                 play.awaiting_engine = false;
                 let line = match response.into_inner().game_ended {
                     Some(ended) => gameover_line(&ended),
-                    None => format!("gameover resignation {}\n", colour_name(!play.colour)),
+                    None => format!("gameover resignation {}\n", color_name(!play.colour)),
                 };
                 self.say(&line);
             }

@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use chess_domain::color_name;
 use shakmaty::{Board, Color, File, Piece, Rank, Role, Square};
 
 /// `text` safe to put in HTML content and in quoted attribute values.
@@ -90,10 +91,7 @@ fn figure(piece: Piece) -> &'static str {
 
 /// What a screen reader says for `piece`.
 fn piece_name(piece: Piece) -> String {
-    let colour = match piece.color {
-        Color::White => "white",
-        Color::Black => "black",
-    };
+    let colour = color_name(piece.color);
     let role = match piece.role {
         Role::King => "king",
         Role::Queen => "queen",
