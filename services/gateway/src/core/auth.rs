@@ -15,16 +15,12 @@
 use std::{
     fmt,
     path::Path,
-    sync::Arc,
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
 use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
-use hmac::{Hmac, Mac as _};
+use chess_runtime::secret::{HmacKey, random_key, read_key_file};
 use http::HeaderMap;
-use sha2::Sha256;
-
-type HmacSha256 = Hmac<Sha256>;
 
 /// Shortest key accepted, in bytes.
 pub const MIN_KEY_BYTES: usize = 16;
@@ -84,9 +80,7 @@ pub struct Session {
 /// Issues and checks tokens. Cloning is cheap.
 #[derive(Clone)]
 pub struct Tokens {
-    /// HMAC-SHA256 keyed once: keying hashes the padded key twice, and
-    /// every signed-in call checks a token.
-    mac: Arc<HmacSha256>,
+    key: HmacKey,
     ttl: Duration,
 }
 
@@ -107,15 +101,8 @@ pub fn now_secs() -> i64 {
 impl Tokens {
     /// Tokens signed with `key`, valid for `ttl`.
     pub fn new(key: &[u8], ttl: Duration) -> Result<Self, KeyError> {
-        if key.len() < MIN_KEY_BYTES {
-            return Err(KeyError::TooShort);
-        }
-        // HMAC takes a key of any length.
-        let mac = HmacSha256::new_from_slice(key).expect("HMAC accepts any key length");
-        Ok(Self {
-            mac: Arc::new(mac),
-            ttl,
-        })
+        let key = HmacKey::new(key, MIN_KEY_BYTES).ok_or(KeyError::TooShort)?;
+        Ok(Self { key, ttl })
     }
 
     /// The key from `--token-key` or the file of `--token-key-file` (its
@@ -130,28 +117,19 @@ impl Tokens {
             (Some(_), Some(_)) => Err(KeyError::Both),
             (Some(key), None) => Self::new(key.as_bytes(), ttl),
             (None, Some(path)) => {
-                let bytes = std::fs::read(path).map_err(|source| KeyError::Read {
+                let bytes = read_key_file(path).map_err(|source| KeyError::Read {
                     path: path.display().to_string(),
                     source,
                 })?;
-                let end = bytes
-                    .iter()
-                    .rposition(|b| !b.is_ascii_whitespace())
-                    .map_or(0, |i| i + 1);
-                Self::new(&bytes[..end], ttl)
+                Self::new(&bytes, ttl)
             }
             (None, None) => {
                 tracing::warn!(
                     "no --token-key or --token-key-file: sessions end when the gateway stops and other replicas refuse them"
                 );
-                let key: [u8; 32] = rand::random();
-                Self::new(&key, ttl)
+                Self::new(&random_key(), ttl)
             }
         }
-    }
-
-    fn mac(&self) -> HmacSha256 {
-        HmacSha256::clone(&self.mac)
     }
 
     /// A token for a new session of the player in session generation
@@ -167,9 +145,7 @@ impl Tokens {
         let session_id = URL_SAFE_NO_PAD.encode(rand::random::<[u8; 16]>());
         let payload =
             format!("{VERSION}|{player_id}|{username}|{expires_at}|{session_id}|{generation}");
-        let mut mac = self.mac();
-        mac.update(payload.as_bytes());
-        let signature = mac.finalize().into_bytes();
+        let signature = self.key.sign(payload.as_bytes());
         let token = format!(
             "{}.{}",
             URL_SAFE_NO_PAD.encode(payload.as_bytes()),
@@ -199,11 +175,9 @@ impl Tokens {
         let signature = URL_SAFE_NO_PAD
             .decode(signature)
             .map_err(|_| TokenError::Malformed)?;
-        let mut mac = self.mac();
-        mac.update(&payload);
-        // Constant-time comparison.
-        mac.verify_slice(&signature)
-            .map_err(|_| TokenError::BadSignature)?;
+        if !self.key.verify(&payload, &signature) {
+            return Err(TokenError::BadSignature);
+        }
         let payload = String::from_utf8(payload).map_err(|_| TokenError::Malformed)?;
         let fields: Vec<&str> = payload.split('|').collect();
         let [
@@ -300,12 +274,10 @@ mod tests {
     fn v1_tokens_are_refused_as_outdated() {
         let t = tokens();
         let payload = "v1|p-1|alice|99999999";
-        let mut mac = t.mac();
-        mac.update(payload.as_bytes());
         let v1 = format!(
             "{}.{}",
             URL_SAFE_NO_PAD.encode(payload),
-            URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
+            URL_SAFE_NO_PAD.encode(t.key.sign(payload.as_bytes()))
         );
         assert_eq!(t.verify_at(&v1, 1000), Err(TokenError::Outdated));
     }
