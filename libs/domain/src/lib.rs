@@ -14,7 +14,8 @@
 //! - [`rules`]: which rules end a game, [`RuleSet`].
 //! - [`participant`]: who plays, [`Participant`] — names players see, the
 //!   engine's levels, the wire `Player` of each kind.
-//! - [`time`]: [`Millis`] and protobuf timestamps.
+//! - [`time`]: instants, [`Timestamp`], with their seconds, protobuf and
+//!   stored forms; [`Millis`], a count of milliseconds.
 //! - [`id`]: [`GameId`], [`PlayerId`], [`Username`] and their rules.
 //! - [`InvalidInput`]: a wire value that makes no valid domain value;
 //!   [`require`]: a field that must be given.
@@ -46,5 +47,5 @@ pub use result::{GameResult, ResultReport};
 pub use rules::RuleSet;
 pub use speed::SpeedCategory;
 pub use status::GameStatus;
-pub use time::{Millis, now_ms};
+pub use time::{Millis, Timestamp, now_ms};
 pub use time_control::{DAILY_DEFAULT_HOURS, DAILY_MAX_HOURS, DAILY_MIN_HOURS, TimeControl};
