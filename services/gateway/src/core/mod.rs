@@ -6,7 +6,8 @@
 //!   session has ended (sign-out, password change), cached from the rating
 //!   service.
 //! - [`clients`]: the calls to the internal services (matchmaking, game,
-//!   rating).
+//!   rating); [`play`]: what the fronts ask of them, in domain terms, with
+//!   one error type ([`play::PlayError`]) instead of their statuses.
 //! - [`notifier`]: email to the opponent after each move of a daily game,
 //!   sent through [`mail`].
 //! - [`players`]: the players of a game as the fronts name them;
@@ -16,6 +17,7 @@ pub mod auth;
 pub mod clients;
 pub mod mail;
 pub mod notifier;
+pub mod play;
 pub mod players;
 pub mod public_url;
 pub mod sessions;

@@ -10,23 +10,21 @@ pub mod lines;
 pub mod protocol;
 pub mod session;
 
-use std::{
-    sync::atomic::{AtomicI64, Ordering},
-    time::{SystemTime, UNIX_EPOCH},
-};
+use std::sync::atomic::{AtomicI64, Ordering};
 
+use chess_domain::Timestamp;
 use tokio::net::TcpListener;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
-use crate::core::clients::Backends;
+use crate::core::{clients::Backends, play::Games};
 
 /// A strictly increasing connection time, so that the clients that connected
-/// earliest are paired first even within one clock tick.
-fn connection_time() -> prost_types::Timestamp {
+/// earliest are paired first even within one clock tick (a burst of
+/// connections runs a few milliseconds ahead of the clock: only the order
+/// matters).
+fn connection_time() -> Timestamp {
     static LAST: AtomicI64 = AtomicI64::new(0);
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i64);
+    let now = Timestamp::now().millis();
     let mut previous = LAST.load(Ordering::Relaxed);
     let stamp = loop {
         let candidate = now.max(previous + 1);
@@ -36,10 +34,7 @@ fn connection_time() -> prost_types::Timestamp {
             Err(actual) => previous = actual,
         }
     };
-    prost_types::Timestamp {
-        seconds: stamp.div_euclid(1_000_000_000),
-        nanos: stamp.rem_euclid(1_000_000_000) as i32,
-    }
+    Timestamp::from_millis(stamp)
 }
 
 /// Accepts connections until shutdown, then waits for the sessions to end
@@ -69,7 +64,7 @@ pub async fn serve(listener: TcpListener, backends: Backends, shutdown: Cancella
         let session = session::Session::new(
             guest_id,
             connection_time(),
-            backends.clone(),
+            Games::new(backends.clone()),
             reader,
             writer,
         );
@@ -88,7 +83,7 @@ mod tests {
         let mut last = connection_time();
         for _ in 0..1000 {
             let next = connection_time();
-            assert!((next.seconds, next.nanos) > (last.seconds, last.nanos));
+            assert!(next > last);
             last = next;
         }
     }

@@ -10,28 +10,22 @@
 
 use std::time::Duration;
 
-use chess_domain::{Color, Termination, color_from_pb, color_name};
-use chess_internal_clients::{EventStream, NewGame};
-use chess_proto::{
-    common::v1 as common,
-    game::v1::{self as game_pb, HintKind},
-    matchmaking::v1::{self as mm_pb, join_pairing_queue_response::Update},
-};
+use chess_domain::{Color, ColorChoice, Participant, Termination, Timestamp, color_name};
 use chess_runtime::Reason;
 use tokio::{
     io::{AsyncRead, AsyncWrite, AsyncWriteExt as _},
     time::sleep,
 };
-use tokio_stream::StreamExt as _;
 use tokio_util::sync::CancellationToken;
-use tonic::Streaming;
 use tracing::Instrument as _;
 
 use super::{
     lines::{Line, LineReader},
     protocol::{self, Colour, Request, Versus},
 };
-use crate::core::clients::Backends;
+use crate::core::play::{
+    Ended, GameEvent, GameEvents, Games, PlayError, Pool, Queue, QueueUpdate, Seek,
+};
 
 /// Pause before following a game again after its event stream broke.
 const RESUBSCRIBE_DELAY: Duration = Duration::from_millis(200);
@@ -41,10 +35,7 @@ enum State {
     /// No game was ever started.
     Idle,
     /// Waiting in the pairing queue.
-    Waiting {
-        queue: Streaming<mm_pb::JoinPairingQueueResponse>,
-        colour: Colour,
-    },
+    Waiting { queue: Queue, colour: Colour },
     /// In a game, or just after one (its board stays available).
     Game(Play),
 }
@@ -59,7 +50,7 @@ struct Play {
     in_progress: bool,
     /// After a move against the computer: its reply is part of the answer.
     awaiting_engine: bool,
-    events: Option<EventStream<game_pb::WatchGameResponse>>,
+    events: Option<GameEvents>,
 }
 
 impl Play {
@@ -71,12 +62,12 @@ impl Play {
 }
 
 /// The `gameover` line for an ending, if it is one this protocol knows.
-fn gameover_line(ended: &common::GameEnded) -> String {
-    let winner = color_from_pb(ended.winner).map(color_name);
-    match (Termination::try_from(ended.termination), winner) {
-        (Ok(Termination::Checkmate), Some(w)) => format!("gameover checkmate {w}\n"),
-        (Ok(Termination::Resignation), Some(w)) => format!("gameover resignation {w}\n"),
-        (Ok(Termination::Stalemate), _) => "gameover stalemate\n".to_owned(),
+fn gameover_line(ended: &Ended) -> String {
+    let winner = ended.winner.map(color_name);
+    match (ended.termination, winner) {
+        (Some(Termination::Checkmate), Some(w)) => format!("gameover checkmate {w}\n"),
+        (Some(Termination::Resignation), Some(w)) => format!("gameover resignation {w}\n"),
+        (Some(Termination::Stalemate), _) => "gameover stalemate\n".to_owned(),
         // Uqchess games end no other way; say something true regardless.
         (_, Some(w)) => format!("gameover resignation {w}\n"),
         (_, None) => "gameover stalemate\n".to_owned(),
@@ -86,8 +77,8 @@ fn gameover_line(ended: &common::GameEnded) -> String {
 /// A connected client.
 pub struct Session<R, W> {
     guest_id: String,
-    connected_at: prost_types::Timestamp,
-    backends: Backends,
+    connected_at: Timestamp,
+    games: Games,
     reader: LineReader<R>,
     writer: W,
     out: Vec<u8>,
@@ -105,23 +96,23 @@ impl<R, W> std::fmt::Debug for Session<R, W> {
 /// What woke the session up.
 enum Wake {
     Line(std::io::Result<Option<Line>>),
-    Queue(Result<Option<mm_pb::JoinPairingQueueResponse>, tonic::Status>),
-    Event(Box<Result<Option<game_pb::WatchGameResponse>, tonic::Status>>),
+    Queue(Option<QueueUpdate>),
+    Event(Option<GameEvent>),
     Shutdown,
 }
 
 impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
     pub fn new(
         guest_id: String,
-        connected_at: prost_types::Timestamp,
-        backends: Backends,
+        connected_at: Timestamp,
+        games: Games,
         reader: R,
         writer: W,
     ) -> Self {
         Self {
             guest_id,
             connected_at,
-            backends,
+            games,
             reader: LineReader::new(reader),
             writer,
             out: Vec::new(),
@@ -169,7 +160,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
                 }
                 Wake::Line(Ok(None) | Err(_)) => break,
                 Wake::Queue(update) => self.queue_update(update).await,
-                Wake::Event(event) => self.game_event(*event).await,
+                Wake::Event(event) => self.game_event(event).await,
             }
         }
         self.disconnect().await;
@@ -217,22 +208,21 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
             Color::White
         };
         // uqchess players give no name; the computer plays at full strength.
-        let me = chess_domain::guest_player(&self.guest_id, "");
-        let engine = chess_domain::engine_player(chess_domain::FULL_STRENGTH);
-        let (white, black) = if mine == Color::White {
-            (me, engine)
-        } else {
-            (engine, me)
+        let me = Participant::Guest {
+            id: self.guest_id.clone(),
+            name: String::new(),
         };
-        let game_id = match self
-            .backends
-            .game
-            .create_game(NewGame::uqchess(white, black))
-            .await
-        {
-            Ok(game) => game.game_id,
-            Err(status) => {
-                tracing::warn!(error = %status, "cannot create a game against the computer");
+        // Level 0: full strength, the uqchess search.
+        let engine = Participant::Engine { level: 0 };
+        let (white, black) = if mine == Color::White {
+            (&me, &engine)
+        } else {
+            (&engine, &me)
+        };
+        let game_id = match self.games.create_uqchess(white, black).await {
+            Ok(game_id) => game_id,
+            Err(error) => {
+                tracing::warn!(%error, "cannot create a game against the computer");
                 self.say("error engine\n");
                 return;
             }
@@ -264,45 +254,33 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
         game_id: &str,
         from_ply: u32,
         colour: Color,
-    ) -> Option<EventStream<game_pb::WatchGameResponse>> {
-        let game = &self.backends.game;
-        match game.watch_game_as(game_id, Some(from_ply), colour).await {
+    ) -> Option<GameEvents> {
+        match self.games.watch(game_id, from_ply, Some(colour)).await {
             Ok(events) => Some(events),
-            Err(status) => {
-                tracing::warn!(game_id, error = %status, "cannot follow the game; retrying");
+            Err(error) => {
+                tracing::warn!(game_id, %error, "cannot follow the game; retrying");
                 None
             }
         }
     }
 
     async fn join_queue(&mut self, colour: Colour) {
-        let color = match colour {
-            Colour::Either => common::ColorChoice::Either,
-            Colour::White => common::ColorChoice::White,
-            Colour::Black => common::ColorChoice::Black,
-        };
-        let request = mm_pb::JoinPairingQueueRequest {
+        let seek = Seek {
             guest_id: self.guest_id.clone(),
             display_name: String::new(),
-            color: color as i32,
-            connected_at: Some(self.connected_at),
-            ..Default::default()
+            color: match colour {
+                Colour::Either => ColorChoice::Either,
+                Colour::White => ColorChoice::White,
+                Colour::Black => ColorChoice::Black,
+            },
+            since: self.connected_at,
+            pool: Pool::Uqchess,
+            account: None,
         };
-        match self
-            .backends
-            .matchmaking
-            .acting(&request.guest_id)
-            .join_pairing_queue(request)
-            .await
-        {
-            Ok(response) => {
-                self.state = State::Waiting {
-                    queue: response.into_inner(),
-                    colour,
-                }
-            }
-            Err(status) => {
-                tracing::warn!(error = %status, "cannot join the pairing queue");
+        match self.games.join_queue(seek).await {
+            Ok(queue) => self.state = State::Waiting { queue, colour },
+            Err(error) => {
+                tracing::warn!(%error, "cannot join the pairing queue");
                 // Still waiting, as far as the client knows: try again.
                 sleep(RESUBSCRIBE_DELAY).await;
                 Box::pin(self.join_queue(colour)).await;
@@ -310,23 +288,17 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
         }
     }
 
-    async fn queue_update(
-        &mut self,
-        update: Result<Option<mm_pb::JoinPairingQueueResponse>, tonic::Status>,
-    ) {
+    async fn queue_update(&mut self, update: Option<QueueUpdate>) {
         let State::Waiting { colour, .. } = &self.state else {
             return;
         };
         let colour = *colour;
         match update {
-            Ok(Some(mm_pb::JoinPairingQueueResponse {
-                update: Some(Update::Paired(paired)),
-            })) => {
-                let mine = color_from_pb(paired.color).unwrap_or(Color::White);
-                self.begin(paired.game_id, mine, false).await;
+            Some(QueueUpdate::Paired(paired)) => {
+                self.begin(paired.game_id, paired.color, false).await;
             }
-            Ok(Some(_)) => {}
-            Ok(None) | Err(_) => {
+            Some(_) => {}
+            None => {
                 // The queue went away (matchmaking restarted): queue again,
                 // keeping the connection time that orders waiters.
                 sleep(RESUBSCRIBE_DELAY).await;
@@ -335,16 +307,13 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
         }
     }
 
-    async fn game_event(
-        &mut self,
-        event: Result<Option<game_pb::WatchGameResponse>, tonic::Status>,
-    ) {
+    async fn game_event(&mut self, event: Option<GameEvent>) {
         let State::Game(play) = &mut self.state else {
             return;
         };
         let event = match event {
-            Ok(Some(response)) => response.event,
-            Ok(None) | Err(_) => {
+            Some(event) => event,
+            None => {
                 play.events = None;
                 if play.in_progress {
                     // Follow again from what the client has been told.
@@ -359,25 +328,30 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
                 return;
             }
         };
-        let Some(event) = event else { return };
         let mut lines = String::new();
-        match event.kind {
-            Some(common::game_event::Kind::MoveMade(made)) if event.ply > play.told_ply => {
-                play.told_ply = event.ply;
-                if color_from_pb(made.color) != Some(play.colour) {
+        match event {
+            GameEvent::Moved {
+                ply,
+                color,
+                submitted,
+                check,
+                ..
+            } if ply > play.told_ply => {
+                play.told_ply = ply;
+                if color != Some(play.colour) {
                     play.awaiting_engine = false;
-                    lines.push_str(&format!("moved {}\n", made.submitted));
-                    if made.check {
+                    lines.push_str(&format!("moved {submitted}\n"));
+                    if check {
                         lines.push_str("check\n");
                     }
                 }
             }
-            Some(common::game_event::Kind::GameEnded(ended)) if play.in_progress => {
+            GameEvent::Ended(ended) if play.in_progress => {
                 play.in_progress = false;
                 play.awaiting_engine = false;
                 lines.push_str(&gameover_line(&ended));
             }
-            Some(common::game_event::Kind::EngineFailed(_)) if play.awaiting_engine => {
+            GameEvent::EngineFailed if play.awaiting_engine => {
                 play.awaiting_engine = false;
                 lines.push_str("error engine\n");
             }
@@ -391,24 +365,14 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
             self.say("error game\n");
             return;
         };
-        let request = game_pb::BoardRequest {
-            game_id: play.game_id.clone(),
-        };
-        match self
-            .backends
-            .game
-            .for_game(&request.game_id)
-            .board(request)
-            .await
-        {
-            Ok(response) => {
-                let board = response.into_inner().board;
+        match self.games.board(&play.game_id).await {
+            Ok(board) => {
                 self.say("startboard\n");
                 self.say(&board);
                 self.say("endboard\n");
             }
-            Err(status) => {
-                tracing::warn!(error = %status, "cannot draw the board");
+            Err(error) => {
+                tracing::warn!(%error, "cannot draw the board");
                 self.say("error engine\n");
             }
         }
@@ -418,28 +382,16 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
         let Some(game_id) = self.on_turn() else {
             return;
         };
-        let request = game_pb::HintRequest {
-            game_id,
-            player_id: self.guest_id.clone(),
-            kind: if all { HintKind::All } else { HintKind::Best } as i32,
-        };
-        let mut game = self
-            .backends
-            .game
-            .acting(&request.player_id, &request.game_id);
         // A client that leaves while the engine searches for it takes the
         // search with it: dropping the call cancels it all the way to the
         // engine pool, which stops the search.
         let answer = tokio::select! {
-            answer = game.hint(request) => answer,
+            answer = self.games.hint(&game_id, &self.guest_id, all) => answer,
             () = self.reader.closed() => return,
         };
         match answer {
-            Ok(response) => {
-                let moves = response.into_inner().moves;
-                self.say(&format!("moves {}\n", moves.join(" ")));
-            }
-            Err(status) => self.refused(&status),
+            Ok(moves) => self.say(&format!("moves {}\n", moves.join(" "))),
+            Err(error) => self.refused(&error),
         }
     }
 
@@ -458,13 +410,13 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
     }
 
     /// The `error` line for a refused request.
-    fn refused(&mut self, status: &tonic::Status) {
-        let line = match Reason::of(status) {
+    fn refused(&mut self, error: &PlayError) {
+        let line = match error.reason() {
             Some(Reason::IllegalMove | Reason::MalformedMove) => "error move\n",
             Some(Reason::NotYourTurn) => "error turn\n",
             Some(Reason::GameOver | Reason::NotAPlayer | Reason::NotFound) => "error game\n",
             _ => {
-                tracing::warn!(error = %status, "request failed");
+                tracing::warn!(%error, "request failed");
                 "error engine\n"
             }
         };
@@ -476,26 +428,20 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
         let Some(game_id) = self.on_turn() else {
             return;
         };
-        let request = game_pb::MakeMoveRequest {
-            game_id,
-            player_id: guest_id,
-            r#move: m,
-            ply: None,
-        };
-        let response = match self.backends.game.make_move(request).await {
-            Ok(response) => response,
-            Err(status) => {
-                self.refused(&status);
+        let answer = match self.games.make_move(&game_id, &guest_id, m, None).await {
+            Ok(answer) => answer,
+            Err(error) => {
+                self.refused(&error);
                 return;
             }
         };
         let Some(play) = self.playing() else { return };
-        play.told_ply = response.ply;
+        play.told_ply = answer.ply;
         let mut lines = String::from("ok\n");
-        if response.move_made.as_ref().is_some_and(|m| m.check) {
+        if answer.check {
             lines.push_str("check\n");
         }
-        if let Some(ended) = &response.game_ended {
+        if let Some(ended) = &answer.ended {
             play.in_progress = false;
             lines.push_str(&gameover_line(ended));
         } else if play.versus_computer {
@@ -510,28 +456,19 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
             self.say("error game\n");
             return;
         };
-        let request = game_pb::ResignRequest {
-            game_id: play.game_id.clone(),
-            player_id: guest_id,
-        };
-        match self
-            .backends
-            .game
-            .acting(&request.player_id, &request.game_id)
-            .resign(request)
-            .await
-        {
-            Ok(response) => {
+        let game_id = play.game_id.clone();
+        match self.games.resign(&game_id, &guest_id).await {
+            Ok(ended) => {
                 let Some(play) = self.playing() else { return };
                 play.in_progress = false;
                 play.awaiting_engine = false;
-                let line = match response.into_inner().game_ended {
+                let line = match ended {
                     Some(ended) => gameover_line(&ended),
                     None => format!("gameover resignation {}\n", color_name(!play.colour)),
                 };
                 self.say(&line);
             }
-            Err(status) => self.refused(&status),
+            Err(error) => self.refused(&error),
         }
     }
 
@@ -539,22 +476,16 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
     /// given up (by dropping the queue stream).
     async fn disconnect(&mut self) {
         if let Some(play) = self.playing() {
-            let request = game_pb::ResignRequest {
-                game_id: play.game_id.clone(),
-                player_id: self.guest_id.clone(),
-            };
-            let mut game = self
-                .backends
-                .game
-                .acting(&request.player_id, &request.game_id);
+            let (game_id, guest_id) = (play.game_id.clone(), self.guest_id.clone());
+            let games = self.games.clone();
             // The resignation must happen even though nobody waits for it.
             tokio::spawn(async move {
                 for attempt in 0..5u32 {
-                    match game.resign(request.clone()).await {
+                    match games.resign(&game_id, &guest_id).await {
                         Ok(_) => return,
-                        Err(status) if Reason::of(&status).is_some() => return,
-                        Err(status) => {
-                            tracing::warn!(error = %status, attempt, "cannot resign for a departed client");
+                        Err(error) if error.reason().is_some() => return,
+                        Err(error) => {
+                            tracing::warn!(%error, attempt, "cannot resign for a departed client");
                             sleep(Duration::from_millis(200 << attempt)).await;
                         }
                     }
@@ -569,11 +500,11 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
 /// completes when it follows none.
 async fn next_event(state: &mut State) -> Wake {
     match state {
-        State::Waiting { queue, .. } => Wake::Queue(queue.message().await),
+        State::Waiting { queue, .. } => Wake::Queue(queue.next().await),
         State::Game(Play {
             events: Some(events),
             ..
-        }) => Wake::Event(Box::new(events.next().await.transpose())),
+        }) => Wake::Event(events.next().await),
         State::Game(Play {
             events: None,
             in_progress: true,
@@ -581,7 +512,7 @@ async fn next_event(state: &mut State) -> Wake {
         }) => {
             // The stream broke and could not be reopened yet.
             sleep(RESUBSCRIBE_DELAY).await;
-            Wake::Event(Box::new(Ok(None)))
+            Wake::Event(None)
         }
         _ => std::future::pending().await,
     }
