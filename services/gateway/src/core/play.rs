@@ -254,6 +254,27 @@ pub struct MoveAnswer {
     pub ended: Option<Ended>,
 }
 
+/// The requests that name nothing but a game.
+trait FromId {
+    fn from_id(game_id: &str) -> Self;
+}
+
+macro_rules! from_id {
+    ($($request:ty),*) => {$(
+        impl FromId for $request {
+            fn from_id(game_id: &str) -> Self {
+                Self { game_id: game_id.to_owned() }
+            }
+        }
+    )*};
+}
+
+from_id!(
+    game_pb::GetGameRequest,
+    game_pb::ExportPgnRequest,
+    game_pb::BoardRequest
+);
+
 /// What the fronts do with games, over the internal services. Cloning is
 /// cheap.
 #[derive(Clone, Debug)]
@@ -319,39 +340,23 @@ impl Games {
 
     /// The game as the service keeps it; `None` if it sent none.
     pub async fn game(&self, game_id: &str) -> Result<Option<common::GameState>, PlayError> {
-        let request = game_pb::GetGameRequest {
-            game_id: game_id.to_owned(),
-        };
-        let response = self
-            .backends
-            .game
-            .for_game(game_id)
-            .get_game(request)
-            .await?;
-        Ok(response.into_inner().game)
+        let mut game = self.backends.game.for_game(game_id);
+        let request = game_pb::GetGameRequest::from_id(game_id);
+        Ok(game.get_game(request).await?.into_inner().game)
     }
 
     /// The game's PGN.
     pub async fn pgn(&self, game_id: &str) -> Result<String, PlayError> {
-        let request = game_pb::ExportPgnRequest {
-            game_id: game_id.to_owned(),
-        };
-        let response = self
-            .backends
-            .game
-            .for_game(game_id)
-            .export_pgn(request)
-            .await?;
-        Ok(response.into_inner().pgn)
+        let mut game = self.backends.game.for_game(game_id);
+        let request = game_pb::ExportPgnRequest::from_id(game_id);
+        Ok(game.export_pgn(request).await?.into_inner().pgn)
     }
 
     /// The board as text, as uqchess draws it.
     pub async fn board(&self, game_id: &str) -> Result<String, PlayError> {
-        let request = game_pb::BoardRequest {
-            game_id: game_id.to_owned(),
-        };
-        let response = self.backends.game.for_game(game_id).board(request).await?;
-        Ok(response.into_inner().board)
+        let mut game = self.backends.game.for_game(game_id);
+        let request = game_pb::BoardRequest::from_id(game_id);
+        Ok(game.board(request).await?.into_inner().board)
     }
 
     /// The engine's best move for `player_id`, or all the legal moves

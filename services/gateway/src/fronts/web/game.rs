@@ -10,17 +10,14 @@ use chess_domain::{
     GameResult, SpeedCategory, Termination, TimeControl, color_from_pb, color_title,
     ending_sentence,
 };
-use chess_proto::{
-    common::v1::{self as common, GameStatus},
-    game::v1 as game,
-};
+use chess_proto::common::v1::{self as common, GameStatus};
 use http::{HeaderValue, Response, StatusCode, header};
 use shakmaty::{Square, fen::Fen, uci::UciMove};
-use tonic::{Code, body::Body};
+use tonic::body::Body;
 
 use super::{html, not_found, page as html_page, respond};
 use crate::core::{
-    clients::Backends,
+    play::{FailureKind, Games, PlayError},
     players::{display_name, registered_id},
 };
 
@@ -28,36 +25,21 @@ use crate::core::{
 const BACKEND_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The page of game `id` (a well-formed id).
-pub async fn page(backends: &Backends, id: &str) -> Response<Body> {
-    let state = match call(backends.game.for_game(id).get_game(game::GetGameRequest {
-        game_id: id.to_owned(),
-    }))
-    .await
-    {
-        Ok(response) => match response.game {
-            Some(state) => state,
-            None => return unavailable(id, "the game service sent no game"),
-        },
-        Err(status) => return failure(id, &status),
+pub async fn page(games: &Games, id: &str) -> Response<Body> {
+    let state = match call(games.game(id)).await {
+        Ok(Some(state)) => state,
+        Ok(None) => return unavailable(id, "the game service sent no game"),
+        Err(error) => return failure(id, &error),
     };
-    let ratings = ratings(backends, &state).await;
+    let ratings = ratings(games, &state).await;
     html_page(StatusCode::OK, render(&state, &ratings))
 }
 
 /// The PGN of game `id` (a well-formed id), as a download.
-pub async fn pgn(backends: &Backends, id: &str) -> Response<Body> {
-    let pgn = match call(
-        backends
-            .game
-            .for_game(id)
-            .export_pgn(game::ExportPgnRequest {
-                game_id: id.to_owned(),
-            }),
-    )
-    .await
-    {
-        Ok(response) => response.pgn,
-        Err(status) => return failure(id, &status),
+pub async fn pgn(games: &Games, id: &str) -> Response<Body> {
+    let pgn = match call(games.pgn(id)).await {
+        Ok(pgn) => pgn,
+        Err(error) => return failure(id, &error),
     };
     let mut response = respond(
         StatusCode::OK,
@@ -75,24 +57,21 @@ pub async fn pgn(backends: &Backends, id: &str) -> Response<Body> {
     response
 }
 
-/// `request`'s answer, or its status; a service that does not answer in
-/// time is UNAVAILABLE.
-async fn call<T>(
-    request: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
-) -> Result<T, tonic::Status> {
-    match tokio::time::timeout(BACKEND_TIMEOUT, request).await {
-        Ok(answer) => answer.map(tonic::Response::into_inner),
-        Err(_) => Err(tonic::Status::unavailable("no answer in time")),
-    }
+/// `request`'s answer; a service that does not answer in time is
+/// unavailable.
+async fn call<T>(request: impl Future<Output = Result<T, PlayError>>) -> Result<T, PlayError> {
+    tokio::time::timeout(BACKEND_TIMEOUT, request)
+        .await
+        .unwrap_or_else(|_| Err(PlayError::unavailable("no answer in time")))
 }
 
 /// The page for a failed read of game `id`.
-fn failure(id: &str, status: &tonic::Status) -> Response<Body> {
-    match status.code() {
-        Code::NotFound | Code::InvalidArgument => not_found(&format!(
+fn failure(id: &str, error: &PlayError) -> Response<Body> {
+    match error.kind() {
+        FailureKind::NotFound => not_found(&format!(
             "There is no game {id}. Check the link you followed."
         )),
-        _ => unavailable(id, status.message()),
+        _ => unavailable(id, error.message()),
     }
 }
 
@@ -111,7 +90,7 @@ fn unavailable(id: &str, why: &str) -> Response<Body> {
 
 /// The current ratings, in the game's category, of its registered players;
 /// none if the rating service cannot say (the page shows the game without).
-async fn ratings(backends: &Backends, state: &common::GameState) -> Vec<(String, common::Rating)> {
+async fn ratings(games: &Games, state: &common::GameState) -> Vec<(String, common::Rating)> {
     let player_ids: Vec<String> = [state.white.as_ref(), state.black.as_ref()]
         .into_iter()
         .filter_map(registered_id)
@@ -123,14 +102,10 @@ async fn ratings(backends: &Backends, state: &common::GameState) -> Vec<(String,
     if player_ids.is_empty() {
         return Vec::new();
     }
-    let read = backends.rating.ratings(player_ids, category);
-    match tokio::time::timeout(BACKEND_TIMEOUT, read)
-        .await
-        .unwrap_or_else(|_| Err(tonic::Status::unavailable("no answer in time")))
-    {
+    match call(games.ratings(player_ids, category)).await {
         Ok(ratings) => ratings,
-        Err(status) => {
-            tracing::debug!(game_id = state.game_id, error = %status.message(), "game page without ratings");
+        Err(error) => {
+            tracing::debug!(game_id = state.game_id, error = %error.message(), "game page without ratings");
             Vec::new()
         }
     }
@@ -371,27 +346,33 @@ mod tests {
     #[test]
     fn endings_are_worded() {
         let mut state = mated();
-        let mut ending = |result: GameResult, termination: Termination| {
+        let cases = [
+            (
+                GameResult::WhiteWins,
+                Termination::Resignation,
+                "1-0 · White wins by resignation.",
+            ),
+            (
+                GameResult::BlackWins,
+                Termination::Timeout,
+                "0-1 · Black wins on time.",
+            ),
+            (
+                GameResult::Draw,
+                Termination::FiftyMoveRule,
+                "½-½ · Draw by the fifty-move rule.",
+            ),
+            (
+                GameResult::Unspecified,
+                Termination::Aborted,
+                "Aborted before both sides had moved: no result.",
+            ),
+        ];
+        for (result, termination, sentence) in cases {
             state.result = result as i32;
             state.termination = termination as i32;
-            status_line(&state)
-        };
-        assert_eq!(
-            ending(GameResult::WhiteWins, Termination::Resignation),
-            "1-0 · White wins by resignation."
-        );
-        assert_eq!(
-            ending(GameResult::BlackWins, Termination::Timeout),
-            "0-1 · Black wins on time."
-        );
-        assert_eq!(
-            ending(GameResult::Draw, Termination::FiftyMoveRule),
-            "½-½ · Draw by the fifty-move rule."
-        );
-        assert_eq!(
-            ending(GameResult::Unspecified, Termination::Aborted),
-            "Aborted before both sides had moved: no result."
-        );
+            assert_eq!(status_line(&state), sentence);
+        }
     }
 
     #[test]

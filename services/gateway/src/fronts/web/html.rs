@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use chess_domain::color_name;
-use shakmaty::{Board, Color, File, Piece, Rank, Role, Square};
+use shakmaty::{Board, File, Piece, Rank, Role, Square};
 
 /// `text` safe to put in HTML content and in quoted attribute values.
 pub fn escape(text: &str) -> String {
@@ -71,22 +71,13 @@ pub fn app_shell() -> String {
     )
 }
 
-/// The Unicode figure of `piece`, in text (not emoji) presentation.
-fn figure(piece: Piece) -> &'static str {
-    match (piece.color, piece.role) {
-        (Color::White, Role::King) => "\u{2654}\u{fe0e}",
-        (Color::White, Role::Queen) => "\u{2655}\u{fe0e}",
-        (Color::White, Role::Rook) => "\u{2656}\u{fe0e}",
-        (Color::White, Role::Bishop) => "\u{2657}\u{fe0e}",
-        (Color::White, Role::Knight) => "\u{2658}\u{fe0e}",
-        (Color::White, Role::Pawn) => "\u{2659}\u{fe0e}",
-        (Color::Black, Role::King) => "\u{265a}\u{fe0e}",
-        (Color::Black, Role::Queen) => "\u{265b}\u{fe0e}",
-        (Color::Black, Role::Rook) => "\u{265c}\u{fe0e}",
-        (Color::Black, Role::Bishop) => "\u{265d}\u{fe0e}",
-        (Color::Black, Role::Knight) => "\u{265e}\u{fe0e}",
-        (Color::Black, Role::Pawn) => "\u{265f}\u{fe0e}",
-    }
+/// The Unicode figure of `piece`: white's king to pawn are U+2654 to
+/// U+2659, black's the six after (shown followed by U+FE0E, which asks for
+/// text, not emoji, presentation).
+fn figure(piece: Piece) -> char {
+    let king: u32 = piece.color.fold_wb(0x2654, 0x265a);
+    // `Role` counts from the pawn (1) to the king (6).
+    char::from_u32(king + 6 - piece.role as u32).unwrap_or('?')
 }
 
 /// What a screen reader says for `piece`.
@@ -135,7 +126,7 @@ pub fn board(board: &Board, marked: &[Square]) -> String {
                 Some(piece) => {
                     let _ = write!(
                         out,
-                        "<td class=\"{shade}{last}\" title=\"{square}: {}\">{}</td>",
+                        "<td class=\"{shade}{last}\" title=\"{square}: {}\">{}\u{fe0e}</td>",
                         piece_name(piece),
                         figure(piece)
                     );

@@ -7,7 +7,7 @@ use super::{
     assets::{self, Asset},
     game, html, method_not_allowed, not_found, page, readable,
 };
-use crate::core::clients::Backends;
+use crate::core::{clients::Backends, play::Games};
 
 /// Longest game id looked up; the game service makes 12-character ids.
 const MAX_GAME_ID: usize = 64;
@@ -84,12 +84,14 @@ fn is_name(s: &str, max: usize) -> bool {
 /// Answers the page requests.
 #[derive(Debug)]
 pub struct Pages {
-    backends: Backends,
+    games: Games,
 }
 
 impl Pages {
     pub fn new(backends: Backends) -> Self {
-        Self { backends }
+        Self {
+            games: Games::new(backends),
+        }
     }
 
     /// The answer to `method` on `path`, with the request's `headers`.
@@ -103,8 +105,8 @@ impl Pages {
         match route {
             Route::App | Route::Player => page(StatusCode::OK, html::app_shell()),
             Route::Asset(asset) => asset.respond(method, headers),
-            Route::Game(id) => game::page(&self.backends, id).await,
-            Route::GamePgn(id) => game::pgn(&self.backends, id).await,
+            Route::Game(id) => game::page(&self.games, id).await,
+            Route::GamePgn(id) => game::pgn(&self.games, id).await,
             Route::BadGameId => not_found("This address does not name a game."),
         }
     }
