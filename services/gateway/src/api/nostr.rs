@@ -15,7 +15,7 @@ use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
 use super::{Shared, edge::CallerOf as _, relay};
-use crate::fronts::nostr::{Handle, bridge::now_secs};
+use crate::fronts::nostr::Handle;
 
 /// The kind of a proof of key ownership.
 const PROOF_KIND: u16 = 22242;
@@ -115,7 +115,7 @@ impl NostrService for Nostr {
             &request.get_ref().event,
             &server,
             &session.username,
-            now_secs(),
+            chess_domain::Timestamp::now().unsigned_secs(),
         )?;
         let profile = self
             .shared

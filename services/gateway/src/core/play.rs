@@ -113,6 +113,19 @@ impl Ended {
             winner: color_from_pb(ended.winner),
         }
     }
+
+    /// How `game` ended, if it has.
+    pub fn of_game(game: &common::GameState) -> Option<Self> {
+        if game.status != common::GameStatus::Finished as i32 {
+            return None;
+        }
+        let result = GameResult::try_from(game.result).ok();
+        Some(Self {
+            result,
+            termination: Termination::try_from(game.termination).ok(),
+            winner: result.and_then(GameResult::winner),
+        })
+    }
 }
 
 /// What happened in a followed game.

@@ -12,14 +12,10 @@
 //! bridge's [`Inbox`], asking with a oneshot reply; shutdown ends them all.
 //! What the bridge and the tasks share is their [`Context`].
 
-use std::{
-    collections::HashSet,
-    sync::Arc,
-    time::{SystemTime, UNIX_EPOCH},
-};
+use std::{collections::HashSet, sync::Arc};
 
-use chess_domain::{Color, GameResult, Termination, color_from_pb};
-use chess_proto::{common::v1 as common, game::v1 as game_pb, matchmaking::v1 as mm_pb};
+use chess_domain::{Color, GameResult, Termination, Timestamp};
+use chess_proto::common::v1 as common;
 use chess_runtime::Reason;
 use nostr_sdk::prelude::{Event, PublicKey};
 use tokio::{sync::mpsc, time::sleep};
@@ -32,6 +28,7 @@ use super::{
     pairing,
     protocol::{self, Inbound, Seats},
 };
+use crate::core::play::{Ended, Pairing, PlayError};
 
 /// Events older than this (by `created_at`) are not handled: relays may
 /// replay them, and their ids are only remembered this long.
@@ -42,12 +39,6 @@ const FUTURE_SECS: u64 = 15 * 60;
 const ATTEMPTS: u32 = 5;
 /// Guest ids of Nostr players: this and the key in hex.
 pub const GUEST_PREFIX: &str = "nostr-";
-
-pub fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
 
 /// The bridge: the state only its own task touches.
 #[derive(Debug)]
@@ -167,7 +158,7 @@ impl Bridge {
         {
             return false;
         }
-        let now = now_secs();
+        let now = Timestamp::now().unsigned_secs();
         let at = event.created_at.as_secs();
         if at + WINDOW_SECS < now || at > now + FUTURE_SECS {
             tracing::debug!(id = %event.id, at, "ignored: outside the acceptance window");
@@ -214,7 +205,7 @@ impl Bridge {
 
     /// A 20300: wait in the Nostr queue (or be paired at once).
     fn request_to_play(&mut self, key: String) {
-        let since = now_secs();
+        let since = Timestamp::now().unsigned_secs();
         if !self.queued.insert(key.clone()) {
             // Already waiting: the place is kept.
             self.cx.reply(&key, "queued");
@@ -229,18 +220,18 @@ impl Bridge {
     /// Waits for an opponent for `key`, asking since `since` (Unix seconds).
     fn spawn_wait(&self, key: String, since: u64, told_queued: bool) {
         let (cx, inbox) = (Arc::clone(&self.cx), self.inbox.clone());
+        let since = Timestamp::from_secs(i64::try_from(since).unwrap_or(i64::MAX));
         tokio::spawn(async move { pairing::wait(&cx, &inbox, key, since, told_queued).await });
     }
 
     /// A pairing: each player hears of it (once, whichever of the two
     /// waits saw it first), then the starting position, then every move.
-    fn paired(&mut self, key: &str, paired: &mm_pb::Paired) {
+    fn paired(&mut self, key: &str, paired: &Pairing) {
         let Some(opponent) = paired.opponent_id.strip_prefix(GUEST_PREFIX) else {
             tracing::warn!(opponent = %paired.opponent_id, "paired with someone not on Nostr");
             return;
         };
-        let mine = color_from_pb(paired.color).unwrap_or(Color::White);
-        let (white, black) = match mine {
+        let (white, black) = match paired.color {
             Color::White => (key, opponent),
             Color::Black => (opponent, key),
         };
@@ -292,22 +283,7 @@ impl Bridge {
                 g.guest_id.strip_prefix(GUEST_PREFIX).map(str::to_owned)
             }
             common::player::Kind::Registered(r) => {
-                let request = chess_proto::rating::v1::GetPlayerRequest {
-                    key: Some(chess_proto::rating::v1::get_player_request::Key::PlayerId(
-                        r.player_id.clone(),
-                    )),
-                };
-                let profile = self
-                    .cx
-                    .backends
-                    .rating
-                    .rpc()
-                    .get_player(request)
-                    .await
-                    .ok()?
-                    .into_inner()
-                    .profile?;
-                Some(profile.nostr_public_key).filter(|k| !k.is_empty())
+                self.cx.games.nostr_key_of(&r.player_id).await.ok()?
             }
             common::player::Kind::Engine(_) => None,
         }
@@ -331,8 +307,8 @@ impl Bridge {
         let seats = self.seats(game_id).await;
         let identity = match self.cx.identity(&key).await {
             Ok(identity) => identity,
-            Err(status) => {
-                tracing::warn!(error = %status, "cannot look up a Nostr key's account");
+            Err(error) => {
+                tracing::warn!(%error, "cannot look up a Nostr key's account");
                 self.refuse(
                     event,
                     seats.as_ref(),
@@ -344,35 +320,23 @@ impl Bridge {
         let player_id = identity.player_id().to_owned();
         let outcome = match action {
             Action::Move(uci) => self.make_move(game_id, &player_id, uci).await,
-            Action::Quit => {
-                let request = game_pb::ResignRequest {
-                    game_id: game_id.to_owned(),
-                    player_id: player_id.clone(),
-                };
-                self.cx
-                    .backends
-                    .game
-                    .acting(&player_id, game_id)
-                    .resign(request)
-                    .await
-                    .map(drop)
-            }
+            Action::Quit => self.cx.games.resign(game_id, &player_id).await.map(drop),
         };
-        let Err(status) = outcome else {
+        let Err(error) = outcome else {
             // The follower announces the new position (or the ending).
             return;
         };
-        let message = match Reason::of(&status) {
+        let message = match error.reason() {
             Some(Reason::NotFound) => "unknown game".to_owned(),
             Some(Reason::NotAPlayer) => "you are not a player of this game".to_owned(),
             Some(Reason::NotYourTurn) => "it is not your turn".to_owned(),
             Some(Reason::GameOver) => "the game is over".to_owned(),
             Some(Reason::IllegalMove | Reason::MalformedMove) => {
-                format!("illegal move: {}", status.message())
+                format!("illegal move: {}", error.message())
             }
-            Some(_) => status.message().to_owned(),
+            Some(_) => error.message().to_owned(),
             None => {
-                tracing::warn!(error = %status, "a Nostr move failed");
+                tracing::warn!(%error, "a Nostr move failed");
                 "the server could not take the move now; nothing changed; send it again".to_owned()
             }
         };
@@ -386,13 +350,13 @@ impl Bridge {
         game_id: &str,
         player_id: &str,
         uci: String,
-    ) -> Result<(), tonic::Status> {
+    ) -> Result<(), PlayError> {
         let mut attempt = 0;
-        let mut retry = |status: tonic::Status| {
+        let mut retry = |error: PlayError| {
             attempt += 1;
             // A refusal is final; a transport failure is tried again.
-            if Reason::of(&status).is_some() || attempt >= ATTEMPTS {
-                Err(status)
+            if error.reason().is_some() || attempt >= ATTEMPTS {
+                Err(error)
             } else {
                 Ok(RETRY_DELAY * attempt)
             }
@@ -401,21 +365,19 @@ impl Bridge {
             match self.cx.get_game(game_id).await {
                 Ok(Some(game)) => break game.ply + 1,
                 Ok(None) => {
-                    return Err(Reason::NotFound.status(tonic::Code::NotFound, "no such game"));
+                    return Err(PlayError::refused(Reason::NotFound, "no such game"));
                 }
-                Err(status) => sleep(retry(status)?).await,
+                Err(error) => sleep(retry(error)?).await,
             }
         };
         loop {
-            let request = game_pb::MakeMoveRequest {
-                game_id: game_id.to_owned(),
-                player_id: player_id.to_owned(),
-                r#move: uci.clone(),
-                ply: Some(ply),
-            };
-            match self.cx.backends.game.make_move(request).await {
+            let games = &self.cx.games;
+            match games
+                .make_move(game_id, player_id, uci.clone(), Some(ply))
+                .await
+            {
                 Ok(_) => return Ok(()),
-                Err(status) => sleep(retry(status)?).await,
+                Err(error) => sleep(retry(error)?).await,
             }
         }
     }
@@ -465,16 +427,11 @@ impl OwnedSeats {
     }
 }
 
-/// `1-0`, `0-1`, `1/2-1/2` or `*` (aborted).
-pub(super) fn result_of(result: i32) -> &'static str {
-    GameResult::pgn_of(GameResult::try_from(result).ok())
-}
-
-/// How the game ended, in words: `checkmate`, `threefold repetition`, …
-pub(super) fn termination_of(termination: i32) -> String {
-    Termination::try_from(termination)
-        .map_or("unknown", Termination::words)
-        .to_owned()
+/// The result as announced, `1-0`, `0-1`, `1/2-1/2` or `*` (aborted), and
+/// how the game ended, in words: `checkmate`, `threefold repetition`, …
+pub(super) fn ending_of(ended: &Ended) -> (&'static str, String) {
+    let how = ended.termination.map_or("unknown", Termination::words);
+    (GameResult::pgn_of(ended.result), how.to_owned())
 }
 
 /// Whether `key` is a player's key in hex (what a guest id carries).
@@ -488,12 +445,22 @@ mod tests {
 
     #[test]
     fn endings_in_words() {
-        assert_eq!(result_of(common::GameResult::BlackWins as i32), "0-1");
-        assert_eq!(result_of(0), "*");
+        let ended = |result, termination| Ended {
+            result,
+            termination,
+            winner: None,
+        };
         assert_eq!(
-            termination_of(common::Termination::ThreefoldRepetition as i32),
-            "threefold repetition"
+            ending_of(&ended(
+                Some(GameResult::Draw),
+                Some(Termination::ThreefoldRepetition)
+            )),
+            ("1/2-1/2", "threefold repetition".to_owned())
         );
-        assert_eq!(termination_of(99), "unknown");
+        assert_eq!(
+            ending_of(&ended(Some(GameResult::BlackWins), None)),
+            ("0-1", "unknown".to_owned())
+        );
+        assert_eq!(ending_of(&ended(None, None)).0, "*");
     }
 }

@@ -8,14 +8,17 @@ use std::{
     time::{Duration, Instant},
 };
 
-use chess_proto::{common::v1 as common, game::v1 as game_pb};
+use chess_proto::common::v1 as common;
 use chess_runtime::Reason;
 use nostr_sdk::prelude::Keys;
 use tokio::time::sleep;
 use tokio_util::sync::CancellationToken;
 
 use super::{bridge::GUEST_PREFIX, outbox::Outbox, protocol};
-use crate::core::clients::Backends;
+use crate::core::{
+    clients::Backends,
+    play::{Account, Games, PlayError},
+};
 
 /// Pause before calling a service again after it failed.
 pub(super) const RETRY_DELAY: Duration = Duration::from_millis(300);
@@ -28,7 +31,7 @@ pub(super) struct Identity {
     /// The key's place in the pairing queue.
     pub guest_id: String,
     /// The account the key is linked to, if any.
-    pub account: Option<common::RegisteredPlayer>,
+    pub account: Option<Account>,
 }
 
 impl Identity {
@@ -44,10 +47,10 @@ impl Identity {
 #[derive(Debug)]
 pub(super) struct Context {
     pub keys: Keys,
-    pub backends: Backends,
+    pub games: Games,
     pub outbox: Outbox,
     pub shutdown: CancellationToken,
-    links: Mutex<HashMap<String, (Instant, Option<common::RegisteredPlayer>)>>,
+    links: Mutex<HashMap<String, (Instant, Option<Account>)>>,
 }
 
 impl Context {
@@ -59,16 +62,14 @@ impl Context {
     ) -> Self {
         Self {
             keys,
-            backends,
+            games: Games::new(backends),
             outbox,
             shutdown,
             links: Mutex::default(),
         }
     }
 
-    fn links(
-        &self,
-    ) -> MutexGuard<'_, HashMap<String, (Instant, Option<common::RegisteredPlayer>)>> {
+    fn links(&self) -> MutexGuard<'_, HashMap<String, (Instant, Option<Account>)>> {
         // Entries are replaced whole; a panic elsewhere leaves none half-done.
         self.links.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -79,7 +80,7 @@ impl Context {
     }
 
     /// The account `key` is linked to, if any (cached briefly).
-    pub(super) async fn identity(&self, key: &str) -> Result<Identity, tonic::Status> {
+    pub(super) async fn identity(&self, key: &str) -> Result<Identity, PlayError> {
         let guest_id = format!("{GUEST_PREFIX}{key}");
         let cached = self
             .links()
@@ -89,16 +90,7 @@ impl Context {
         let account = match cached {
             Some(account) => account,
             None => {
-                let account = self
-                    .backends
-                    .rating
-                    .player_by_nostr_key(key)
-                    .await?
-                    .and_then(|r| r.profile)
-                    .map(|p| common::RegisteredPlayer {
-                        player_id: p.player_id,
-                        username: p.username,
-                    });
+                let account = self.games.account_of_nostr_key(key).await?;
                 let mut links = self.links();
                 links.retain(|_, (at, _)| at.elapsed() < LINK_CACHE);
                 links.insert(key.to_owned(), (Instant::now(), account.clone()));
@@ -112,14 +104,10 @@ impl Context {
     pub(super) async fn get_game(
         &self,
         game_id: &str,
-    ) -> Result<Option<common::GameState>, tonic::Status> {
-        let request = game_pb::GetGameRequest {
-            game_id: game_id.to_owned(),
-        };
-        match self.backends.game.for_game(game_id).get_game(request).await {
-            Ok(response) => Ok(response.into_inner().game),
-            Err(status) if Reason::of(&status) == Some(Reason::NotFound) => Ok(None),
-            Err(status) => Err(status),
+    ) -> Result<Option<common::GameState>, PlayError> {
+        match self.games.game(game_id).await {
+            Err(error) if error.reason() == Some(Reason::NotFound) => Ok(None),
+            answer => answer,
         }
     }
 

@@ -3,15 +3,13 @@
 //! the bridge's journal, asked and written through the bridge's
 //! [`Inbox`](super::inbox::Inbox).
 
-use chess_proto::common::v1 as common;
-use tokio_stream::StreamExt as _;
-
 use super::{
-    bridge::{OwnedSeats, result_of, termination_of},
+    bridge::{OwnedSeats, ending_of},
     context::Context,
     inbox::Inbox,
     protocol,
 };
+use crate::core::play::{Ended, GameEvent};
 
 /// Publishes a 20302 for each move of the game from the last one told,
 /// and one with the result when it ends; then tells the bridge it stopped.
@@ -34,9 +32,8 @@ async fn follow(cx: &Context, inbox: &Inbox, game_id: &str) {
         match cx.get_game(game_id).await {
             Ok(Some(game)) => {
                 fen.get_or_insert(game.fen.clone());
-                if game.status == common::GameStatus::Finished as i32 && game.ply <= told {
-                    let result = (result_of(game.result), termination_of(game.termination));
-                    announce_end(cx, inbox, &seats, &game.fen, result);
+                if let Some(ended) = Ended::of_game(&game).filter(|_| game.ply <= told) {
+                    announce_end(cx, inbox, &seats, &game.fen, ending_of(&ended));
                     return;
                 }
             }
@@ -52,10 +49,10 @@ async fn follow(cx: &Context, inbox: &Inbox, game_id: &str) {
                 return;
             }
         }
-        let mut stream = match cx.backends.game.watch_game(game_id, Some(told)).await {
+        let mut events = match cx.games.watch(game_id, told, None).await {
             Ok(events) => events,
-            Err(status) => {
-                tracing::debug!(game_id, error = %status, "cannot follow a Nostr game; retrying");
+            Err(error) => {
+                tracing::debug!(game_id, %error, "cannot follow a Nostr game; retrying");
                 if cx.pause().await {
                     continue;
                 }
@@ -63,29 +60,29 @@ async fn follow(cx: &Context, inbox: &Inbox, game_id: &str) {
             }
         };
         loop {
-            let message = tokio::select! {
-                message = stream.next() => message,
+            let event = tokio::select! {
+                event = events.next() => event,
                 () = cx.shutdown.cancelled() => return,
             };
-            let Some(Ok(message)) = message else { break };
-            let Some(event) = message.event else { continue };
-            match event.kind {
-                Some(common::game_event::Kind::MoveMade(made)) => {
+            let Some(event) = event else { break };
+            match event {
+                GameEvent::Moved {
+                    ply, fen: after, ..
+                } => {
                     let Some(told) = inbox.told_ply(game_id).await else {
                         return;
                     };
-                    if event.ply <= told {
+                    if ply <= told {
                         continue;
                     }
                     cx.outbox
-                        .publish(protocol::state(&cx.keys, &seats.borrow(), &made.fen, None));
-                    fen = Some(made.fen);
-                    inbox.told(game_id, event.ply);
+                        .publish(protocol::state(&cx.keys, &seats.borrow(), &after, None));
+                    fen = Some(after);
+                    inbox.told(game_id, ply);
                 }
-                Some(common::game_event::Kind::GameEnded(ended)) => {
-                    let result = (result_of(ended.result), termination_of(ended.termination));
+                GameEvent::Ended(ended) => {
                     let fen = fen.clone().unwrap_or_default();
-                    announce_end(cx, inbox, &seats, &fen, result);
+                    announce_end(cx, inbox, &seats, &fen, ending_of(&ended));
                     return;
                 }
                 _ => {}

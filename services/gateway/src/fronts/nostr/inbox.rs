@@ -1,10 +1,10 @@
 //! How the bridge's tasks reach the state only the bridge's own task
 //! touches: commands on a channel, questions with a oneshot reply.
 
-use chess_proto::matchmaking::v1 as mm_pb;
 use tokio::sync::{mpsc, oneshot};
 
 use super::bridge::OwnedSeats;
+use crate::core::play::Pairing;
 
 /// What the bridge's tasks ask of it.
 #[derive(Debug)]
@@ -32,7 +32,7 @@ pub(super) enum Command {
     },
     Paired {
         key: String,
-        paired: mm_pb::Paired,
+        paired: Pairing,
     },
     /// A wait ended: for good (`ended`), or only for now (shutdown).
     StoppedWaiting {
@@ -86,7 +86,7 @@ impl Inbox {
         self.send(Command::Unfollowed { game_id });
     }
 
-    pub(super) fn paired(&self, key: &str, paired: mm_pb::Paired) {
+    pub(super) fn paired(&self, key: &str, paired: Pairing) {
         let key = key.to_owned();
         self.send(Command::Paired { key, paired });
     }

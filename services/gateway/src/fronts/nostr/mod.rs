@@ -159,7 +159,9 @@ pub async fn start(
     std::fs::create_dir_all(&args.nostr_data_dir).map_err(journal_error)?;
     let journal = journal::Journal::open(
         &journal_path,
-        bridge::now_secs().saturating_sub(bridge::WINDOW_SECS),
+        chess_domain::Timestamp::now()
+            .unsigned_secs()
+            .saturating_sub(bridge::WINDOW_SECS),
     )
     .map_err(journal_error)?;
 
@@ -219,7 +221,9 @@ pub async fn start(
         ])
         .pubkey(key)
         .since(Timestamp::from(
-            bridge::now_secs().saturating_sub(bridge::WINDOW_SECS),
+            chess_domain::Timestamp::now()
+                .unsigned_secs()
+                .saturating_sub(bridge::WINDOW_SECS),
         ));
     pool.subscribe(filter, SubscribeOptions::default())
         .await

@@ -4,20 +4,23 @@
 
 use std::time::Duration;
 
-use chess_proto::{
-    common::v1 as common,
-    matchmaking::v1::{self as mm_pb, join_pairing_queue_response::Update},
-};
-use chess_runtime::Reason;
+use chess_domain::{ColorChoice, Timestamp};
 
-use super::{bridge::now_secs, context::Context, inbox::Inbox};
+use super::{context::Context, inbox::Inbox};
+use crate::core::play::{Pool, QueueUpdate, Seek};
 
 /// How long a request to play waits for an opponent.
 const QUEUE_LIFETIME: Duration = Duration::from_secs(10 * 60);
 
-/// Waits for an opponent for `key`, asking since `since` (Unix seconds),
-/// and tells the bridge how the wait ended.
-pub(super) async fn wait(cx: &Context, inbox: &Inbox, key: String, since: u64, told_queued: bool) {
+/// Waits for an opponent for `key`, asking since `since`, and tells the
+/// bridge how the wait ended.
+pub(super) async fn wait(
+    cx: &Context,
+    inbox: &Inbox,
+    key: String,
+    since: Timestamp,
+    told_queued: bool,
+) {
     let ended = wait_for_opponent(cx, inbox, &key, since, told_queued).await;
     inbox.stopped_waiting(key, ended);
 }
@@ -33,51 +36,41 @@ async fn wait_for_opponent(
     cx: &Context,
     inbox: &Inbox,
     key: &str,
-    since: u64,
+    since: Timestamp,
     mut told_queued: bool,
 ) -> bool {
-    let left = (since + QUEUE_LIFETIME.as_secs()).saturating_sub(now_secs());
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(left);
-    let asked_at = prost_types::Timestamp {
-        seconds: i64::try_from(since).unwrap_or(i64::MAX),
-        nanos: 0,
-    };
+    let left = since.after(QUEUE_LIFETIME).since(Timestamp::now());
+    let deadline = tokio::time::Instant::now() + left;
     loop {
         if tokio::time::Instant::now() >= deadline {
             break;
         }
         let identity = match cx.identity(key).await {
             Ok(identity) => identity,
-            Err(status) => {
-                tracing::warn!(error = %status, "cannot look up a Nostr key's account; retrying");
+            Err(error) => {
+                tracing::warn!(%error, "cannot look up a Nostr key's account; retrying");
                 if cx.pause_until(deadline).await {
                     continue;
                 }
                 break;
             }
         };
-        let request = mm_pb::JoinPairingQueueRequest {
-            guest_id: identity.guest_id.clone(),
+        let seek = Seek {
+            guest_id: identity.guest_id,
             display_name: display_name(key),
-            color: common::ColorChoice::Either as i32,
-            connected_at: Some(asked_at),
-            pool: mm_pb::PairingPool::Nostr as i32,
-            account: identity.account.clone(),
+            color: ColorChoice::Either,
+            since,
+            pool: Pool::Nostr,
+            account: identity.account,
         };
-        let mut stream = match cx
-            .backends
-            .matchmaking
-            .acting(&identity.guest_id)
-            .join_pairing_queue(request)
-            .await
-        {
-            Ok(response) => response.into_inner(),
-            Err(status) if Reason::of(&status).is_some() => {
-                cx.reply(key, &format!("error:{}", status.message()));
+        let mut queue = match cx.games.join_queue(seek).await {
+            Ok(queue) => queue,
+            Err(error) if error.reason().is_some() => {
+                cx.reply(key, &format!("error:{}", error.message()));
                 return true;
             }
-            Err(status) => {
-                tracing::warn!(error = %status, "cannot join the pairing queue; retrying");
+            Err(error) => {
+                tracing::warn!(%error, "cannot join the pairing queue; retrying");
                 if cx.pause_until(deadline).await {
                     continue;
                 }
@@ -86,29 +79,25 @@ async fn wait_for_opponent(
         };
         loop {
             let update = tokio::select! {
-                update = stream.message() => update,
+                update = queue.next() => update,
                 () = tokio::time::sleep_until(deadline) => break,
                 () = cx.shutdown.cancelled() => return false,
             };
             match update {
-                Ok(Some(mm_pb::JoinPairingQueueResponse {
-                    update: Some(Update::Queued(_)),
-                })) => {
+                Some(QueueUpdate::Queued) => {
                     if !told_queued {
                         told_queued = true;
                         cx.reply(key, "queued");
                     }
                 }
-                Ok(Some(mm_pb::JoinPairingQueueResponse {
-                    update: Some(Update::Paired(paired)),
-                })) => {
+                Some(QueueUpdate::Paired(paired)) => {
                     inbox.paired(key, paired);
                     return true;
                 }
-                Ok(Some(_)) => {}
+                Some(QueueUpdate::Other) => {}
                 // Matchmaking restarted: queue again, keeping the time
                 // of the request, which orders the waiters.
-                Ok(None) | Err(_) => break,
+                None => break,
             }
         }
         if !cx.pause_until(deadline).await {
