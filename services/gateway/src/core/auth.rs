@@ -12,13 +12,10 @@
 //! `v1` tokens (before sessions could end) carry neither, so they could never
 //! be revoked: they are refused, and their holders sign in again once.
 
-use std::{
-    fmt,
-    path::Path,
-    time::{Duration, SystemTime, UNIX_EPOCH},
-};
+use std::{fmt, path::Path, time::Duration};
 
 use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
+use chess_domain::Timestamp;
 use chess_runtime::secret::{HmacKey, random_key, read_key_file};
 use http::HeaderMap;
 
@@ -91,13 +88,6 @@ impl fmt::Debug for Tokens {
     }
 }
 
-/// Now, in Unix seconds.
-pub fn now_secs() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-}
-
 impl Tokens {
     /// Tokens signed with `key`, valid for `ttl`.
     pub fn new(key: &[u8], ttl: Duration) -> Result<Self, KeyError> {
@@ -163,7 +153,7 @@ impl Tokens {
 
     /// A token for a new session of the player, expiring `ttl` from now.
     pub fn issue(&self, player_id: &str, username: &str, generation: i64) -> (String, Session) {
-        self.issue_at(player_id, username, generation, now_secs())
+        self.issue_at(player_id, username, generation, Timestamp::now().secs())
     }
 
     /// The session `token` vouches for at `now` (Unix seconds).
@@ -227,7 +217,8 @@ impl Tokens {
             .strip_prefix("Bearer ")
             .or_else(|| value.strip_prefix("bearer "))
             .ok_or(TokenError::NotBearer)?;
-        self.verify_at(token.trim(), now_secs()).map(Some)
+        self.verify_at(token.trim(), Timestamp::now().secs())
+            .map(Some)
     }
 }
 
@@ -329,7 +320,7 @@ mod tests {
         let from_file = Tokens::from_config(None, Some(&path), ttl).unwrap();
         let from_flag = Tokens::from_config(Some("a secret of some length"), None, ttl).unwrap();
         let (token, _) = from_file.issue("p", "u", 0);
-        assert!(from_flag.verify_at(&token, now_secs()).is_ok());
+        assert!(from_flag.verify_at(&token, Timestamp::now().secs()).is_ok());
         assert!(matches!(
             Tokens::from_config(Some("a secret of some length"), Some(&path), ttl),
             Err(KeyError::Both)

@@ -2,10 +2,7 @@
 //! written as `.eml` files into a directory (the one-machine default, where
 //! any mail program can open them).
 
-use std::{
-    path::{Path, PathBuf},
-    time::{SystemTime, UNIX_EPOCH},
-};
+use std::path::{Path, PathBuf};
 
 use lettre::{
     AsyncSmtpTransport, AsyncTransport as _, Message, Tokio1Executor,
@@ -135,9 +132,7 @@ async fn write_eml(dir: &Path, bytes: &[u8]) -> Result<(), MailError> {
         source,
     };
     tokio::fs::create_dir_all(dir).await.map_err(failed)?;
-    let ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
+    let ms = chess_domain::Timestamp::now().millis();
     let name = format!("{ms}-{}", uuid::Uuid::new_v4().simple());
     let partial = dir.join(format!(".{name}.tmp"));
     tokio::fs::write(&partial, bytes).await.map_err(failed)?;

@@ -11,17 +11,14 @@
 
 use std::{sync::Arc, time::Duration};
 
-use chess_proto::{
-    common::v1::{self as common, game_event::Kind},
-    game::v1 as game,
-    rating::v1::{self as rating, get_player_request::Key},
-};
+use chess_domain::Color;
+use chess_proto::common::v1 as common;
 use tokio::sync::Semaphore;
-use tokio_stream::StreamExt as _;
 
 use crate::core::{
     clients::Backends,
     mail::{Mail, Mailer},
+    play::{DailyMove, Games},
     players::{display_name, registered_id},
     public_url::PublicUrl,
 };
@@ -34,7 +31,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(10);
 /// Announces the moves of daily games by email.
 #[derive(Debug)]
 pub struct Notifier {
-    backends: Backends,
+    games: Games,
     mailer: Mailer,
     /// Base of the links in the emails.
     public_url: PublicUrl,
@@ -43,7 +40,7 @@ pub struct Notifier {
 impl Notifier {
     pub fn new(backends: Backends, mailer: Mailer, public_url: PublicUrl) -> Arc<Self> {
         Arc::new(Self {
-            backends,
+            games: Games::new(backends),
             mailer,
             public_url,
         })
@@ -55,34 +52,30 @@ impl Notifier {
         let mut backoff = Duration::from_millis(200);
         while !shutdown.is_cancelled() {
             let opened = tokio::select! {
-                opened = self.backends.game.watch_daily_games() => opened,
+                opened = self.games.daily_moves() => opened,
                 () = shutdown.cancelled() => return,
             };
             match opened {
-                Ok(mut stream) => {
+                Ok(mut moves) => {
                     tracing::info!("following daily games for email notices");
                     backoff = Duration::from_millis(200);
                     loop {
                         let next = tokio::select! {
-                            next = stream.next() => next,
+                            next = moves.next() => next,
                             () = shutdown.cancelled() => return,
                         };
                         match next {
-                            Some(Ok(response)) => {
-                                if let Some(event) = response.event {
-                                    self.dispatch(event, &sends);
-                                }
-                            }
+                            Some(Ok(made)) => self.dispatch(made, &sends),
                             None => break,
-                            Some(Err(status)) => {
-                                tracing::warn!(error = %status.message(), "daily game stream broke; reconnecting");
+                            Some(Err(error)) => {
+                                tracing::warn!(error = %error.message(), "daily game stream broke; reconnecting");
                                 break;
                             }
                         }
                     }
                 }
-                Err(status) => {
-                    tracing::debug!(error = %status.message(), "game service unreachable; retrying");
+                Err(error) => {
+                    tracing::debug!(error = %error.message(), "game service unreachable; retrying");
                 }
             }
             tokio::select! {
@@ -93,12 +86,9 @@ impl Notifier {
         }
     }
 
-    /// Sends the notice for `event`, if it is a move, on its own task so a
-    /// slow mail server never holds up the stream.
-    fn dispatch(self: &Arc<Self>, event: common::GameEvent, sends: &Arc<Semaphore>) {
-        let Some(Kind::MoveMade(made)) = event.kind else {
-            return;
-        };
+    /// Sends the notice for `made` on its own task so a slow mail server
+    /// never holds up the stream.
+    fn dispatch(self: &Arc<Self>, made: DailyMove, sends: &Arc<Semaphore>) {
         let this = Arc::clone(self);
         let sends = Arc::clone(sends);
         tokio::spawn(async move {
@@ -106,26 +96,21 @@ impl Notifier {
             let Ok(_permit) = sends.acquire().await else {
                 return;
             };
-            if let Err(e) = this.announce(&event.game_id, &made).await {
-                tracing::warn!(game_id = event.game_id, error = %e, "could not send a move notice");
+            if let Err(e) = this.announce(&made).await {
+                tracing::warn!(game_id = made.game_id, error = %e, "could not send a move notice");
             }
         });
     }
 
-    async fn announce(&self, game_id: &str, made: &common::MoveMade) -> Result<(), String> {
+    async fn announce(&self, made: &DailyMove) -> Result<(), String> {
+        let game_id = &made.game_id;
         let state = self
-            .backends
-            .game
-            .for_game(game_id)
-            .get_game(game::GetGameRequest {
-                game_id: game_id.to_owned(),
-            })
+            .games
+            .game(game_id)
             .await
-            .map_err(|s| format!("cannot read the game: {}", s.message()))?
-            .into_inner()
-            .game
+            .map_err(|e| format!("cannot read the game: {}", e.message()))?
             .ok_or("the game service sent no game")?;
-        let mover_is_white = made.color == common::Color::White as i32;
+        let mover_is_white = made.color == Some(Color::White);
         let (mover, opponent) = if mover_is_white {
             (&state.white, &state.black)
         } else {
@@ -136,16 +121,10 @@ impl Notifier {
             return Ok(());
         };
         let email = self
-            .backends
-            .rating
-            .rpc()
-            .get_player(rating::GetPlayerRequest {
-                key: Some(Key::PlayerId(opponent_id.to_owned())),
-            })
+            .games
+            .email_of(opponent_id)
             .await
-            .map_err(|s| format!("cannot read the opponent's account: {}", s.message()))?
-            .into_inner()
-            .email;
+            .map_err(|e| format!("cannot read the opponent's account: {}", e.message()))?;
         if email.is_empty() {
             return Ok(());
         }
@@ -157,11 +136,7 @@ impl Notifier {
             &self.public_url,
         );
         self.mailer.send(&mail).await.map_err(|e| e.to_string())?;
-        tracing::debug!(
-            game_id,
-            ply = made.r#move.as_ref().map_or(0, |m| m.ply),
-            "move notice sent"
-        );
+        tracing::debug!(game_id, ply = made.ply, "move notice sent");
         Ok(())
     }
 }
@@ -181,17 +156,13 @@ fn compose(
     to: &str,
     state: &common::GameState,
     mover: &str,
-    made: &common::MoveMade,
+    made: &DailyMove,
     public_url: &PublicUrl,
 ) -> Mail {
-    let (ply, san) = made
-        .r#move
-        .as_ref()
-        .map_or((0, ""), |m| (m.ply, m.san.as_str()));
     let white = display_name(state.white.as_ref());
     let black = display_name(state.black.as_ref());
     let game_id = &state.game_id;
-    let played = numbered(ply, san);
+    let played = numbered(made.ply, &made.san);
     let turn_hours = match state.time_control.as_ref().and_then(|t| t.kind.as_ref()) {
         Some(common::time_control::Kind::Daily(d)) => d.turn_hours,
         _ => 0,
@@ -249,15 +220,11 @@ mod tests {
             status: common::GameStatus::Active as i32,
             ..Default::default()
         };
-        let made = common::MoveMade {
-            r#move: Some(common::PlayedMove {
-                ply: 1,
-                uci: "e2e4".into(),
-                san: "e4".into(),
-                ..Default::default()
-            }),
-            color: common::Color::White as i32,
-            ..Default::default()
+        let made = DailyMove {
+            game_id: "g123".into(),
+            ply: 1,
+            san: "e4".into(),
+            color: Some(Color::White),
         };
         let mail = compose(
             "bob@example.org",

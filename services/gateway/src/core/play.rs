@@ -187,6 +187,48 @@ impl GameEvents {
     }
 }
 
+/// A move of a daily game, as its notice tells it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DailyMove {
+    pub game_id: String,
+    pub ply: u32,
+    pub san: String,
+    /// The side that moved.
+    pub color: Option<Color>,
+}
+
+/// The moves of every daily game, as they are made.
+pub struct DailyMoves(EventStream<game_pb::WatchDailyGamesResponse>);
+
+impl std::fmt::Debug for DailyMoves {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DailyMoves").finish_non_exhaustive()
+    }
+}
+
+impl DailyMoves {
+    /// The next move (the games' other events are passed over); `None`
+    /// once the stream has ended, an error once it broke.
+    pub async fn next(&mut self) -> Option<Result<DailyMove, PlayError>> {
+        loop {
+            let event = match self.0.next().await? {
+                Ok(response) => response.event,
+                Err(status) => return Some(Err(status.into())),
+            };
+            let Some(event) = event else { continue };
+            if let Some(common::game_event::Kind::MoveMade(made)) = event.kind {
+                let (ply, san) = made.r#move.map_or((0, String::new()), |m| (m.ply, m.san));
+                return Some(Ok(DailyMove {
+                    game_id: event.game_id,
+                    ply,
+                    san,
+                    color: color_from_pb(made.color),
+                }));
+            }
+        }
+    }
+}
+
 /// A pairing made by the matchmaking service.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pairing {
@@ -326,6 +368,11 @@ impl Games {
         Ok(GameEvents(events))
     }
 
+    /// Follows the moves of every daily game.
+    pub async fn daily_moves(&self) -> Result<DailyMoves, PlayError> {
+        Ok(DailyMoves(self.backends.game.watch_daily_games().await?))
+    }
+
     /// Joins the pairing queue for `seek`.
     pub async fn join_queue(&self, seek: Seek) -> Result<Queue, PlayError> {
         let request = mm_pb::JoinPairingQueueRequest {
@@ -449,16 +496,29 @@ impl Games {
 
     /// The Nostr key linked to the account `player_id`, if any.
     pub async fn nostr_key_of(&self, player_id: &str) -> Result<Option<String>, PlayError> {
+        let profile = self.player(player_id).await?.profile;
+        Ok(profile
+            .map(|p| p.nostr_public_key)
+            .filter(|k| !k.is_empty()))
+    }
+
+    /// The email address of the account `player_id`, empty if it gave none.
+    pub async fn email_of(&self, player_id: &str) -> Result<String, PlayError> {
+        Ok(self.player(player_id).await?.email)
+    }
+
+    async fn player(&self, player_id: &str) -> Result<rating_pb::GetPlayerResponse, PlayError> {
         let request = rating_pb::GetPlayerRequest {
             key: Some(rating_pb::get_player_request::Key::PlayerId(
                 player_id.to_owned(),
             )),
         };
-        let response = self.backends.rating.rpc().get_player(request).await?;
-        Ok(response
-            .into_inner()
-            .profile
-            .map(|p| p.nostr_public_key)
-            .filter(|k| !k.is_empty()))
+        Ok(self
+            .backends
+            .rating
+            .rpc()
+            .get_player(request)
+            .await?
+            .into_inner())
     }
 }
