@@ -115,7 +115,7 @@ impl Ended {
     }
 
     /// How `game` ended, if it has.
-    pub fn of_game(game: &common::GameState) -> Option<Self> {
+    fn of_game(game: &common::GameState) -> Option<Self> {
         if game.status != common::GameStatus::Finished as i32 {
             return None;
         }
@@ -125,6 +125,32 @@ impl Ended {
             termination: Termination::try_from(game.termination).ok(),
             winner: result.and_then(GameResult::winner),
         })
+    }
+}
+
+/// A game as a front that follows it needs it: who plays it, where it
+/// stands, and how it ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GameSummary {
+    /// `None` for a side the service names in a way this gateway cannot read.
+    pub white: Option<Participant>,
+    pub black: Option<Participant>,
+    /// The position now.
+    pub fen: String,
+    /// Plies played.
+    pub ply: u32,
+    pub ended: Option<Ended>,
+}
+
+impl GameSummary {
+    fn of(game: &common::GameState) -> Self {
+        Self {
+            white: Participant::from_pb(game.white.as_ref()).ok(),
+            black: Participant::from_pb(game.black.as_ref()).ok(),
+            fen: game.fen.clone(),
+            ply: game.ply,
+            ended: Ended::of_game(game),
+        }
     }
 }
 
@@ -403,6 +429,11 @@ impl Games {
         let mut game = self.backends.game.for_game(game_id);
         let request = game_pb::GetGameRequest::from_id(game_id);
         Ok(game.get_game(request).await?.into_inner().game)
+    }
+
+    /// The game in summary; `None` if the service sent none.
+    pub async fn summary(&self, game_id: &str) -> Result<Option<GameSummary>, PlayError> {
+        Ok(self.game(game_id).await?.as_ref().map(GameSummary::of))
     }
 
     /// The game's PGN.

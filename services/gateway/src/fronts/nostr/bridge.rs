@@ -14,8 +14,7 @@
 
 use std::{collections::HashSet, sync::Arc};
 
-use chess_domain::{Color, GameResult, Termination, Timestamp};
-use chess_proto::common::v1 as common;
+use chess_domain::{Color, GameResult, Participant, Termination, Timestamp};
 use chess_runtime::Reason;
 use nostr_sdk::prelude::{Event, PublicKey};
 use tokio::{sync::mpsc, time::sleep};
@@ -271,21 +270,17 @@ impl Bridge {
             return Some(OwnedSeats::new(game_id, &game.white, &game.black));
         }
         let game = self.cx.get_game(game_id).await.ok()??;
-        let white = self.key_of(game.white.as_ref()).await?;
-        let black = self.key_of(game.black.as_ref()).await?;
+        let white = self.key_of(game.white.as_ref()?).await?;
+        let black = self.key_of(game.black.as_ref()?).await?;
         Some(OwnedSeats::new(game_id, &white, &black))
     }
 
     /// The Nostr key of a player of a game, if it has one.
-    async fn key_of(&self, player: Option<&common::Player>) -> Option<String> {
-        match player?.kind.as_ref()? {
-            common::player::Kind::Guest(g) => {
-                g.guest_id.strip_prefix(GUEST_PREFIX).map(str::to_owned)
-            }
-            common::player::Kind::Registered(r) => {
-                self.cx.games.nostr_key_of(&r.player_id).await.ok()?
-            }
-            common::player::Kind::Engine(_) => None,
+    async fn key_of(&self, player: &Participant) -> Option<String> {
+        match player {
+            Participant::Guest { id, .. } => id.strip_prefix(GUEST_PREFIX).map(str::to_owned),
+            Participant::Registered { id, .. } => self.cx.games.nostr_key_of(id).await.ok()?,
+            Participant::Engine { .. } => None,
         }
     }
 

@@ -9,7 +9,7 @@ use super::{
     inbox::Inbox,
     protocol,
 };
-use crate::core::play::{Ended, GameEvent};
+use crate::core::play::GameEvent;
 
 /// Publishes a 20302 for each move of the game from the last one told,
 /// and one with the result when it ends; then tells the bridge it stopped.
@@ -32,7 +32,7 @@ async fn follow(cx: &Context, inbox: &Inbox, game_id: &str) {
         match cx.get_game(game_id).await {
             Ok(Some(game)) => {
                 fen.get_or_insert(game.fen.clone());
-                if let Some(ended) = Ended::of_game(&game).filter(|_| game.ply <= told) {
+                if let Some(ended) = game.ended.filter(|_| game.ply <= told) {
                     announce_end(cx, inbox, &seats, &game.fen, ending_of(&ended));
                     return;
                 }
