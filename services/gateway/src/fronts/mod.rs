@@ -1,7 +1,9 @@
 //! The external protocols besides the public gRPC API, one module each. A
 //! front parses its protocol at the edge, calls the shared
-//! [`core`](crate::core), and renders the answers back; no front reaches
-//! into another.
+//! [`core`](crate::core) (for play, its [`Games`](crate::core::play::Games)
+//! handle, in domain terms: no front sees the internal services' messages
+//! or statuses), and renders the answers back; no front reaches into
+//! another.
 //!
 //! - [`web`]: plain HTTP on the public port, beside gRPC and gRPC-Web: the
 //!   web page (its embedded script and assets) and a game at `/games/<id>`,

@@ -1,5 +1,5 @@
-//! What the bridge and its tasks share: the server's keys, the clients of
-//! the internal services, the outbox, and the short-lived cache of which
+//! What the bridge and its tasks share: the server's keys, the core's
+//! [`Games`](crate::core::play::Games), the outbox, and the short-lived cache of which
 //! account a key is linked to.
 
 use std::{
