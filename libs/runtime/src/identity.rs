@@ -23,10 +23,11 @@ use std::{
     pin::Pin,
     sync::Arc,
     task::{Context, Poll},
-    time::{Duration, SystemTime, UNIX_EPOCH},
+    time::Duration,
 };
 
 use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD as B64};
+use chess_domain::Timestamp;
 use hmac::Mac as _;
 use tonic::{Code, Status, metadata::MetadataValue, service::interceptor::InterceptedService};
 
@@ -138,8 +139,8 @@ pub struct Claims {
     pub player: Option<String>,
     /// The game the call acts in, if any.
     pub game: Option<String>,
-    /// When the assertion stops being accepted, in Unix milliseconds.
-    pub expires_ms: u64,
+    /// When the assertion stops being accepted.
+    pub expires: Timestamp,
 }
 
 /// Why an assertion was refused.
@@ -161,25 +162,15 @@ impl From<AssertionError> for Status {
     }
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
 /// The assertion for `caller` acting for `player` in `game` until
-/// `expires_ms`, signed with `key`. Built in one buffer: the gateway mints
+/// `expires`, signed with `key`. Built in one buffer: the gateway mints
 /// one for every move it relays.
 fn sign(
     key: &InternalKey,
     caller: &str,
     player: Option<&str>,
     game: Option<&str>,
-    expires_ms: u64,
+    expires: Timestamp,
 ) -> String {
     let fields = caller.len() + player.map_or(0, str::len) + game.map_or(0, str::len);
     // base64 makes 4 bytes of 3; the rest is the version, the dots, the
@@ -192,7 +183,7 @@ fn sign(
     out.push('.');
     B64.encode_string(game.unwrap_or_default(), &mut out);
     out.push('.');
-    out.push_str(&expires_ms.to_string());
+    out.push_str(&expires.millis().to_string());
     let mut mac = key.mac();
     mac.update(out.as_bytes());
     out.push('.');
@@ -200,8 +191,12 @@ fn sign(
     out
 }
 
-/// The claims of `assertion` if `key` signed it and it is valid at `now_ms`.
-pub fn verify(key: &InternalKey, assertion: &str, now_ms: u64) -> Result<Claims, AssertionError> {
+/// The claims of `assertion` if `key` signed it and it is valid at `now`.
+pub fn verify(
+    key: &InternalKey,
+    assertion: &str,
+    now: Timestamp,
+) -> Result<Claims, AssertionError> {
     // Caller, player and game are bounded, so a longer one is no assertion.
     if assertion.len() > 4 * MAX_FIELD_BYTES {
         return Err(AssertionError::Malformed);
@@ -238,16 +233,22 @@ pub fn verify(key: &InternalKey, assertion: &str, now_ms: u64) -> Result<Claims,
     let optional = |f: &str| -> Result<Option<String>, AssertionError> {
         Ok(Some(text(f)?).filter(|s| !s.is_empty()))
     };
-    let expires_ms: u64 = expires.parse().map_err(|_| AssertionError::Malformed)?;
+    // Digits only, as minted: no sign.
+    let expires = expires
+        .parse::<u64>()
+        .ok()
+        .and_then(|ms| i64::try_from(ms).ok())
+        .map(Timestamp::from_millis)
+        .ok_or(AssertionError::Malformed)?;
     // Minted for at most LIFETIME: one expiring later was not minted here.
-    if expires_ms < now_ms || expires_ms > now_ms + millis(LIFETIME + SKEW) {
+    if expires < now || expires > now.after(LIFETIME + SKEW) {
         return Err(AssertionError::Expired);
     }
     Ok(Claims {
         caller: text(caller)?,
         player: optional(player)?,
         game: optional(game)?,
-        expires_ms,
+        expires,
     })
 }
 
@@ -255,7 +256,7 @@ pub fn verify(key: &InternalKey, assertion: &str, now_ms: u64) -> Result<Claims,
 /// check a server makes of an assertion carried in a message rather than
 /// in the call's metadata.
 pub fn verify_now(key: &InternalKey, assertion: &str) -> Result<Claims, AssertionError> {
-    verify(key, assertion, now_ms())
+    verify(key, assertion, Timestamp::now())
 }
 
 /// Mints assertions for one calling service.
@@ -282,15 +283,15 @@ impl Signer {
     /// An assertion for a call acting for `player` in `game` (either may be
     /// none), valid for [`LIFETIME`] from now.
     pub fn mint(&self, player: Option<&str>, game: Option<&str>) -> Result<String, Status> {
-        self.mint_expiring(player, game, now_ms() + millis(LIFETIME))
+        self.mint_expiring(player, game, Timestamp::now().after(LIFETIME))
     }
 
-    /// An assertion as [`mint`](Self::mint) makes, expiring at `expires_ms`.
+    /// An assertion as [`mint`](Self::mint) makes, expiring at `expires`.
     pub fn mint_expiring(
         &self,
         player: Option<&str>,
         game: Option<&str>,
-        expires_ms: u64,
+        expires: Timestamp,
     ) -> Result<String, Status> {
         for (what, field) in [("player", player), ("game", game)] {
             if field.is_some_and(|f| f.len() > MAX_FIELD_BYTES) {
@@ -299,7 +300,7 @@ impl Signer {
                 )));
             }
         }
-        Ok(sign(&self.key, &self.caller, player, game, expires_ms))
+        Ok(sign(&self.key, &self.caller, player, game, expires))
     }
 
     /// An interceptor that puts a fresh assertion for `player` in `game`
@@ -430,7 +431,7 @@ impl<S> Verify<S> {
             .ok_or(AssertionError::Missing)?
             .to_str()
             .map_err(|_| AssertionError::Malformed)?;
-        verify(&self.key, value, now_ms())
+        verify(&self.key, value, Timestamp::now())
     }
 }
 
@@ -475,7 +476,11 @@ mod tests {
         InternalKey::from_bytes(&[byte; 32]).unwrap()
     }
 
-    const NOW: u64 = 1_800_000_000_000;
+    const NOW: Timestamp = Timestamp::from_millis(1_800_000_000_000);
+
+    fn at(ms: i64) -> Timestamp {
+        Timestamp::from_millis(NOW.millis() + ms)
+    }
 
     fn sign_claims(key: &InternalKey, c: &Claims) -> String {
         sign(
@@ -483,7 +488,7 @@ mod tests {
             &c.caller,
             c.player.as_deref(),
             c.game.as_deref(),
-            c.expires_ms,
+            c.expires,
         )
     }
 
@@ -492,7 +497,7 @@ mod tests {
             caller: "gateway".to_owned(),
             player: player.map(str::to_owned),
             game: game.map(str::to_owned),
-            expires_ms: NOW + 30_000,
+            expires: at(30_000),
         }
     }
 
@@ -530,8 +535,11 @@ mod tests {
             verify(&key(1), &forged, NOW),
             Err(AssertionError::BadSignature)
         );
-        let longer =
-            assertion.replacen(&(NOW + 30_000).to_string(), &(NOW + 50_000).to_string(), 1);
+        let longer = assertion.replacen(
+            &at(30_000).millis().to_string(),
+            &at(50_000).millis().to_string(),
+            1,
+        );
         assert_eq!(
             verify(&key(1), &longer, NOW),
             Err(AssertionError::BadSignature)
@@ -544,14 +552,14 @@ mod tests {
     #[test]
     fn an_expired_assertion_is_refused() {
         let assertion = sign_claims(&key(1), &claims(Some("p1"), None));
-        assert!(verify(&key(1), &assertion, NOW + 30_000).is_ok());
+        assert!(verify(&key(1), &assertion, at(30_000)).is_ok());
         assert_eq!(
-            verify(&key(1), &assertion, NOW + 30_001),
+            verify(&key(1), &assertion, at(30_001)),
             Err(AssertionError::Expired)
         );
         // Expiring beyond any lifetime minted here.
         let far = Claims {
-            expires_ms: NOW + 3_600_000,
+            expires: at(3_600_000),
             ..claims(None, None)
         };
         assert_eq!(
@@ -573,7 +581,7 @@ mod tests {
     fn minted_assertions_verify_and_bound_their_fields() {
         let signer = Signer::new(key(1), "matchmaking");
         let assertion = signer.mint(Some("p1"), Some("")).unwrap();
-        let c = verify(&key(1), &assertion, now_ms()).unwrap();
+        let c = verify(&key(1), &assertion, Timestamp::now()).unwrap();
         assert_eq!(c.caller, "matchmaking");
         assert_eq!(c.player.as_deref(), Some("p1"));
         assert_eq!(c.game, None);

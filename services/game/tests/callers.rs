@@ -4,6 +4,7 @@
 
 mod common;
 
+use chess_domain::Timestamp;
 use chess_proto::game::v1::{self as pb, game_service_client::GameServiceClient};
 use chess_runtime::{InternalKey, Reason, Signer, identity::HEADER};
 use common::*;
@@ -33,10 +34,6 @@ fn test_signer() -> Signer {
     chess_testkit::signer("gateway")
 }
 
-fn now_ms() -> u64 {
-    chess_domain::now_ms().try_into().unwrap()
-}
-
 #[tokio::test]
 async fn calls_without_a_valid_assertion_are_refused_and_change_nothing() {
     let (_dir, service, mut signed) = on_sqlite().await;
@@ -56,7 +53,11 @@ async fn calls_without_a_valid_assertion_are_refused_and_change_nothing() {
             "an expired assertion",
             Some(
                 test_signer()
-                    .mint_expiring(Some("w"), Some(&game), now_ms() - 1_000)
+                    .mint_expiring(
+                        Some("w"),
+                        Some(&game),
+                        Timestamp::from_millis(Timestamp::now().millis() - 1_000),
+                    )
                     .unwrap(),
             ),
         ),
