@@ -3,7 +3,7 @@
 //! into domain values ([`convert`]), handed to the [`Core`], and the answer
 //! turned back into its response.
 
-use chess_domain::{SpeedCategory, now_ms};
+use chess_domain::{SpeedCategory, Timestamp};
 use chess_proto::rating::v1::{self as pb, rating_service_server};
 use chess_runtime::{Claims, throttle::Policy};
 use tonic::{Request, Response, Status};
@@ -271,7 +271,7 @@ impl rating_service_server::RatingService for RatingApi {
             async {
                 let category = SpeedCategory::try_from(request.category)?.rated()?;
                 let found = self.core.ratings(category, &request.player_ids).await?;
-                let (system, now) = (self.core.system(), now_ms());
+                let (system, now) = (self.core.system(), Timestamp::now());
                 Ok(pb::GetRatingsResponse {
                     ratings: found
                         .into_iter()
@@ -358,7 +358,11 @@ impl rating_service_server::RatingService for RatingApi {
                     .core
                     .leaderboard(category, after.as_ref(), size)
                     .await?;
-                Ok(convert::leaderboard_pb(self.core.system(), page, now_ms()))
+                Ok(convert::leaderboard_pb(
+                    self.core.system(),
+                    page,
+                    Timestamp::now(),
+                ))
             }
             .await,
         )

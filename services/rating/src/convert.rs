@@ -3,7 +3,7 @@
 //! opaque tokens, failures become statuses.
 
 use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
-use chess_domain::SpeedCategory;
+use chess_domain::{SpeedCategory, Timestamp};
 use chess_proto::{
     common::v1 as pb,
     rating::v1::{self as rpc, get_player_request::Key},
@@ -38,11 +38,8 @@ pub fn page_size(requested: u32) -> u32 {
     }
 }
 
-pub use chess_domain::time::timestamp;
-
-fn millis(ts: &prost_types::Timestamp) -> Result<i64, Error> {
-    chess_domain::time::millis(ts)
-        .ok_or_else(|| Error::Invalid("finished_at is out of range".into()))
+fn instant(ts: &prost_types::Timestamp) -> Result<Timestamp, Error> {
+    Timestamp::from_proto(ts).ok_or_else(|| Error::Invalid("finished_at is out of range".into()))
 }
 
 /// The wire name of a rating system.
@@ -54,10 +51,10 @@ pub fn system_pb(kind: RatingSystem) -> pb::RatingSystem {
     }
 }
 
-/// A stored rating as shown at `now_ms` (a Glicko-2 deviation grows while the
+/// A stored rating as shown at `now` (a Glicko-2 deviation grows while the
 /// player is away).
-pub fn rating_pb(system: &System, rating: &CategoryRating, now_ms: i64) -> pb::Rating {
-    let current = system.current(&rating.standing, now_ms);
+pub fn rating_pb(system: &System, rating: &CategoryRating, now: Timestamp) -> pb::Rating {
+    let current = system.current(&rating.standing, now.millis());
     pb::Rating {
         category: pb::SpeedCategory::from(rating.category) as i32,
         rating: current.rating,
@@ -67,7 +64,7 @@ pub fn rating_pb(system: &System, rating: &CategoryRating, now_ms: i64) -> pb::R
         wins: rating.wins,
         losses: rating.losses,
         draws: rating.draws,
-        provisional: system.is_provisional(&rating.standing, now_ms),
+        provisional: system.is_provisional(&rating.standing, now.millis()),
     }
 }
 
@@ -77,22 +74,22 @@ pub fn profile_pb(system: &System, profile: &Profile) -> pb::PlayerProfile {
     pb::PlayerProfile {
         player_id: player.id.clone(),
         username: player.username.clone(),
-        registered_at: Some(timestamp(player.registered_at_ms)),
+        registered_at: Some(player.registered_at.to_proto()),
         rating_system: system_pb(system.kind()) as i32,
         ratings: profile
             .ratings
             .iter()
-            .map(|r| rating_pb(system, r, profile.at_ms))
+            .map(|r| rating_pb(system, r, profile.at))
             .collect(),
         nostr_public_key: player.nostr_public_key.clone().unwrap_or_default(),
     }
 }
 
-/// A leaderboard page as shown at `now_ms`.
+/// A leaderboard page as shown at `now`.
 pub fn leaderboard_pb(
     system: &System,
     page: Page<LeaderboardRow, LeaderboardCursor>,
-    now_ms: i64,
+    now: Timestamp,
 ) -> rpc::LeaderboardResponse {
     rpc::LeaderboardResponse {
         rating_system: system_pb(system.kind()) as i32,
@@ -103,7 +100,7 @@ pub fn leaderboard_pb(
                 rank: row.rank,
                 player_id: row.player_id,
                 username: row.username,
-                rating: Some(rating_pb(system, &row.rating, now_ms)),
+                rating: Some(rating_pb(system, &row.rating, now)),
             })
             .collect(),
         next_page_token: page
@@ -162,7 +159,7 @@ pub fn history_pb(entry: HistoryEntry) -> pb::RatingHistoryEntry {
         rating_before: entry.rating_before,
         rating_after: entry.rating_after,
         deviation_after: entry.deviation_after,
-        recorded_at: Some(timestamp(entry.recorded_at_ms)),
+        recorded_at: Some(entry.recorded_at.to_proto()),
     }
 }
 
@@ -197,7 +194,7 @@ impl TryFrom<rpc::RecordResultRequest> for GameReport {
             result,
             category,
             rated: request.rated,
-            finished_at_ms: request.finished_at.as_ref().map(millis).transpose()?,
+            finished_at: request.finished_at.as_ref().map(instant).transpose()?,
         })
     }
 }
@@ -316,12 +313,13 @@ mod tests {
 
     #[test]
     fn timestamps_and_page_sizes() {
-        let ts = timestamp(-1);
-        assert_eq!((ts.seconds, ts.nanos), (-1, 999_000_000));
-        assert_eq!(
-            millis(&timestamp(1_700_000_000_123)).unwrap(),
-            1_700_000_000_123
-        );
+        let at = Timestamp::from_millis(1_700_000_000_123);
+        assert_eq!(instant(&at.to_proto()).unwrap(), at);
+        let far = prost_types::Timestamp {
+            seconds: i64::MAX,
+            nanos: 0,
+        };
+        assert!(instant(&far).is_err());
         assert_eq!(page_size(0), 50);
         assert_eq!(page_size(7), 7);
         assert_eq!(page_size(5000), 200);

@@ -5,7 +5,7 @@
 //! gRPC edge ([`crate::api`]) converts requests into these calls and their
 //! answers back.
 
-use chess_domain::{SpeedCategory, now_ms};
+use chess_domain::{SpeedCategory, Timestamp};
 use chess_ratings::System;
 use chess_runtime::throttle::{Policy, Throttle};
 use opentelemetry::{
@@ -36,14 +36,14 @@ pub enum PlayerKey {
     NostrKey(NostrKey),
 }
 
-/// A player with their ratings in every rated category, as read at `at_ms`
+/// A player with their ratings in every rated category, as read at `at`
 /// (a Glicko-2 deviation grows while the player is away, so showing a rating
 /// needs the moment it stands for).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Profile {
     pub player: Player,
     pub ratings: Vec<CategoryRating>,
-    pub at_ms: i64,
+    pub at: Timestamp,
 }
 
 /// One page of rows, and where the next one starts (None on the last page).
@@ -151,7 +151,7 @@ impl Core {
             return Err(Error::Taken(Field::Email));
         }
         let hash = self.hasher.hash(password).await?;
-        let now = now_ms();
+        let now = Timestamp::now();
         let player = self.store.register(username, email, &hash, now).await?;
         self.metrics.registrations.add(1, &[]);
         tracing::debug!(player_id = %player.id, "registered");
@@ -159,7 +159,7 @@ impl Core {
         Ok(Profile {
             player,
             ratings,
-            at_ms: now,
+            at: now,
         })
     }
 
@@ -225,7 +225,7 @@ impl Core {
         let new_hash = self.hasher.hash(new_password).await?;
         let state = self
             .store
-            .change_password(&player.id, &old_hash, &new_hash, now_ms() / 1000)
+            .change_password(&player.id, &old_hash, &new_hash, Timestamp::now().secs())
             .await?
             // Changed (or removed) meanwhile: the old password is no more.
             .ok_or(Error::WrongPassword)?;
@@ -265,7 +265,7 @@ impl Core {
     /// The session state of `player_id`.
     pub async fn session_state(&self, player_id: &str) -> Result<SessionState, Error> {
         self.store
-            .session_state(player_id, now_ms() / 1000)
+            .session_state(player_id, Timestamp::now().secs())
             .await?
             .ok_or_else(|| Error::NotFound(player_id.to_owned()))
     }
@@ -278,7 +278,7 @@ impl Core {
         at_most_players_per_call(player_ids)?;
         let states = self
             .store
-            .session_states(player_ids, now_ms() / 1000)
+            .session_states(player_ids, Timestamp::now().secs())
             .await?;
         Ok(states.into_iter().collect())
     }
@@ -293,7 +293,7 @@ impl Core {
     ) -> Result<SessionState, Error> {
         let state = self
             .store
-            .revoke_session(player_id, session_id, expires_at_s, now_ms() / 1000)
+            .revoke_session(player_id, session_id, expires_at_s, Timestamp::now().secs())
             .await?
             .ok_or_else(|| Error::NotFound(player_id.to_owned()))?;
         tracing::debug!(player_id = %player_id, "session ended");
@@ -304,7 +304,7 @@ impl Core {
     pub async fn revoke_all_sessions(&self, player_id: &str) -> Result<SessionState, Error> {
         let state = self
             .store
-            .revoke_all_sessions(player_id, now_ms() / 1000)
+            .revoke_all_sessions(player_id, Timestamp::now().secs())
             .await?
             .ok_or_else(|| Error::NotFound(player_id.to_owned()))?;
         tracing::info!(player_id = %player_id, "every session ended");
@@ -360,7 +360,7 @@ impl Core {
         Ok(Profile {
             player,
             ratings,
-            at_ms: now_ms(),
+            at: Timestamp::now(),
         })
     }
 
@@ -382,7 +382,7 @@ impl Core {
     /// Applies a finished game, once however often it is reported.
     pub async fn record(&self, report: &GameReport) -> Result<Recorded, Error> {
         let started = std::time::Instant::now();
-        let recorded = self.store.record(report, now_ms()).await?;
+        let recorded = self.store.record(report, Timestamp::now()).await?;
         self.metrics
             .record_seconds
             .record(started.elapsed().as_secs_f64(), &[]);

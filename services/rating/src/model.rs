@@ -1,7 +1,7 @@
 //! The service's domain values: players, their ratings, games as reported,
 //! what recording one changed, history rows and leaderboard rows.
 
-use chess_domain::SpeedCategory;
+use chess_domain::{SpeedCategory, Timestamp};
 use chess_ratings::{Score, Standing};
 
 /// A registered player.
@@ -10,7 +10,7 @@ pub struct Player {
     pub id: String,
     pub username: String,
     pub email: String,
-    pub registered_at_ms: i64,
+    pub registered_at: Timestamp,
     /// The linked Nostr public key (64 lowercase hexadecimal digits), if
     /// any.
     pub nostr_public_key: Option<String>,
@@ -57,8 +57,8 @@ pub struct GameReport {
     pub result: GameResult,
     pub category: SpeedCategory,
     pub rated: bool,
-    /// Milliseconds since the epoch, if the reporter said.
-    pub finished_at_ms: Option<i64>,
+    /// When it finished, if the reporter said.
+    pub finished_at: Option<Timestamp>,
 }
 
 /// One player's rating change from one game.
@@ -93,7 +93,7 @@ pub struct HistoryEntry {
     pub rating_before: f64,
     pub rating_after: f64,
     pub deviation_after: f64,
-    pub recorded_at_ms: i64,
+    pub recorded_at: Timestamp,
 }
 
 /// Where a leaderboard page starts: after this rating and username.

@@ -1,6 +1,6 @@
 //! Registering players and finding them by id, name or login.
 
-use chess_domain::SpeedCategory;
+use chess_domain::{SpeedCategory, Timestamp};
 use sea_orm::{ColumnTrait as _, DbErr, EntityTrait as _, QueryFilter as _, Set, SqlErr};
 
 use super::{Field, Store, StoreError, players, ratings};
@@ -15,7 +15,7 @@ impl From<players::Model> for Player {
             id: row.id,
             username: row.username,
             email: row.email,
-            registered_at_ms: row.registered_at,
+            registered_at: Timestamp::from_millis(row.registered_at),
             nostr_public_key: row.nostr_public_key,
         }
     }
@@ -30,13 +30,13 @@ impl Store {
         username: &Username,
         email: &Email,
         password_hash: &str,
-        now_ms: i64,
+        now: Timestamp,
     ) -> Result<Player, StoreError> {
         let player = Player {
             id: uuid::Uuid::now_v7().to_string(),
             username: username.as_str().to_owned(),
             email: email.as_str().to_owned(),
-            registered_at_ms: now_ms,
+            registered_at: now,
             nostr_public_key: None,
         };
         let row = players::ActiveModel {
@@ -46,7 +46,7 @@ impl Store {
             email: Set(player.email.clone()),
             email_key: Set(email.key()),
             password_hash: Set(password_hash.to_owned()),
-            registered_at: Set(now_ms),
+            registered_at: Set(now.millis()),
             session_generation: Set(0),
             nostr_public_key: Set(None),
         };

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use chess_domain::SpeedCategory;
+use chess_domain::{SpeedCategory, Timestamp};
 use chess_ratings::{Rating, Standing};
 use sea_orm::{
     ColumnTrait as _, Condition, EntityTrait as _, QueryFilter as _, QueryOrder as _,
@@ -114,7 +114,7 @@ impl Store {
                     rating_before: row.rating_before,
                     rating_after: row.rating_after,
                     deviation_after: row.deviation_after,
-                    recorded_at_ms: row.recorded_at,
+                    recorded_at: Timestamp::from_millis(row.recorded_at),
                 })
             })
             .collect()

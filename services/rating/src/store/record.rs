@@ -1,7 +1,7 @@
 //! Applying a finished game once: its `results` row, both ratings and their
 //! history rows in one transaction.
 
-use chess_domain::SpeedCategory;
+use chess_domain::{SpeedCategory, Timestamp};
 use chess_ratings::{Rating, Score};
 use sea_orm::{
     ColumnTrait as _, DatabaseTransaction, EntityTrait as _, QueryFilter as _, QueryOrder as _,
@@ -18,11 +18,15 @@ use crate::model::{CategoryRating, Change, GameReport, Recorded};
 impl Store {
     /// Applies `report` unless its game id was recorded before, in which
     /// case the original outcome is returned and nothing changes.
-    pub async fn record(&self, report: &GameReport, now_ms: i64) -> Result<Recorded, StoreError> {
+    pub async fn record(
+        &self,
+        report: &GameReport,
+        now: Timestamp,
+    ) -> Result<Recorded, StoreError> {
         let outcome = self
             .write(|| async move {
                 let txn = self.begin_write().await?;
-                match self.try_record(&txn, report, now_ms).await {
+                match self.try_record(&txn, report, now).await {
                     Ok(Some(recorded)) => {
                         txn.commit().await?;
                         Ok(Some(recorded))
@@ -51,7 +55,7 @@ impl Store {
         &self,
         txn: &DatabaseTransaction,
         report: &GameReport,
-        now_ms: i64,
+        now: Timestamp,
     ) -> Result<Option<Recorded>, StoreError> {
         let (white_id, black_id) = (&report.white_id, &report.black_id);
         let known: Vec<String> = players::Entity::find()
@@ -65,7 +69,7 @@ impl Store {
 
         // The game's key first: a concurrent delivery of the same game waits
         // here for this transaction and then finds the row.
-        if !self.claim_game(txn, report, applies, now_ms).await? {
+        if !self.claim_game(txn, report, applies, now).await? {
             return Ok(None);
         }
         if !applies {
@@ -89,8 +93,9 @@ impl Store {
         let (white, black) = (category_rating(white_row)?, category_rating(black_row)?);
 
         // Inactivity counts to when the game ended, if that is known and
-        // not in the future.
-        let at = report.finished_at_ms.map_or(now_ms, |f| f.min(now_ms));
+        // not in the future; the rating formulas and the column count
+        // milliseconds.
+        let at = report.finished_at.map_or(now, |f| f.min(now)).millis();
         let score = crate::model::white_score(report.result);
         let (white_after, black_after) =
             self.system
@@ -106,7 +111,7 @@ impl Store {
                 black_id,
                 report,
                 at,
-                now_ms,
+                now,
             )
             .await?;
         let black_change = self
@@ -119,7 +124,7 @@ impl Store {
                 white_id,
                 report,
                 at,
-                now_ms,
+                now,
             )
             .await?;
         Ok(Some(Recorded {
@@ -136,7 +141,7 @@ impl Store {
         txn: &DatabaseTransaction,
         report: &GameReport,
         applies: bool,
-        now_ms: i64,
+        now: Timestamp,
     ) -> Result<bool, StoreError> {
         let inserted = results::Entity::insert(results::ActiveModel {
             game_id: Set(report.game_id.clone()),
@@ -147,8 +152,8 @@ impl Store {
             rated: Set(report.rated),
             applied: Set(applies),
             system: Set(self.system_name().to_owned()),
-            finished_at: Set(report.finished_at_ms),
-            recorded_at: Set(now_ms),
+            finished_at: Set(report.finished_at.map(Timestamp::millis)),
+            recorded_at: Set(now.millis()),
         })
         .on_conflict_do_nothing()
         .exec_without_returning(txn)
@@ -196,7 +201,7 @@ impl Store {
         opponent_id: &str,
         report: &GameReport,
         at: i64,
-        now_ms: i64,
+        now: Timestamp,
     ) -> Result<Change, StoreError> {
         let shown_before = self.system.current(&before.standing, at);
         let (wins, losses, draws) = match score {
@@ -226,7 +231,7 @@ impl Store {
             rating_after: Set(after.rating),
             deviation_before: Set(shown_before.deviation),
             deviation_after: Set(after.deviation),
-            recorded_at: Set(now_ms),
+            recorded_at: Set(now.millis()),
             ..Default::default()
         })
         .exec_without_returning(txn)
