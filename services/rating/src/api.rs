@@ -3,7 +3,7 @@
 //! into domain values ([`convert`]), handed to the [`Core`], and the answer
 //! turned back into its response.
 
-use chess_domain::{SpeedCategory, Timestamp};
+use chess_domain::{SpeedCategory, Timestamp, require};
 use chess_proto::rating::v1::{self as pb, rating_service_server};
 use chess_runtime::{Claims, throttle::Policy};
 use tonic::{Request, Response, Status};
@@ -29,15 +29,6 @@ impl RatingApi {
         Self {
             core: Core::new(store, hasher, logins),
         }
-    }
-}
-
-/// `player_id`, unless empty.
-fn required_player(player_id: &str) -> Result<&str, Error> {
-    if player_id.is_empty() {
-        Err(Error::Invalid("player_id must be given".into()))
-    } else {
-        Ok(player_id)
     }
 }
 
@@ -232,8 +223,8 @@ impl rating_service_server::RatingService for RatingApi {
         answer(
             async {
                 let key = NostrKey::parse(&request.public_key)?;
-                let player_id = required_player(&request.player_id)?;
-                let profile = self.core.link_nostr_key(player_id, &key).await?;
+                require("player_id", &request.player_id)?;
+                let profile = self.core.link_nostr_key(&request.player_id, &key).await?;
                 Ok(pb::LinkNostrKeyResponse {
                     profile: Some(convert::profile_pb(self.core.system(), &profile)),
                 })
@@ -251,8 +242,8 @@ impl rating_service_server::RatingService for RatingApi {
         let request = request.get_ref();
         answer(
             async {
-                let player_id = required_player(&request.player_id)?;
-                let profile = self.core.unlink_nostr_key(player_id).await?;
+                require("player_id", &request.player_id)?;
+                let profile = self.core.unlink_nostr_key(&request.player_id).await?;
                 Ok(pb::UnlinkNostrKeyResponse {
                     profile: Some(convert::profile_pb(self.core.system(), &profile)),
                 })
