@@ -96,23 +96,12 @@ fn cap(headers: &mut HeaderMap) {
     }
 }
 
-/// The layer that caps every response's status (see the module).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct StatusCapLayer;
-
-impl<S> tower::Layer<S> for StatusCapLayer {
-    type Service = StatusCap<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        StatusCap { inner }
-    }
-}
-
-/// See [`StatusCapLayer`].
-#[derive(Clone, Debug)]
-pub struct StatusCap<S> {
-    inner: S,
-}
+chess_telemetry::wrapping_layer!(
+    /// The layer that caps every response's status (see the module).
+    StatusCapLayer,
+    /// See [`StatusCapLayer`].
+    StatusCap,
+);
 
 impl<S, B> tower::Service<http::Request<B>> for StatusCap<S>
 where

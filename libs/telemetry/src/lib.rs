@@ -16,7 +16,10 @@
 //! [`ServerTraceLayer`] (in `propagation`) starts each server span as a child of
 //! the caller's, and [`ClientTraceLayer`] stamps outgoing calls with the current
 //! span, so one request through gateway, game and engine is one trace.
+//! [`wrapping_layer!`] declares such a layer and its service.
 
+#[doc(hidden)]
+pub mod layer;
 mod propagation;
 
 use std::time::Duration;

@@ -72,24 +72,13 @@ fn is_infrastructure(service: &str) -> bool {
     service.starts_with("grpc.health.") || service.starts_with("grpc.reflection.")
 }
 
-/// Layer for a tonic server: each call runs in a `grpc.server` span whose
-/// parent is the caller's span, taken from the `traceparent` header.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ServerTraceLayer;
-
-impl<S> tower::Layer<S> for ServerTraceLayer {
-    type Service = ServerTrace<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        ServerTrace { inner }
-    }
-}
-
-/// The service made by [`ServerTraceLayer`].
-#[derive(Clone, Debug)]
-pub struct ServerTrace<S> {
-    inner: S,
-}
+crate::wrapping_layer!(
+    /// Layer for a tonic server: each call runs in a `grpc.server` span whose
+    /// parent is the caller's span, taken from the `traceparent` header.
+    ServerTraceLayer,
+    /// The service made by [`ServerTraceLayer`].
+    ServerTrace,
+);
 
 impl<S, B> tower::Service<http::Request<B>> for ServerTrace<S>
 where
@@ -126,24 +115,13 @@ where
     }
 }
 
-/// Layer for a tonic channel: each call runs in a `grpc.client` span whose
-/// context is sent in the `traceparent` header.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ClientTraceLayer;
-
-impl<S> tower::Layer<S> for ClientTraceLayer {
-    type Service = ClientTrace<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        ClientTrace { inner }
-    }
-}
-
-/// The service made by [`ClientTraceLayer`].
-#[derive(Clone, Debug)]
-pub struct ClientTrace<S> {
-    inner: S,
-}
+crate::wrapping_layer!(
+    /// Layer for a tonic channel: each call runs in a `grpc.client` span whose
+    /// context is sent in the `traceparent` header.
+    ClientTraceLayer,
+    /// The service made by [`ClientTraceLayer`].
+    ClientTrace,
+);
 
 impl<S> ClientTrace<S> {
     /// The wrapped service.
