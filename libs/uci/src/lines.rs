@@ -72,22 +72,21 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio::io::AsyncWriteExt as _;
+    use tokio::io::{AsyncRead, AsyncWriteExt as _};
+
+    /// The next line `reader` gives, which must not fail.
+    async fn next<R: AsyncRead + Unpin>(reader: &mut LineReader<R>) -> Option<String> {
+        reader.next_line().await.unwrap()
+    }
 
     #[tokio::test]
     async fn splits_lines_and_strips_breaks() {
         let data: &[u8] = b"readyok\r\nbestmove e2e4\n\nlast";
         let mut reader = LineReader::new(data, 100);
-        assert_eq!(
-            reader.next_line().await.unwrap().as_deref(),
-            Some("readyok")
-        );
-        assert_eq!(
-            reader.next_line().await.unwrap().as_deref(),
-            Some("bestmove e2e4")
-        );
-        assert_eq!(reader.next_line().await.unwrap().as_deref(), Some(""));
-        assert_eq!(reader.next_line().await.unwrap(), None);
+        for expected in ["readyok", "bestmove e2e4", ""] {
+            assert_eq!(next(&mut reader).await.as_deref(), Some(expected));
+        }
+        assert_eq!(next(&mut reader).await, None);
     }
 
     #[tokio::test]
@@ -102,7 +101,7 @@ mod tests {
         let mut exact = vec![b'y'; 100];
         exact.push(b'\n');
         let mut reader = LineReader::new(&exact[..], 100);
-        assert_eq!(reader.next_line().await.unwrap().unwrap().len(), 100);
+        assert_eq!(next(&mut reader).await.unwrap().len(), 100);
     }
 
     #[tokio::test]
@@ -110,7 +109,7 @@ mod tests {
         let data: &[u8] = b"info string \xff\n";
         let mut reader = LineReader::new(data, 100);
         assert_eq!(
-            reader.next_line().await.unwrap().as_deref(),
+            next(&mut reader).await.as_deref(),
             Some("info string \u{fffd}")
         );
     }
@@ -125,9 +124,6 @@ mod tests {
             tokio::time::timeout(std::time::Duration::from_millis(20), reader.next_line()).await;
         assert!(abandoned.is_err());
         writer.write_all(b"move e2e4\n").await.unwrap();
-        assert_eq!(
-            reader.next_line().await.unwrap().as_deref(),
-            Some("bestmove e2e4")
-        );
+        assert_eq!(next(&mut reader).await.as_deref(), Some("bestmove e2e4"));
     }
 }

@@ -315,15 +315,21 @@ mod tests {
         s.parse().unwrap()
     }
 
+    /// The info `line` parses to.
+    fn info_line(line: &str) -> Info {
+        match Line::parse(line).unwrap() {
+            Line::Info(info) => *info,
+            other => panic!("{line:?} is not an info line: {other:?}"),
+        }
+    }
+
     #[test]
     fn info_lines() {
         let line = "info depth 10 seldepth 13 multipv 1 score cp -35 nodes 39060 nps 976500 \
                     hashfull 12 tbhits 0 time 40 pv c7c5 c2c3 g8f6";
-        let Line::Info(info) = Line::parse(line).unwrap() else {
-            panic!("not an info line")
-        };
+        let info = info_line(line);
         assert_eq!(
-            *info,
+            info,
             Info {
                 depth: Some(10),
                 seldepth: Some(13),
@@ -343,51 +349,33 @@ mod tests {
 
     #[test]
     fn info_mates_bounds_and_promotions() {
-        let Line::Info(info) =
-            Line::parse("info depth 3 score mate -2 upperbound nodes 5 pv a7a8q b1a1").unwrap()
-        else {
-            panic!()
-        };
+        let info = info_line("info depth 3 score mate -2 upperbound nodes 5 pv a7a8q b1a1");
         assert_eq!(info.score, Some(Score::Mate(-2)));
         assert_eq!(info.bound, Bound::Upper);
         assert_eq!(info.pv, vec![mv("a7a8q"), mv("b1a1")]);
 
-        let Line::Info(info) = Line::parse("info depth 0 score mate 0").unwrap() else {
-            panic!()
-        };
+        let info = info_line("info depth 0 score mate 0");
         assert_eq!(info.score, Some(Score::Mate(0)));
         assert!(info.pv.is_empty());
 
-        let Line::Info(info) = Line::parse("info depth 12 currmove e2e4 currmovenumber 3").unwrap()
-        else {
-            panic!()
-        };
+        let info = info_line("info depth 12 currmove e2e4 currmovenumber 3");
         assert_eq!(info.currmove, Some(mv("e2e4")));
         assert_eq!(info.currmovenumber, Some(3));
         assert_eq!(info.score, None);
 
-        let Line::Info(info) = Line::parse("info depth 5 score cp 7 wdl 100 800 100").unwrap()
-        else {
-            panic!()
-        };
+        let info = info_line("info depth 5 score cp 7 wdl 100 800 100");
         assert_eq!(info.wdl, Some((100, 800, 100)));
     }
 
     #[test]
     fn info_strings_keep_their_text() {
-        let Line::Info(info) =
-            Line::parse("info string NNUE evaluation using nn-ad9b42354671.nnue enabled").unwrap()
-        else {
-            panic!()
-        };
+        let info = info_line("info string NNUE evaluation using nn-ad9b42354671.nnue enabled");
         assert_eq!(
             info.string.as_deref(),
             Some("NNUE evaluation using nn-ad9b42354671.nnue enabled")
         );
         // Words that look like keys inside the string are text.
-        let Line::Info(info) = Line::parse("info string depth pv x").unwrap() else {
-            panic!()
-        };
+        let info = info_line("info string depth pv x");
         assert_eq!(info.depth, None);
         assert_eq!(info.string.as_deref(), Some("depth pv x"));
     }
