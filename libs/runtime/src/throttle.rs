@@ -209,6 +209,12 @@ mod tests {
         forget_after: Duration::from_secs(600),
     };
 
+    /// A throttle under [`POLICY`] for `max_keys` keys, and the instant the
+    /// test starts at.
+    fn fresh<K: Hash + Eq + Clone>(max_keys: usize) -> (Throttle<K>, Instant) {
+        (Throttle::new(POLICY, max_keys), Instant::now())
+    }
+
     #[test]
     fn waits_double_after_the_free_failures_up_to_the_cap() {
         let waits: Vec<u64> = (0..=12).map(|n| POLICY.wait_after(n).as_secs()).collect();
@@ -219,8 +225,7 @@ mod tests {
 
     #[test]
     fn a_key_waits_after_its_failures_and_is_forgiven_by_a_success() {
-        let throttle = Throttle::new(POLICY, 100);
-        let t0 = Instant::now();
+        let (throttle, t0) = fresh(100);
         for _ in 0..3 {
             assert_eq!(throttle.check_at(&"a", t0), Ok(()));
             assert_eq!(throttle.fail_at("a", t0), Duration::ZERO);
@@ -243,8 +248,7 @@ mod tests {
 
     #[test]
     fn old_failures_are_forgotten() {
-        let throttle = Throttle::new(POLICY, 100);
-        let t0 = Instant::now();
+        let (throttle, t0) = fresh(100);
         for _ in 0..4 {
             throttle.fail_at("a", t0);
         }
@@ -254,8 +258,7 @@ mod tests {
 
     #[test]
     fn memory_stays_bounded() {
-        let throttle = Throttle::new(POLICY, 10);
-        let t0 = Instant::now();
+        let (throttle, t0) = fresh(10);
         for n in 0..10 {
             throttle.fail_at(n, t0 + Duration::from_secs(n));
         }

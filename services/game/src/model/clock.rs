@@ -198,6 +198,11 @@ mod tests {
         })
     }
 
+    /// A clock of `moves` moves in every `period_secs`.
+    fn in_period(moves: u32, period_secs: u32) -> Clock {
+        Clock::new(TimeControl::MovesInPeriod { moves, period_secs })
+    }
+
     #[test]
     fn incremental_clock_starts_after_blacks_first_move() {
         let mut c = incremental(60, 2);
@@ -226,11 +231,7 @@ mod tests {
 
     #[test]
     fn moves_in_period_carry_time_over() {
-        // 2 moves in 60 s.
-        let mut c = Clock::new(TimeControl::MovesInPeriod {
-            moves: 2,
-            period_secs: 60,
-        });
+        let mut c = in_period(2, 60);
         c.charge(W, 0, 0);
         assert_eq!(c.reading(0).moves_to_control.white, 1);
         c.charge(B, 1, 0);
@@ -245,10 +246,7 @@ mod tests {
 
     #[test]
     fn moves_in_period_flag_when_the_moves_are_not_made() {
-        let mut c = Clock::new(TimeControl::MovesInPeriod {
-            moves: 40,
-            period_secs: 60,
-        });
+        let mut c = in_period(40, 60);
         c.charge(W, 0, 0);
         c.charge(B, 1, 0);
         assert_eq!(c.flag_at(), Some(60_000));
