@@ -22,7 +22,7 @@ fn record_request(report: ResultReport) -> RecordResultRequest {
         result: common::GameResult::from(report.result) as i32,
         category: common::SpeedCategory::from(report.speed) as i32,
         rated: report.rated && report.speed.is_rated(),
-        finished_at: Some(chess_domain::time::timestamp(report.finished_at)),
+        finished_at: Some(chess_domain::Timestamp::from_millis(report.finished_at).to_proto()),
     }
 }
 
