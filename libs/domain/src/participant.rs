@@ -19,6 +19,14 @@ pub enum Participant {
     Engine { level: u8 },
 }
 
+/// `id`, or the refusal `missing` if it is empty.
+fn given_id(id: &str, missing: &str) -> Result<String, InvalidInput> {
+    if id.is_empty() {
+        return Err(InvalidInput::new(missing));
+    }
+    Ok(id.to_owned())
+}
+
 impl Participant {
     /// The id a human acts with; none for the engine.
     pub fn actor_id(&self) -> Option<&str> {
@@ -64,24 +72,14 @@ impl Participant {
         use pb::player::Kind;
         match player.and_then(|p| p.kind.as_ref()) {
             None => Err(InvalidInput::new("both players must be given")),
-            Some(Kind::Registered(r)) => {
-                if r.player_id.is_empty() {
-                    return Err(InvalidInput::new("a registered player needs an id"));
-                }
-                Ok(Self::Registered {
-                    id: r.player_id.clone(),
-                    username: r.username.clone(),
-                })
-            }
-            Some(Kind::Guest(g)) => {
-                if g.guest_id.is_empty() {
-                    return Err(InvalidInput::new("a guest needs an id"));
-                }
-                Ok(Self::Guest {
-                    id: g.guest_id.clone(),
-                    name: g.display_name.clone(),
-                })
-            }
+            Some(Kind::Registered(r)) => Ok(Self::Registered {
+                id: given_id(&r.player_id, "a registered player needs an id")?,
+                username: r.username.clone(),
+            }),
+            Some(Kind::Guest(g)) => Ok(Self::Guest {
+                id: given_id(&g.guest_id, "a guest needs an id")?,
+                name: g.display_name.clone(),
+            }),
             Some(Kind::Engine(e)) => match u8::try_from(e.level) {
                 Ok(level) if is_engine_level(u32::from(level)) => Ok(Self::Engine { level }),
                 _ => Err(InvalidInput::new(
