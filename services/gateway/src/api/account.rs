@@ -16,7 +16,12 @@ use chess_runtime::identity::Signed;
 use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
-use super::{Shared, convert::timestamp, edge::CallerOf as _, forward, relay, with_retries};
+use super::{
+    Shared,
+    convert::{expiry, require},
+    edge::CallerOf as _,
+    forward, relay, with_retries,
+};
 use crate::api::limits::AddressLimits;
 
 /// Implements `chess.gateway.v1.AccountService`.
@@ -70,7 +75,7 @@ impl Accounts {
     ) -> Response<T> {
         let tokens = self.shared.sessions.tokens();
         let (token, session) = tokens.issue(player_id, username, generation);
-        let expires_at = Some(timestamp(session.expires_at));
+        let expires_at = Some(expiry(session.expires_at));
         Response::new(answer(
             token,
             expires_at,
@@ -142,7 +147,7 @@ impl AccountService for Accounts {
         let request = rating::RevokeSessionRequest {
             player_id: session.player_id.clone(),
             session_id: session.session_id.clone(),
-            expires_at: Some(timestamp(session.expires_at)),
+            expires_at: Some(expiry(session.expires_at)),
         };
         let ended = forward(self.rating().revoke_session(request)).await?;
         self.shared.sessions.ended(&session.player_id, ended.state);
@@ -215,9 +220,7 @@ impl AccountService for Accounts {
         request: Request<pb::GetProfileRequest>,
     ) -> Result<Response<pb::GetProfileResponse>, Status> {
         let username = request.into_inner().username;
-        if username.is_empty() {
-            return Err(Status::invalid_argument("username must be given"));
-        }
+        require("username", &username)?;
         // The email stays private.
         let player = self.player(Key::Username(username)).await?;
         Ok(Response::new(pb::GetProfileResponse {
@@ -231,9 +234,7 @@ impl AccountService for Accounts {
         request: Request<pb::GetRatingHistoryRequest>,
     ) -> Result<Response<pb::GetRatingHistoryResponse>, Status> {
         let r = request.into_inner();
-        if r.username.is_empty() {
-            return Err(Status::invalid_argument("username must be given"));
-        }
+        require("username", &r.username)?;
         let player_id = self
             .player(Key::Username(r.username))
             .await?

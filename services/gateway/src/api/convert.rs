@@ -1,14 +1,25 @@
 //! The public API's wire values read into domain values, and back: what a
 //! handler needs besides copying fields across.
 
-use chess_domain::{ColorChoice, TimeControl};
+use chess_domain::{ColorChoice, InvalidInput, TimeControl, Timestamp};
 use chess_proto::{common::v1 as common, game::v1 as game, gateway::v1 as pb};
 use chess_runtime::Reason;
 use tonic::{Code, Status};
 
-/// A protobuf timestamp for Unix seconds.
-pub(super) fn timestamp(seconds: i64) -> prost_types::Timestamp {
-    prost_types::Timestamp { seconds, nanos: 0 }
+/// A session's expiry (Unix seconds, as its token carries it) as a protobuf
+/// timestamp.
+pub(super) fn expiry(seconds: i64) -> prost_types::Timestamp {
+    Timestamp::from_secs(seconds).to_proto()
+}
+
+/// A field that must be given, refused as INVALID_ARGUMENT when empty.
+pub(super) fn require(field: &str, value: &str) -> Result<(), Status> {
+    chess_domain::require(field, value).map_err(invalid)
+}
+
+/// A wire value that makes no domain value, as the public API refuses it.
+pub(super) fn invalid(error: InvalidInput) -> Status {
+    Status::invalid_argument(error.0)
 }
 
 /// Which of a player's games a list asks for; unset or unknown is all.

@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use chess_domain::Timestamp;
 use chess_proto::gateway::v1::{self as pb, nostr_service_server::NostrService};
 use chess_runtime::Reason;
 use nostr_sdk::prelude::{Event, JsonUtil as _};
@@ -115,7 +116,7 @@ impl NostrService for Nostr {
             &request.get_ref().event,
             &server,
             &session.username,
-            chess_domain::Timestamp::now().unsigned_secs(),
+            Timestamp::now().unsigned_secs(),
         )?;
         let profile = self
             .shared

@@ -19,7 +19,12 @@ use tokio_stream::{Stream, StreamExt as _};
 use tonic::{Request, Response, Status, Streaming};
 use tracing::instrument;
 
-use super::{Shared, convert, edge::CallerOf as _, forward, relay, with_retries};
+use super::{
+    Shared,
+    convert::{self, require},
+    edge::CallerOf as _,
+    forward, relay, with_retries,
+};
 use crate::core::{auth::Session, sessions::SessionError};
 
 type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
@@ -72,13 +77,6 @@ impl Play {
         require("game_id", &game_id)?;
         with_retries(self.game(&game_id), request(game_id), call).await
     }
-}
-
-fn require(field: &str, value: &str) -> Result<(), Status> {
-    if value.is_empty() {
-        return Err(Status::invalid_argument(format!("{field} must be given")));
-    }
-    Ok(())
 }
 
 #[tonic::async_trait]
