@@ -78,6 +78,75 @@ pub fn routes(
         .add_service(Admit::new(play, Arc::clone(sessions)))
 }
 
+/// What a handler answers with: the response message, or why not.
+pub(super) type Answer<T> = Result<T, Status>;
+
+/// A public service's trait implementation from the table of its methods,
+/// so that the methods which forward a call the same way are written once.
+///
+/// A method is `name(Request -> Response)`, the request named alike in the
+/// public `pb` and in the internal package. `custom` methods are answered
+/// by the service's inherent method of the same name (taking the request,
+/// giving an [`Answer`]), which carries its own span. Every other group,
+/// `kind(args) [field]: methods`, is answered by the macro `kind!`
+/// written beside the service, given the service, the request, the method,
+/// the request's and the response's names, and `(args)`; each of its
+/// methods gets a span with the request's `field` (none for `[]`).
+///
+/// The whole `impl` is written here, the table's methods and all, because
+/// `#[tonic::async_trait]` rewrites the methods it sees and would not see
+/// ones a macro inside it writes later.
+macro_rules! public_service {
+    (impl $trait:ident for $service:ident; $($rest:tt)*) => {
+        public_service!(@methods $trait $service [] $($rest)*);
+    };
+    (@methods $trait:ident $service:ident [$($done:tt)*]) => {
+        #[tonic::async_trait]
+        impl $trait for $service {
+            $($done)*
+        }
+    };
+    (@methods $trait:ident $service:ident [$($done:tt)*]
+        type $assoc:ident = $assoc_ty:ty; $($rest:tt)*) => {
+        public_service!(@methods $trait $service [$($done)* type $assoc = $assoc_ty;] $($rest)*);
+    };
+    (@methods $trait:ident $service:ident [$($done:tt)*]
+        custom: $($method:ident($request:ident -> $($response:ident)::+)),+; $($rest:tt)*) => {
+        public_service!(@methods $trait $service [$($done)* $(
+            async fn $method(
+                &self,
+                request: tonic::Request<pb::$request>,
+            ) -> Result<tonic::Response<$($response)::+>, tonic::Status> {
+                <$service>::$method(self, request).await.map(tonic::Response::new)
+            }
+        )+] $($rest)*);
+    };
+    (@methods $trait:ident $service:ident [$($done:tt)*]
+        $kind:ident $args:tt [$field:ident]: $($rest:tt)*) => {
+        public_service!(@methods $trait $service [$($done)*] @group $kind $args request
+            (level = "debug", skip_all, fields($field = %request.get_ref().$field)) $($rest)*);
+    };
+    (@methods $trait:ident $service:ident [$($done:tt)*] $kind:ident $args:tt []: $($rest:tt)*) => {
+        public_service!(@methods $trait $service [$($done)*] @group $kind $args request
+            (level = "debug", skip_all) $($rest)*);
+    };
+    (@methods $trait:ident $service:ident [$($done:tt)*]
+        @group $kind:ident $args:tt $req:ident $span:tt
+        $($method:ident($request:ident -> $($response:ident)::+)),+; $($rest:tt)*) => {
+        public_service!(@methods $trait $service [$($done)* $(
+            #[tracing::instrument $span]
+            async fn $method(
+                &self,
+                $req: tonic::Request<pb::$request>,
+            ) -> Result<tonic::Response<$($response)::+>, tonic::Status> {
+                let answer = $kind!(self, $req, $method, $request, [$($response)::+], $args);
+                Ok(tonic::Response::new(answer))
+            }
+        )+] $($rest)*);
+    };
+}
+pub(crate) use public_service;
+
 /// An internal service's error as the public API reports it: the same code,
 /// message and `chess-reason`, nothing else of the internal call's metadata.
 ///

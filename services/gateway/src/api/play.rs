@@ -20,10 +20,10 @@ use tonic::{Request, Response, Status, Streaming};
 use tracing::instrument;
 
 use super::{
-    Shared,
+    Answer, Shared,
     convert::{self, require},
     edge::CallerOf as _,
-    forward, relay, with_retries,
+    forward, public_service, relay, with_retries,
 };
 use crate::core::{auth::Session, sessions::SessionError};
 
@@ -79,13 +79,58 @@ impl Play {
     }
 }
 
-#[tonic::async_trait]
-impl PlayService for Play {
+/// A game action of the caller's: their seat in the game, sent on, with
+/// the answer's fields copied back.
+macro_rules! seat {
+    ($this:ident, $request:ident, $method:ident, $name:ident, [$($response:ident)::+],
+        ($($answer:ident),+)) => {{
+        let (mut game, game_id, player_id) = $this.seat($request, |r| r.game_id)?;
+        let done = forward(game.$method(game::$name { game_id, player_id })).await?;
+        $($response)::+ { $($answer: done.$answer),+ }
+    }};
+}
+
+/// A read of the game the request names, with the answer's fields copied
+/// back.
+macro_rules! read {
+    ($this:ident, $request:ident, $method:ident, $name:ident, [$($response:ident)::+],
+        ($($answer:ident),+)) => {{
+        let internal = |game_id| game::$name { game_id };
+        let call = |mut game: GameRpc, request| async move { game.$method(request).await };
+        let game_id = $request.into_inner().game_id;
+        let read = $this.read(game_id, internal, call).await?;
+        $($response)::+ { $($answer: read.$answer),+ }
+    }};
+}
+
+public_service! {
+    impl PlayService for Play;
+    type StreamEventsStream = EventStream<pb::StreamEventsResponse>;
+    type WatchGameStream = EventStream<pb::WatchGameResponse>;
+    custom: make_move(MakeMoveRequest -> pb::MakeMoveResponse),
+        hint(HintRequest -> pb::HintResponse),
+        legal_moves(LegalMovesRequest -> pb::LegalMovesResponse),
+        list_my_games(ListMyGamesRequest -> pb::ListMyGamesResponse),
+        stream_events(StreamEventsRequest -> Self::StreamEventsStream),
+        watch_game(WatchGameRequest -> Self::WatchGameStream);
+    seat(game_ended) [game_id]: resign(ResignRequest -> pb::ResignResponse),
+        offer_draw(OfferDrawRequest -> pb::OfferDrawResponse),
+        accept_draw(AcceptDrawRequest -> pb::AcceptDrawResponse),
+        claim_draw(ClaimDrawRequest -> pb::ClaimDrawResponse),
+        abort(AbortRequest -> pb::AbortResponse);
+    seat(offered_by) [game_id]: decline_draw(DeclineDrawRequest -> pb::DeclineDrawResponse);
+    read(board) [game_id]: board(BoardRequest -> pb::BoardResponse);
+    read(game) [game_id]: get_game(GetGameRequest -> pb::GetGameResponse);
+    read(pgn) [game_id]: export_pgn(ExportPgnRequest -> pb::ExportPgnResponse);
+}
+
+/// The methods written out: those that do more than forward a call.
+impl Play {
     #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn make_move(
         &self,
         request: Request<pb::MakeMoveRequest>,
-    ) -> Result<Response<pb::MakeMoveResponse>, Status> {
+    ) -> Answer<pb::MakeMoveResponse> {
         let session = request.caller()?;
         let r = request.into_inner();
         require("game_id", &r.game_id)?;
@@ -106,97 +151,16 @@ impl PlayService for Play {
         } else {
             game.make_move(request).await.map_err(relay)?
         };
-        Ok(Response::new(pb::MakeMoveResponse {
+        Ok(pb::MakeMoveResponse {
             move_made: made.move_made,
             game_ended: made.game_ended,
             clock: made.clock,
             ply: made.ply,
-        }))
+        })
     }
 
     #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn resign(
-        &self,
-        request: Request<pb::ResignRequest>,
-    ) -> Result<Response<pb::ResignResponse>, Status> {
-        let (mut game, game_id, player_id) = self.seat(request, |r| r.game_id)?;
-        let request = game::ResignRequest { game_id, player_id };
-        let done = forward(game.resign(request)).await?;
-        Ok(Response::new(pb::ResignResponse {
-            game_ended: done.game_ended,
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn offer_draw(
-        &self,
-        request: Request<pb::OfferDrawRequest>,
-    ) -> Result<Response<pb::OfferDrawResponse>, Status> {
-        let (mut game, game_id, player_id) = self.seat(request, |r| r.game_id)?;
-        let request = game::OfferDrawRequest { game_id, player_id };
-        let done = forward(game.offer_draw(request)).await?;
-        Ok(Response::new(pb::OfferDrawResponse {
-            game_ended: done.game_ended,
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn accept_draw(
-        &self,
-        request: Request<pb::AcceptDrawRequest>,
-    ) -> Result<Response<pb::AcceptDrawResponse>, Status> {
-        let (mut game, game_id, player_id) = self.seat(request, |r| r.game_id)?;
-        let request = game::AcceptDrawRequest { game_id, player_id };
-        let done = forward(game.accept_draw(request)).await?;
-        Ok(Response::new(pb::AcceptDrawResponse {
-            game_ended: done.game_ended,
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn decline_draw(
-        &self,
-        request: Request<pb::DeclineDrawRequest>,
-    ) -> Result<Response<pb::DeclineDrawResponse>, Status> {
-        let (mut game, game_id, player_id) = self.seat(request, |r| r.game_id)?;
-        let request = game::DeclineDrawRequest { game_id, player_id };
-        let done = forward(game.decline_draw(request)).await?;
-        Ok(Response::new(pb::DeclineDrawResponse {
-            offered_by: done.offered_by,
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn claim_draw(
-        &self,
-        request: Request<pb::ClaimDrawRequest>,
-    ) -> Result<Response<pb::ClaimDrawResponse>, Status> {
-        let (mut game, game_id, player_id) = self.seat(request, |r| r.game_id)?;
-        let request = game::ClaimDrawRequest { game_id, player_id };
-        let done = forward(game.claim_draw(request)).await?;
-        Ok(Response::new(pb::ClaimDrawResponse {
-            game_ended: done.game_ended,
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn abort(
-        &self,
-        request: Request<pb::AbortRequest>,
-    ) -> Result<Response<pb::AbortResponse>, Status> {
-        let (mut game, game_id, player_id) = self.seat(request, |r| r.game_id)?;
-        let request = game::AbortRequest { game_id, player_id };
-        let done = forward(game.abort(request)).await?;
-        Ok(Response::new(pb::AbortResponse {
-            game_ended: done.game_ended,
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn hint(
-        &self,
-        request: Request<pb::HintRequest>,
-    ) -> Result<Response<pb::HintResponse>, Status> {
+    async fn hint(&self, request: Request<pb::HintRequest>) -> Answer<pb::HintResponse> {
         let (mut game, game_id, player_id) = self.seat(request, |r| r.game_id)?;
         let kind = game::HintKind::Best as i32;
         let request = game::HintRequest {
@@ -210,14 +174,14 @@ impl PlayService for Play {
             .into_iter()
             .next()
             .ok_or_else(|| Status::unavailable("the engine gave no move"))?;
-        Ok(Response::new(pb::HintResponse { best_move }))
+        Ok(pb::HintResponse { best_move })
     }
 
     #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn legal_moves(
         &self,
         request: Request<pb::LegalMovesRequest>,
-    ) -> Result<Response<pb::LegalMovesResponse>, Status> {
+    ) -> Answer<pb::LegalMovesResponse> {
         let internal = |game_id| game::LegalMovesRequest { game_id };
         let call = |mut game: GameRpc, request| async move { game.legal_moves(request).await };
         let moves = self
@@ -230,42 +194,14 @@ impl PlayService for Play {
                 san: m.san,
             })
             .collect();
-        Ok(Response::new(pb::LegalMovesResponse { moves }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn board(
-        &self,
-        request: Request<pb::BoardRequest>,
-    ) -> Result<Response<pb::BoardResponse>, Status> {
-        let internal = |game_id| game::BoardRequest { game_id };
-        let call = |mut game: GameRpc, request| async move { game.board(request).await };
-        let board = self
-            .read(request.into_inner().game_id, internal, call)
-            .await?
-            .board;
-        Ok(Response::new(pb::BoardResponse { board }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn get_game(
-        &self,
-        request: Request<pb::GetGameRequest>,
-    ) -> Result<Response<pb::GetGameResponse>, Status> {
-        let internal = |game_id| game::GetGameRequest { game_id };
-        let call = |mut game: GameRpc, request| async move { game.get_game(request).await };
-        let game = self
-            .read(request.into_inner().game_id, internal, call)
-            .await?
-            .game;
-        Ok(Response::new(pb::GetGameResponse { game }))
+        Ok(pb::LegalMovesResponse { moves })
     }
 
     #[instrument(level = "debug", skip_all)]
     async fn list_my_games(
         &self,
         request: Request<pb::ListMyGamesRequest>,
-    ) -> Result<Response<pb::ListMyGamesResponse>, Status> {
+    ) -> Answer<pb::ListMyGamesResponse> {
         let session = request.caller()?;
         let r = request.into_inner();
         let filter = convert::game_filter(r.filter);
@@ -280,33 +216,17 @@ impl PlayService for Play {
             client.list_games(request).await
         })
         .await?;
-        Ok(Response::new(pb::ListMyGamesResponse {
+        Ok(pb::ListMyGamesResponse {
             games: page.games,
             next_page_token: page.next_page_token,
-        }))
+        })
     }
-
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn export_pgn(
-        &self,
-        request: Request<pb::ExportPgnRequest>,
-    ) -> Result<Response<pb::ExportPgnResponse>, Status> {
-        let internal = |game_id| game::ExportPgnRequest { game_id };
-        let call = |mut game: GameRpc, request| async move { game.export_pgn(request).await };
-        let pgn = self
-            .read(request.into_inner().game_id, internal, call)
-            .await?
-            .pgn;
-        Ok(Response::new(pb::ExportPgnResponse { pgn }))
-    }
-
-    type StreamEventsStream = EventStream<pb::StreamEventsResponse>;
 
     #[instrument(level = "debug", skip_all)]
     async fn stream_events(
         &self,
         request: Request<pb::StreamEventsRequest>,
-    ) -> Result<Response<Self::StreamEventsStream>, Status> {
+    ) -> Answer<EventStream<pb::StreamEventsResponse>> {
         let session = request.caller()?;
         let r = request.into_inner();
         // Both internal streams are open (so the player counts as present in
@@ -330,18 +250,14 @@ impl PlayService for Play {
             .await
             .map_err(relay)?;
         tracing::debug!(player_id = session.player_id, "event stream opened");
-        Ok(Response::new(
-            Merge::new(lobby, games, Arc::clone(&self.shared), session).stream(),
-        ))
+        Ok(Merge::new(lobby, games, Arc::clone(&self.shared), session).stream())
     }
-
-    type WatchGameStream = EventStream<pb::WatchGameResponse>;
 
     #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn watch_game(
         &self,
         request: Request<pb::WatchGameRequest>,
-    ) -> Result<Response<Self::WatchGameStream>, Status> {
+    ) -> Answer<EventStream<pb::WatchGameResponse>> {
         let r = request.into_inner();
         require("game_id", &r.game_id)?;
         let upstream = self
@@ -368,7 +284,7 @@ impl PlayService for Play {
                 })
             }
         });
-        Ok(Response::new(Box::pin(events)))
+        Ok(Box::pin(events))
     }
 }
 
