@@ -10,10 +10,12 @@ use chess_proto::{
     matchmaking::v1 as mm,
 };
 use chess_runtime::identity::Signed;
-use tonic::{Request, Response, Status};
+use tonic::{Request, Status};
 use tracing::instrument;
 
-use super::{Shared, convert, edge::CallerOf as _, forward, relay, with_retries};
+use super::{
+    Answer, Shared, convert, edge::CallerOf as _, forward, public_service, relay, with_retries,
+};
 use crate::core::auth::Session;
 
 /// Implements `chess.gateway.v1.LobbyService`.
@@ -46,49 +48,65 @@ impl Lobby {
 
 type Matchmaking = mm::matchmaking_service_client::MatchmakingServiceClient<Signed>;
 
-#[tonic::async_trait]
-impl LobbyService for Lobby {
-    #[instrument(level = "debug", skip_all)]
-    async fn create_seek(
-        &self,
-        request: Request<pb::CreateSeekRequest>,
-    ) -> Result<Response<pb::CreateSeekResponse>, Status> {
-        let (mut matchmaking, me, r) = self.me(request)?;
-        let request = mm::CreateSeekRequest {
-            player_id: me.player_id,
-            username: me.username,
-            time_control: r.time_control,
-            color: r.color,
-            rated: r.rated,
-            min_rating: r.min_rating,
-            max_rating: r.max_rating,
-            show_name: r.show_name,
-            accept_mode: r.accept_mode,
-            allow_hints: r.allow_hints,
-        };
-        let seek = forward(matchmaking.create_seek(request)).await?.seek;
-        Ok(Response::new(pb::CreateSeekResponse { seek }))
-    }
+/// A call the caller makes in the lobby: the request's fields `$copied`
+/// and the caller's `$mine` sent to matchmaking acting for them, and the
+/// answer's field `$answer` copied back.
+macro_rules! act {
+    ($this:ident, $request:ident, $method:ident, $name:ident, [$($response:ident)::+],
+        ($($mine:ident),+ | $($copied:ident),+ -> $answer:ident)) => {{
+        let (mut matchmaking, me, r) = $this.me($request)?;
+        let request = mm::$name { $($mine: me.$mine,)+ $($copied: r.$copied,)+ };
+        let done = forward(matchmaking.$method(request)).await?;
+        $($response)::+ { $answer: done.$answer }
+    }};
+}
 
-    #[instrument(level = "debug", skip_all, fields(seek_id = %request.get_ref().seek_id))]
-    async fn cancel_seek(
-        &self,
-        request: Request<pb::CancelSeekRequest>,
-    ) -> Result<Response<pb::CancelSeekResponse>, Status> {
-        let (mut matchmaking, me, r) = self.me(request)?;
-        let request = mm::CancelSeekRequest {
-            seek_id: r.seek_id,
-            player_id: me.player_id,
-        };
-        let seek = forward(matchmaking.cancel_seek(request)).await?.seek;
-        Ok(Response::new(pb::CancelSeekResponse { seek }))
-    }
+/// A list of the caller's own, retried while matchmaking restarts, with
+/// the answer's fields copied back.
+macro_rules! mine {
+    ($this:ident, $request:ident, $method:ident, $name:ident, [$($response:ident)::+],
+        ($($answer:ident),+)) => {{
+        let (matchmaking, me, _) = $this.me($request)?;
+        let request = mm::$name { player_id: me.player_id };
+        let call = |mut mm: Matchmaking, r| async move { mm.$method(r).await };
+        let listed = with_retries(matchmaking, request, call).await?;
+        $($response)::+ { $($answer: listed.$answer),+ }
+    }};
+}
 
+public_service! {
+    impl LobbyService for Lobby;
+    custom: list_seeks(ListSeeksRequest -> pb::ListSeeksResponse),
+        play_engine(PlayEngineRequest -> pb::PlayEngineResponse);
+    act(player_id, username | time_control, color, rated, min_rating, max_rating, show_name,
+        accept_mode, allow_hints -> seek) []: create_seek(CreateSeekRequest -> pb::CreateSeekResponse);
+    act(player_id | seek_id -> seek) [seek_id]: cancel_seek(CancelSeekRequest -> pb::CancelSeekResponse);
+    act(player_id, username | seek_id -> request) [seek_id]:
+        request_seek(RequestSeekRequest -> pb::RequestSeekResponse);
+    act(player_id | request_id -> request) [request_id]:
+        accept_seek_request(AcceptSeekRequestRequest -> pb::AcceptSeekRequestResponse),
+        reject_seek_request(RejectSeekRequestRequest -> pb::RejectSeekRequestResponse),
+        withdraw_seek_request(WithdrawSeekRequestRequest -> pb::WithdrawSeekRequestResponse);
+    act(player_id, username | opponent_username, time_control, color, rated, expires_in_seconds,
+        allow_hints -> challenge) [opponent_username]:
+        create_challenge(CreateChallengeRequest -> pb::CreateChallengeResponse);
+    act(player_id | challenge_id -> challenge) [challenge_id]:
+        accept_challenge(AcceptChallengeRequest -> pb::AcceptChallengeResponse),
+        cancel_challenge(CancelChallengeRequest -> pb::CancelChallengeResponse);
+    act(player_id | challenge_id, reason -> challenge) [challenge_id]:
+        decline_challenge(DeclineChallengeRequest -> pb::DeclineChallengeResponse);
+    mine(received, sent, seeks) []:
+        list_seek_requests(ListSeekRequestsRequest -> pb::ListSeekRequestsResponse);
+    mine(incoming, outgoing) []: list_challenges(ListChallengesRequest -> pb::ListChallengesResponse);
+}
+
+/// The methods written out: those that do more than forward a call.
+impl Lobby {
     #[instrument(level = "debug", skip_all)]
     async fn list_seeks(
         &self,
         request: Request<pb::ListSeeksRequest>,
-    ) -> Result<Response<pb::ListSeeksResponse>, Status> {
+    ) -> Answer<pb::ListSeeksResponse> {
         // Public, but a signed-in reader sees their own seeks with their name.
         let viewer_id = request.viewer().map(|s| s.player_id).unwrap_or_default();
         let r = request.into_inner();
@@ -104,186 +122,17 @@ impl LobbyService for Lobby {
             client.list_seeks(request).await
         })
         .await?;
-        Ok(Response::new(pb::ListSeeksResponse {
+        Ok(pb::ListSeeksResponse {
             seeks: page.seeks,
             next_page_token: page.next_page_token,
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(seek_id = %request.get_ref().seek_id))]
-    async fn request_seek(
-        &self,
-        request: Request<pb::RequestSeekRequest>,
-    ) -> Result<Response<pb::RequestSeekResponse>, Status> {
-        let (mut matchmaking, me, r) = self.me(request)?;
-        let request = mm::RequestSeekRequest {
-            seek_id: r.seek_id,
-            player_id: me.player_id,
-            username: me.username,
-        };
-        let request = forward(matchmaking.request_seek(request)).await?.request;
-        Ok(Response::new(pb::RequestSeekResponse { request }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(request_id = %request.get_ref().request_id))]
-    async fn accept_seek_request(
-        &self,
-        request: Request<pb::AcceptSeekRequestRequest>,
-    ) -> Result<Response<pb::AcceptSeekRequestResponse>, Status> {
-        let (mut matchmaking, me, r) = self.me(request)?;
-        let request = mm::AcceptSeekRequestRequest {
-            request_id: r.request_id,
-            player_id: me.player_id,
-        };
-        let request = forward(matchmaking.accept_seek_request(request))
-            .await?
-            .request;
-        Ok(Response::new(pb::AcceptSeekRequestResponse { request }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(request_id = %request.get_ref().request_id))]
-    async fn reject_seek_request(
-        &self,
-        request: Request<pb::RejectSeekRequestRequest>,
-    ) -> Result<Response<pb::RejectSeekRequestResponse>, Status> {
-        let (mut matchmaking, me, r) = self.me(request)?;
-        let request = mm::RejectSeekRequestRequest {
-            request_id: r.request_id,
-            player_id: me.player_id,
-        };
-        let request = forward(matchmaking.reject_seek_request(request))
-            .await?
-            .request;
-        Ok(Response::new(pb::RejectSeekRequestResponse { request }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(request_id = %request.get_ref().request_id))]
-    async fn withdraw_seek_request(
-        &self,
-        request: Request<pb::WithdrawSeekRequestRequest>,
-    ) -> Result<Response<pb::WithdrawSeekRequestResponse>, Status> {
-        let (mut matchmaking, me, r) = self.me(request)?;
-        let request = mm::WithdrawSeekRequestRequest {
-            request_id: r.request_id,
-            player_id: me.player_id,
-        };
-        let request = forward(matchmaking.withdraw_seek_request(request))
-            .await?
-            .request;
-        Ok(Response::new(pb::WithdrawSeekRequestResponse { request }))
-    }
-
-    #[instrument(level = "debug", skip_all)]
-    async fn list_seek_requests(
-        &self,
-        request: Request<pb::ListSeekRequestsRequest>,
-    ) -> Result<Response<pb::ListSeekRequestsResponse>, Status> {
-        let (matchmaking, me, _) = self.me(request)?;
-        let request = mm::ListSeekRequestsRequest {
-            player_id: me.player_id,
-        };
-        let call = |mut mm: Matchmaking, r| async move { mm.list_seek_requests(r).await };
-        let listed = with_retries(matchmaking, request, call).await?;
-        Ok(Response::new(pb::ListSeekRequestsResponse {
-            received: listed.received,
-            sent: listed.sent,
-            seeks: listed.seeks,
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(opponent = %request.get_ref().opponent_username))]
-    async fn create_challenge(
-        &self,
-        request: Request<pb::CreateChallengeRequest>,
-    ) -> Result<Response<pb::CreateChallengeResponse>, Status> {
-        let (mut matchmaking, me, r) = self.me(request)?;
-        let request = mm::CreateChallengeRequest {
-            player_id: me.player_id,
-            username: me.username,
-            opponent_username: r.opponent_username,
-            time_control: r.time_control,
-            color: r.color,
-            rated: r.rated,
-            expires_in_seconds: r.expires_in_seconds,
-            allow_hints: r.allow_hints,
-        };
-        let challenge = forward(matchmaking.create_challenge(request))
-            .await?
-            .challenge;
-        Ok(Response::new(pb::CreateChallengeResponse { challenge }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
-    async fn accept_challenge(
-        &self,
-        request: Request<pb::AcceptChallengeRequest>,
-    ) -> Result<Response<pb::AcceptChallengeResponse>, Status> {
-        let (mut matchmaking, me, r) = self.me(request)?;
-        let request = mm::AcceptChallengeRequest {
-            challenge_id: r.challenge_id,
-            player_id: me.player_id,
-        };
-        let challenge = forward(matchmaking.accept_challenge(request))
-            .await?
-            .challenge;
-        Ok(Response::new(pb::AcceptChallengeResponse { challenge }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
-    async fn decline_challenge(
-        &self,
-        request: Request<pb::DeclineChallengeRequest>,
-    ) -> Result<Response<pb::DeclineChallengeResponse>, Status> {
-        let (mut matchmaking, me, r) = self.me(request)?;
-        let request = mm::DeclineChallengeRequest {
-            challenge_id: r.challenge_id,
-            player_id: me.player_id,
-            reason: r.reason,
-        };
-        let challenge = forward(matchmaking.decline_challenge(request))
-            .await?
-            .challenge;
-        Ok(Response::new(pb::DeclineChallengeResponse { challenge }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
-    async fn cancel_challenge(
-        &self,
-        request: Request<pb::CancelChallengeRequest>,
-    ) -> Result<Response<pb::CancelChallengeResponse>, Status> {
-        let (mut matchmaking, me, r) = self.me(request)?;
-        let request = mm::CancelChallengeRequest {
-            challenge_id: r.challenge_id,
-            player_id: me.player_id,
-        };
-        let challenge = forward(matchmaking.cancel_challenge(request))
-            .await?
-            .challenge;
-        Ok(Response::new(pb::CancelChallengeResponse { challenge }))
-    }
-
-    #[instrument(level = "debug", skip_all)]
-    async fn list_challenges(
-        &self,
-        request: Request<pb::ListChallengesRequest>,
-    ) -> Result<Response<pb::ListChallengesResponse>, Status> {
-        let (matchmaking, me, _) = self.me(request)?;
-        let request = mm::ListChallengesRequest {
-            player_id: me.player_id,
-        };
-        let call = |mut mm: Matchmaking, r| async move { mm.list_challenges(r).await };
-        let listed = with_retries(matchmaking, request, call).await?;
-        Ok(Response::new(pb::ListChallengesResponse {
-            incoming: listed.incoming,
-            outgoing: listed.outgoing,
-        }))
+        })
     }
 
     #[instrument(level = "debug", skip_all, fields(level = request.get_ref().level))]
     async fn play_engine(
         &self,
         request: Request<pb::PlayEngineRequest>,
-    ) -> Result<Response<pb::PlayEngineResponse>, Status> {
+    ) -> Answer<pb::PlayEngineResponse> {
         let session = request.caller()?;
         let r = request.into_inner();
         let level = convert::engine_level(r.full_strength, r.level)?;
@@ -306,6 +155,6 @@ impl LobbyService for Lobby {
             .create_game(game)
             .await
             .map_err(relay)?;
-        Ok(Response::new(pb::PlayEngineResponse { game: Some(game) }))
+        Ok(pb::PlayEngineResponse { game: Some(game) })
     }
 }
