@@ -82,19 +82,22 @@ fn within(field: &str, value: &str, max: usize) -> Result<(), Status> {
     Ok(())
 }
 
-/// Each method with its request, its access rule and its request's limits
-/// (`custom` when its [`Bounded`] is written out below).
+/// Each access rule with its requests' limits, and the requests it holds
+/// for (`custom` when their [`Bounded`] is written out below). A method is
+/// known by its request: `Resign` takes a `ResignRequest`.
 macro_rules! methods {
-    ($($method:ident($request:ident, $access:ident) $fields:tt)*) => {
-        $(methods!(@bounded $request $fields);)*
+    ($($access:ident $fields:tt: $($request:ident),+;)*) => {
+        $($(methods!(@bounded $request $fields);)+)*
 
         /// The admission of a call of `method` whose first message is
         /// `message`.
         pub(super) fn admit(method: &str, message: &[u8]) -> Admission {
-            match method {
-                $(stringify!($method) => check::<pb::$request>(message, Access::$access),)*
-                _ => Admission::Unread,
-            }
+            $($(
+                if stringify!($request).strip_suffix("Request") == Some(method) {
+                    return check::<pb::$request>(message, Access::$access);
+                }
+            )+)*
+            Admission::Unread
         }
     };
     (@bounded $request:ident custom) => {};
@@ -109,51 +112,30 @@ macro_rules! methods {
 }
 
 methods! {
-    // AccountService
-    Register(RegisterRequest, Anyone) { username: NAME, email: LOGIN, password: PASSWORD }
-    Login(LoginRequest, Anyone) { login: LOGIN, password: PASSWORD }
-    Logout(LogoutRequest, SignedIn) {}
-    LogoutEverywhere(LogoutEverywhereRequest, SignedIn) {}
-    ChangePassword(ChangePasswordRequest, SignedIn) { old_password: PASSWORD, new_password: PASSWORD }
-    Me(MeRequest, SignedIn) {}
-    GetProfile(GetProfileRequest, Anyone) { username: NAME }
-    GetRatingHistory(GetRatingHistoryRequest, Anyone) { username: NAME, page_token: PAGE_TOKEN }
-    Leaderboard(LeaderboardRequest, Anyone) { page_token: PAGE_TOKEN }
-    // LobbyService
-    CreateSeek(CreateSeekRequest, SignedIn) {}
-    CancelSeek(CancelSeekRequest, SignedIn) { seek_id: ID }
-    ListSeeks(ListSeeksRequest, MaybeSignedIn) { page_token: PAGE_TOKEN }
-    RequestSeek(RequestSeekRequest, SignedIn) { seek_id: ID }
-    AcceptSeekRequest(AcceptSeekRequestRequest, SignedIn) { request_id: ID }
-    RejectSeekRequest(RejectSeekRequestRequest, SignedIn) { request_id: ID }
-    WithdrawSeekRequest(WithdrawSeekRequestRequest, SignedIn) { request_id: ID }
-    ListSeekRequests(ListSeekRequestsRequest, SignedIn) {}
-    CreateChallenge(CreateChallengeRequest, SignedIn) { opponent_username: NAME }
-    AcceptChallenge(AcceptChallengeRequest, SignedIn) { challenge_id: ID }
-    DeclineChallenge(DeclineChallengeRequest, SignedIn) { challenge_id: ID, reason: REASON }
-    CancelChallenge(CancelChallengeRequest, SignedIn) { challenge_id: ID }
-    ListChallenges(ListChallengesRequest, SignedIn) {}
-    PlayEngine(PlayEngineRequest, SignedIn) {}
-    // PlayService
-    MakeMove(MakeMoveRequest, SignedIn) { game_id: ID, r#move: MOVE }
-    Resign(ResignRequest, SignedIn) { game_id: ID }
-    OfferDraw(OfferDrawRequest, SignedIn) { game_id: ID }
-    AcceptDraw(AcceptDrawRequest, SignedIn) { game_id: ID }
-    DeclineDraw(DeclineDrawRequest, SignedIn) { game_id: ID }
-    ClaimDraw(ClaimDrawRequest, SignedIn) { game_id: ID }
-    Abort(AbortRequest, SignedIn) { game_id: ID }
-    Hint(HintRequest, SignedIn) { game_id: ID }
-    LegalMoves(LegalMovesRequest, Anyone) { game_id: ID }
-    Board(BoardRequest, Anyone) { game_id: ID }
-    GetGame(GetGameRequest, Anyone) { game_id: ID }
-    ListMyGames(ListMyGamesRequest, SignedIn) { page_token: PAGE_TOKEN }
-    ExportPgn(ExportPgnRequest, Anyone) { game_id: ID }
-    StreamEvents(StreamEventsRequest, SignedIn) custom
-    WatchGame(WatchGameRequest, Anyone) { game_id: ID }
-    // NostrService
-    GetNostrInfo(GetNostrInfoRequest, Anyone) {}
-    LinkNostrKey(LinkNostrKeyRequest, SignedIn) { event: NOSTR_EVENT }
-    UnlinkNostrKey(UnlinkNostrKeyRequest, SignedIn) {}
+    Anyone {}: GetNostrInfoRequest;
+    Anyone { username: NAME, email: LOGIN, password: PASSWORD }: RegisterRequest;
+    Anyone { login: LOGIN, password: PASSWORD }: LoginRequest;
+    Anyone { username: NAME }: GetProfileRequest;
+    Anyone { username: NAME, page_token: PAGE_TOKEN }: GetRatingHistoryRequest;
+    Anyone { page_token: PAGE_TOKEN }: LeaderboardRequest;
+    Anyone { game_id: ID }: LegalMovesRequest, BoardRequest, GetGameRequest, ExportPgnRequest,
+        WatchGameRequest;
+    MaybeSignedIn { page_token: PAGE_TOKEN }: ListSeeksRequest;
+    SignedIn {}: LogoutRequest, LogoutEverywhereRequest, MeRequest, CreateSeekRequest,
+        ListSeekRequestsRequest, ListChallengesRequest, PlayEngineRequest, UnlinkNostrKeyRequest;
+    SignedIn { old_password: PASSWORD, new_password: PASSWORD }: ChangePasswordRequest;
+    SignedIn { seek_id: ID }: CancelSeekRequest, RequestSeekRequest;
+    SignedIn { request_id: ID }: AcceptSeekRequestRequest, RejectSeekRequestRequest,
+        WithdrawSeekRequestRequest;
+    SignedIn { opponent_username: NAME }: CreateChallengeRequest;
+    SignedIn { challenge_id: ID }: AcceptChallengeRequest, CancelChallengeRequest;
+    SignedIn { challenge_id: ID, reason: REASON }: DeclineChallengeRequest;
+    SignedIn { game_id: ID, r#move: MOVE }: MakeMoveRequest;
+    SignedIn { game_id: ID }: ResignRequest, OfferDrawRequest, AcceptDrawRequest, DeclineDrawRequest,
+        ClaimDrawRequest, AbortRequest, HintRequest;
+    SignedIn { page_token: PAGE_TOKEN }: ListMyGamesRequest;
+    SignedIn { event: NOSTR_EVENT }: LinkNostrKeyRequest;
+    SignedIn custom: StreamEventsRequest;
 }
 
 impl Bounded for pb::StreamEventsRequest {
