@@ -11,44 +11,28 @@
 pub const FILE_DESCRIPTOR_SET: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/chess_descriptor.bin"));
 
-/// `chess.common.v1`: types shared by every service and the public API.
-pub mod common {
-    pub mod v1 {
-        tonic::include_proto!("chess.common.v1");
-    }
+/// A module `$area::v1` for each package `chess.$area.v1`, with what it is
+/// for.
+macro_rules! packages {
+    ($($area:ident: $what:literal,)*) => {
+        $(
+            #[doc = concat!("`chess.", stringify!($area), ".v1`: ", $what, ".")]
+            pub mod $area {
+                pub mod v1 {
+                    // What `tonic::include_proto!` does, which takes only a
+                    // literal name.
+                    include!(concat!(env!("OUT_DIR"), "/chess.", stringify!($area), ".v1.rs"));
+                }
+            }
+        )*
+    };
 }
 
-/// `chess.engine.v1`: the engine service.
-pub mod engine {
-    pub mod v1 {
-        tonic::include_proto!("chess.engine.v1");
-    }
-}
-
-/// `chess.game.v1`: the game service.
-pub mod game {
-    pub mod v1 {
-        tonic::include_proto!("chess.game.v1");
-    }
-}
-
-/// `chess.matchmaking.v1`: the matchmaking service.
-pub mod matchmaking {
-    pub mod v1 {
-        tonic::include_proto!("chess.matchmaking.v1");
-    }
-}
-
-/// `chess.rating.v1`: the rating service.
-pub mod rating {
-    pub mod v1 {
-        tonic::include_proto!("chess.rating.v1");
-    }
-}
-
-/// `chess.gateway.v1`: the public API.
-pub mod gateway {
-    pub mod v1 {
-        tonic::include_proto!("chess.gateway.v1");
-    }
+packages! {
+    common: "types shared by every service and the public API",
+    engine: "the engine service",
+    game: "the game service",
+    matchmaking: "the matchmaking service",
+    rating: "the rating service",
+    gateway: "the public API",
 }
