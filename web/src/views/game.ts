@@ -414,26 +414,20 @@ export function gameView(id: string): View {
       if (r.gameEnded) ended(r.gameEnded);
       else if (game && isActive(game)) game.drawOffer = myColor;
     });
-  const acceptDraw = () =>
+  // An action that ends the game when the server says it did.
+  const ending = (call: (request: { gameId: string }) => Promise<{ gameEnded?: GameEnded }>) => () =>
     act(async () => {
-      const r = await play.acceptDraw({ gameId: id });
+      const r = await call({ gameId: id });
       if (r.gameEnded) ended(r.gameEnded);
     });
+  const acceptDraw = ending((request) => play.acceptDraw(request));
   const declineDraw = () =>
     act(async () => {
       await play.declineDraw({ gameId: id });
       if (game) game.drawOffer = Color.UNSPECIFIED;
     });
-  const claimDraw = () =>
-    act(async () => {
-      const r = await play.claimDraw({ gameId: id });
-      if (r.gameEnded) ended(r.gameEnded);
-    });
-  const abort = () =>
-    act(async () => {
-      const r = await play.abort({ gameId: id });
-      if (r.gameEnded) ended(r.gameEnded);
-    });
+  const claimDraw = ending((request) => play.claimDraw(request));
+  const abort = ending((request) => play.abort(request));
   const resign = () =>
     act(async () => {
       confirmingResign = false;

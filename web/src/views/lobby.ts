@@ -233,6 +233,16 @@ export function lobbyView(): View {
     );
   }
 
+  // Accepting a request or a challenge: the game it starts, if it started
+  // one, is opened; otherwise the lobby is shown again as it now stands.
+  function acceptButton(accept: () => Promise<string | undefined>): HTMLElement {
+    return actionButton("Accept", async () => {
+      const gameId = await accept();
+      if (gameId) goToGame(gameId);
+      else await refresh();
+    });
+  }
+
   function requestRow(r: SeekRequest): HTMLElement {
     const seek = mySeeks.find((s) => s.seekId === r.seekId) ?? seeks.find((s) => s.seekId === r.seekId);
     return h(
@@ -243,11 +253,7 @@ export function lobbyView(): View {
       h(
         "td",
         { class: "action" },
-        actionButton("Accept", async () => {
-          const res = await lobby.acceptSeekRequest({ requestId: r.requestId });
-          if (res.request?.gameId) goToGame(res.request.gameId);
-          else await refresh();
-        }),
+        acceptButton(async () => (await lobby.acceptSeekRequest({ requestId: r.requestId })).request?.gameId),
         " ",
         actionButton("Reject", () => lobby.rejectSeekRequest({ requestId: r.requestId }).then(refresh), { class: "secondary" }),
       ),
@@ -276,11 +282,7 @@ export function lobbyView(): View {
         h(
           "td",
           { class: "action" },
-          actionButton("Accept", async () => {
-            const res = await lobby.acceptChallenge({ challengeId: c.challengeId });
-            if (res.challenge?.gameId) goToGame(res.challenge.gameId);
-            else await refresh();
-          }),
+          acceptButton(async () => (await lobby.acceptChallenge({ challengeId: c.challengeId })).challenge?.gameId),
           " ",
           reason,
           " ",

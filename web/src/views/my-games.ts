@@ -227,54 +227,26 @@ export function myGamesView(): View {
     { class: "my-games" },
     h("h1", {}, "My games"),
     error,
-    h(
-      "section",
-      { class: "card", "aria-label": "Games in progress" },
-      h("h2", {}, "In progress"),
-      h(
-        "div",
-        { class: "scroll" },
-        h(
-          "table",
-          { class: "list games" },
-          h(
-            "thead",
-            {},
-            h(
-              "tr",
-              {},
-              h("th", {}, "Opponent"),
-              h("th", {}, "You play"),
-              h("th", {}, "Time"),
-              h("th", {}, "Turn"),
-              h("th", { class: "num" }, "Your clock"),
-              h("th", { class: "num" }, "Theirs"),
-              h("th", { class: "num wide" }, ""),
-            ),
-          ),
-          activeBody,
-        ),
-      ),
+    gamesCard(
+      "Games in progress",
+      "In progress",
+      [
+        h("th", {}, "Opponent"),
+        h("th", {}, "You play"),
+        h("th", {}, "Time"),
+        h("th", {}, "Turn"),
+        h("th", { class: "num" }, "Your clock"),
+        h("th", { class: "num" }, "Theirs"),
+        h("th", { class: "num wide" }, ""),
+      ],
+      activeBody,
       activeEmpty,
     ),
-    h(
-      "section",
-      { class: "card", "aria-label": "Finished games" },
-      h("h2", {}, "Finished"),
-      h(
-        "div",
-        { class: "scroll" },
-        h(
-          "table",
-          { class: "list games" },
-          h(
-            "thead",
-            {},
-            h("tr", {}, h("th", {}, "Opponent"), h("th", {}, "You played"), h("th", {}, "Time"), h("th", {}, "Result"), h("th", { class: "wide" }, "Ended")),
-          ),
-          finishedBody,
-        ),
-      ),
+    gamesCard(
+      "Finished games",
+      "Finished",
+      [h("th", {}, "Opponent"), h("th", {}, "You played"), h("th", {}, "Time"), h("th", {}, "Result"), h("th", { class: "wide" }, "Ended")],
+      finishedBody,
       finishedEmpty,
       pager,
     ),
@@ -291,4 +263,16 @@ export function myGamesView(): View {
       stopStream();
     },
   };
+}
+
+// A card holding a table of games: its heading, the table's column heads
+// and body, and what follows the table.
+function gamesCard(label: string, title: string, heads: HTMLElement[], body: HTMLElement, ...after: HTMLElement[]): HTMLElement {
+  return h(
+    "section",
+    { class: "card", "aria-label": label },
+    h("h2", {}, title),
+    h("div", { class: "scroll" }, h("table", { class: "list games" }, h("thead", {}, h("tr", {}, ...heads)), body)),
+    ...after,
+  );
 }
