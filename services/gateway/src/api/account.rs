@@ -16,13 +16,14 @@ use chess_runtime::identity::Signed;
 use tonic::{Code, Request, Response, Status};
 use tracing::instrument;
 
+use super::public_service;
 use super::{
-    Shared,
+    Answer, Shared,
     convert::{expiry, require},
     edge::CallerOf as _,
     forward, relay, with_retries,
 };
-use crate::api::limits::AddressLimits;
+use crate::{api::limits::AddressLimits, core::auth::Session};
 
 /// Implements `chess.gateway.v1.AccountService`.
 #[derive(Debug)]
@@ -72,28 +73,87 @@ impl Accounts {
         username: &str,
         generation: i64,
         answer: impl FnOnce(String, Option<prost_types::Timestamp>, String, String) -> T,
-    ) -> Response<T> {
+    ) -> T {
         let tokens = self.shared.sessions.tokens();
         let (token, session) = tokens.issue(player_id, username, generation);
         let expires_at = Some(expiry(session.expires_at));
-        Response::new(answer(
-            token,
-            expires_at,
-            session.player_id,
-            session.username,
-        ))
+        answer(token, expires_at, session.player_id, session.username)
+    }
+
+    /// Ends the caller's session (`everywhere`: all their sessions) in the
+    /// rating service, which records it, and here at once.
+    async fn sign_out(&self, session: Session, everywhere: bool) -> Answer<()> {
+        let mut rating = self.rating();
+        let ended = if everywhere {
+            let request = rating::RevokeAllSessionsRequest {
+                player_id: session.player_id.clone(),
+            };
+            forward(rating.revoke_all_sessions(request)).await?.state
+        } else {
+            let request = rating::RevokeSessionRequest {
+                player_id: session.player_id.clone(),
+                session_id: session.session_id.clone(),
+                expires_at: Some(expiry(session.expires_at)),
+            };
+            forward(rating.revoke_session(request)).await?.state
+        };
+        self.shared.sessions.ended(&session.player_id, ended);
+        let what = if everywhere {
+            "signed out everywhere"
+        } else {
+            "signed out"
+        };
+        tracing::debug!(player_id = session.player_id, "{what}");
+        Ok(())
     }
 }
 
 type Rating = rating::rating_service_client::RatingServiceClient<Signed>;
 
-#[tonic::async_trait]
-impl AccountService for Accounts {
+/// Signing the caller out: their session (`everywhere`: all of them)
+/// ended in the rating service, which records it, and here at once.
+macro_rules! sign_out {
+    ($this:ident, $request:ident, $method:ident, $name:ident, [$($response:ident)::+],
+        ($everywhere:literal)) => {{
+        $this.sign_out($request.caller()?, $everywhere).await?;
+        $($response)::+ {}
+    }};
+}
+
+/// A read of a list, retried while the rating service restarts: the
+/// request's fields `$copied` sent, the answer's `$answer` copied back.
+macro_rules! list {
+    ($this:ident, $request:ident, $method:ident, $name:ident, [$($response:ident)::+],
+        ($($copied:ident),+ -> $($answer:ident),+)) => {{
+        let r = $request.into_inner();
+        let request = rating::$name { $($copied: r.$copied),+ };
+        let call = |mut rating: Rating, r| async move { rating.$method(r).await };
+        let listed = with_retries($this.rating(), request, call).await?;
+        $($response)::+ { $($answer: listed.$answer),+ }
+    }};
+}
+
+public_service! {
+    impl AccountService for Accounts;
+    custom: register(RegisterRequest -> pb::RegisterResponse),
+        login(LoginRequest -> pb::LoginResponse),
+        change_password(ChangePasswordRequest -> pb::ChangePasswordResponse),
+        me(MeRequest -> pb::MeResponse),
+        get_profile(GetProfileRequest -> pb::GetProfileResponse),
+        get_rating_history(GetRatingHistoryRequest -> pb::GetRatingHistoryResponse);
+    sign_out(false) []: logout(LogoutRequest -> pb::LogoutResponse);
+    sign_out(true) []: logout_everywhere(LogoutEverywhereRequest -> pb::LogoutEverywhereResponse);
+    list(category, page_size, page_token -> rating_system, entries, next_page_token) []:
+        leaderboard(LeaderboardRequest -> pb::LeaderboardResponse);
+}
+
+/// The methods written out: those that do more than forward a call.
+impl Accounts {
     #[instrument(level = "debug", skip_all, fields(username = %request.get_ref().username))]
     async fn register(
         &self,
         request: Request<pb::RegisterRequest>,
-    ) -> Result<Response<pb::RegisterResponse>, Status> {
+    ) -> Answer<pb::RegisterResponse> {
         self.shared
             .limits
             .register(AddressLimits::source(&request))?;
@@ -104,14 +164,11 @@ impl AccountService for Accounts {
             password: r.password,
         };
         let profile = forward(self.rating().register(request)).await?.profile;
-        Ok(Response::new(pb::RegisterResponse { profile }))
+        Ok(pb::RegisterResponse { profile })
     }
 
     #[instrument(level = "debug", skip_all)]
-    async fn login(
-        &self,
-        request: Request<pb::LoginRequest>,
-    ) -> Result<Response<pb::LoginResponse>, Status> {
+    async fn login(&self, request: Request<pb::LoginRequest>) -> Answer<pb::LoginResponse> {
         let source = AddressLimits::source(&request);
         let r = request.into_inner();
         let request = rating::AuthenticateRequest {
@@ -139,42 +196,10 @@ impl AccountService for Accounts {
     }
 
     #[instrument(level = "debug", skip_all)]
-    async fn logout(
-        &self,
-        request: Request<pb::LogoutRequest>,
-    ) -> Result<Response<pb::LogoutResponse>, Status> {
-        let session = request.caller()?;
-        let request = rating::RevokeSessionRequest {
-            player_id: session.player_id.clone(),
-            session_id: session.session_id.clone(),
-            expires_at: Some(expiry(session.expires_at)),
-        };
-        let ended = forward(self.rating().revoke_session(request)).await?;
-        self.shared.sessions.ended(&session.player_id, ended.state);
-        tracing::debug!(player_id = session.player_id, "signed out");
-        Ok(Response::new(pb::LogoutResponse {}))
-    }
-
-    #[instrument(level = "debug", skip_all)]
-    async fn logout_everywhere(
-        &self,
-        request: Request<pb::LogoutEverywhereRequest>,
-    ) -> Result<Response<pb::LogoutEverywhereResponse>, Status> {
-        let session = request.caller()?;
-        let request = rating::RevokeAllSessionsRequest {
-            player_id: session.player_id.clone(),
-        };
-        let ended = forward(self.rating().revoke_all_sessions(request)).await?;
-        self.shared.sessions.ended(&session.player_id, ended.state);
-        tracing::debug!(player_id = session.player_id, "signed out everywhere");
-        Ok(Response::new(pb::LogoutEverywhereResponse {}))
-    }
-
-    #[instrument(level = "debug", skip_all)]
     async fn change_password(
         &self,
         request: Request<pb::ChangePasswordRequest>,
-    ) -> Result<Response<pb::ChangePasswordResponse>, Status> {
+    ) -> Answer<pb::ChangePasswordResponse> {
         let session = request.caller()?;
         let source = AddressLimits::source(&request);
         let r = request.into_inner();
@@ -202,37 +227,34 @@ impl AccountService for Accounts {
     }
 
     #[instrument(level = "debug", skip_all)]
-    async fn me(
-        &self,
-        request: Request<pb::MeRequest>,
-    ) -> Result<Response<pb::MeResponse>, Status> {
+    async fn me(&self, request: Request<pb::MeRequest>) -> Answer<pb::MeResponse> {
         let session = request.caller()?;
         let player = self.player(Key::PlayerId(session.player_id)).await?;
-        Ok(Response::new(pb::MeResponse {
+        Ok(pb::MeResponse {
             profile: player.profile,
             email: player.email,
-        }))
+        })
     }
 
     #[instrument(level = "debug", skip_all, fields(username = %request.get_ref().username))]
     async fn get_profile(
         &self,
         request: Request<pb::GetProfileRequest>,
-    ) -> Result<Response<pb::GetProfileResponse>, Status> {
+    ) -> Answer<pb::GetProfileResponse> {
         let username = request.into_inner().username;
         require("username", &username)?;
         // The email stays private.
         let player = self.player(Key::Username(username)).await?;
-        Ok(Response::new(pb::GetProfileResponse {
+        Ok(pb::GetProfileResponse {
             profile: player.profile,
-        }))
+        })
     }
 
     #[instrument(level = "debug", skip_all, fields(username = %request.get_ref().username))]
     async fn get_rating_history(
         &self,
         request: Request<pb::GetRatingHistoryRequest>,
-    ) -> Result<Response<pb::GetRatingHistoryResponse>, Status> {
+    ) -> Answer<pb::GetRatingHistoryResponse> {
         let r = request.into_inner();
         require("username", &r.username)?;
         let player_id = self
@@ -249,29 +271,9 @@ impl AccountService for Accounts {
         };
         let call = |mut rating: Rating, r| async move { rating.get_rating_history(r).await };
         let history = with_retries(self.rating(), request, call).await?;
-        Ok(Response::new(pb::GetRatingHistoryResponse {
+        Ok(pb::GetRatingHistoryResponse {
             entries: history.entries,
             next_page_token: history.next_page_token,
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(category = request.get_ref().category))]
-    async fn leaderboard(
-        &self,
-        request: Request<pb::LeaderboardRequest>,
-    ) -> Result<Response<pb::LeaderboardResponse>, Status> {
-        let r = request.into_inner();
-        let request = rating::LeaderboardRequest {
-            category: r.category,
-            page_size: r.page_size,
-            page_token: r.page_token,
-        };
-        let call = |mut rating: Rating, r| async move { rating.leaderboard(r).await };
-        let board = with_retries(self.rating(), request, call).await?;
-        Ok(Response::new(pb::LeaderboardResponse {
-            rating_system: board.rating_system,
-            entries: board.entries,
-            next_page_token: board.next_page_token,
-        }))
+        })
     }
 }
