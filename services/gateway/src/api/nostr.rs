@@ -8,7 +8,6 @@
 
 use std::sync::Arc;
 
-use chess_domain::Timestamp;
 use chess_proto::gateway::v1::{self as pb, nostr_service_server::NostrService};
 use chess_runtime::Reason;
 use nostr_sdk::prelude::{Event, JsonUtil as _};
@@ -116,7 +115,7 @@ impl NostrService for Nostr {
             &request.get_ref().event,
             &server,
             &session.username,
-            Timestamp::now().unsigned_secs(),
+            chess_domain::Timestamp::now().unsigned_secs(),
         )?;
         let profile = self
             .shared
