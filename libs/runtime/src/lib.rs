@@ -2,6 +2,7 @@
 //!
 //! - [`addr`]: the default address of every service; [`exit`]: the exit
 //!   statuses services and their launchers share.
+//! - [`service`]: the flags every service shares and its `main`.
 //! - [`cli`]: flag parsing where every flag has an environment twin
 //!   (`CHESS_<SERVICE>_<FLAG>`), with bad flags reported on one line.
 //! - [`server`]: binding the listen address, the gRPC server with the standard
@@ -28,6 +29,7 @@ pub mod lock;
 pub mod reason;
 pub mod secret;
 pub mod server;
+pub mod service;
 pub mod status_cap;
 pub mod throttle;
 
@@ -35,6 +37,7 @@ pub use client::{Channel, channel};
 pub use identity::{Claims, InternalKey, Signer};
 pub use reason::Reason;
 pub use server::{Health, Server, ServerArgs, Shutdown};
+pub use service::ServiceArgs;
 
 use std::process::ExitCode;
 

@@ -63,11 +63,7 @@ pub const FALLBACK_STOCKFISH: &str = "/usr/games/stockfish";
 )]
 pub struct Config {
     #[command(flatten)]
-    pub server: chess_runtime::ServerArgs,
-    #[command(flatten)]
-    pub telemetry: chess_telemetry::TelemetryArgs,
-    #[command(flatten)]
-    pub internal_key: chess_runtime::identity::KeyArgs,
+    pub service: chess_runtime::ServiceArgs,
     /// The Stockfish program. Default: `stockfish` found on `PATH`, else
     /// `/usr/games/stockfish`.
     #[arg(long)]
@@ -165,11 +161,15 @@ pub fn default_pool_size() -> usize {
 /// [`StartError::CannotStart`] if no process completes its handshake), reports
 /// SERVING while at least one process is alive, and serves gRPC.
 pub async fn run(config: Config) -> Result<(), StartError> {
-    let key = config.internal_key.load()?;
-    let server =
-        chess_runtime::Server::bind("engine", &config.server, DEFAULT_LISTEN, &[SERVICE_NAME])
-            .await?
-            .with_verified_callers(key);
+    let key = config.service.internal_key.load()?;
+    let server = chess_runtime::Server::bind(
+        "engine",
+        &config.service.server,
+        DEFAULT_LISTEN,
+        &[SERVICE_NAME],
+    )
+    .await?
+    .with_verified_callers(key);
     let pool = Pool::start(config.pool(), server.shutdown()).await?;
     tracing::info!(
         processes = pool.alive_count(),

@@ -7,9 +7,7 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let config: chess_engine::Config = chess_runtime::cli::parse("engine");
-    chess_runtime::runtime("engine").block_on(async {
-        let _telemetry = chess_runtime::init_telemetry("engine", &config.telemetry);
+    chess_runtime::service::main_with("engine", |config| async move {
         match chess_engine::run(config).await {
             Err(e @ chess_engine::StartError::CannotStart { .. }) => {
                 eprintln!(

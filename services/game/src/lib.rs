@@ -49,11 +49,7 @@ use chess_proto::game::v1::game_service_server::{GameServiceServer, SERVICE_NAME
 )]
 pub struct Config {
     #[command(flatten)]
-    pub server: chess_runtime::ServerArgs,
-    #[command(flatten)]
-    pub telemetry: chess_telemetry::TelemetryArgs,
-    #[command(flatten)]
-    pub internal_key: chess_runtime::identity::KeyArgs,
+    pub service: chess_runtime::ServiceArgs,
     /// Where games are stored: `sqlite://path?mode=rwc` or `postgres://…`.
     #[arg(long, default_value = "sqlite://data/game.sqlite?mode=rwc")]
     pub database_url: String,
@@ -161,12 +157,16 @@ pub async fn run(config: Config) -> Result<(), StartError> {
                 config.evict_after_secs
             ))
         })?;
-    let key = config.internal_key.load()?;
+    let key = config.service.internal_key.load()?;
     let signer = chess_runtime::Signer::new(key.clone(), "game");
-    let server =
-        chess_runtime::Server::bind("game", &config.server, DEFAULT_LISTEN, &[SERVICE_NAME])
-            .await?
-            .with_verified_callers(key.clone());
+    let server = chess_runtime::Server::bind(
+        "game",
+        &config.service.server,
+        DEFAULT_LISTEN,
+        &[SERVICE_NAME],
+    )
+    .await?
+    .with_verified_callers(key.clone());
     let me = shards::Replica {
         id: config.replica.replica_id.clone(),
         address: config.replica.advertised(server.local_addr()),

@@ -9,9 +9,5 @@ use std::process::ExitCode;
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
-    let config: chess_game::Config = chess_runtime::cli::parse("game");
-    chess_runtime::runtime("game").block_on(async {
-        let _telemetry = chess_runtime::init_telemetry("game", &config.telemetry);
-        chess_runtime::exit_code("game", chess_game::run(config).await)
-    })
+    chess_runtime::service::main("game", chess_game::run)
 }

@@ -32,11 +32,7 @@ use crate::{
 )]
 pub struct Config {
     #[command(flatten)]
-    pub server: chess_runtime::ServerArgs,
-    #[command(flatten)]
-    pub telemetry: chess_telemetry::TelemetryArgs,
-    #[command(flatten)]
-    pub internal_key: chess_runtime::identity::KeyArgs,
+    pub service: chess_runtime::ServiceArgs,
     #[command(flatten)]
     pub nostr: nostr::NostrArgs,
     /// Address for the uqchess line protocol, `host:port`; empty to turn it
@@ -130,7 +126,7 @@ pub enum StartError {
 /// Runs the gateway until shutdown.
 pub async fn run(config: Config) -> Result<(), StartError> {
     // Every call to the internal services is signed as the gateway's.
-    let signer = chess_runtime::Signer::new(config.internal_key.load()?, "gateway");
+    let signer = chess_runtime::Signer::new(config.service.internal_key.load()?, "gateway");
     let tokens = auth::Tokens::from_config(
         config.token_key.as_deref(),
         // An empty value (as an environment variable can only give) means
@@ -148,7 +144,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     )?;
     let server = chess_runtime::Server::bind(
         "gateway",
-        &config.server,
+        &config.service.server,
         DEFAULT_LISTEN,
         &api::SERVICE_NAMES,
     )

@@ -10,9 +10,5 @@ use std::process::ExitCode;
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
-    let config: chess_gateway::Config = chess_runtime::cli::parse("gateway");
-    chess_runtime::runtime("gateway").block_on(async {
-        let _telemetry = chess_runtime::init_telemetry("gateway", &config.telemetry);
-        chess_runtime::exit_code("gateway", chess_gateway::run(config).await)
-    })
+    chess_runtime::service::main("gateway", chess_gateway::run)
 }

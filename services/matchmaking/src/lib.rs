@@ -30,11 +30,7 @@ use chess_proto::matchmaking::v1::matchmaking_service_server::{
 )]
 pub struct Config {
     #[command(flatten)]
-    pub server: chess_runtime::ServerArgs,
-    #[command(flatten)]
-    pub telemetry: chess_telemetry::TelemetryArgs,
-    #[command(flatten)]
-    pub internal_key: chess_runtime::identity::KeyArgs,
+    pub service: chess_runtime::ServiceArgs,
     /// Where seeks and challenges are stored: `sqlite://path?mode=rwc` or
     /// `postgres://…`.
     #[arg(long, default_value = "sqlite://data/matchmaking.sqlite?mode=rwc")]
@@ -73,11 +69,11 @@ pub enum StartError {
 
 /// Runs the service until shutdown.
 pub async fn run(config: Config) -> Result<(), StartError> {
-    let key = config.internal_key.load()?;
+    let key = config.service.internal_key.load()?;
     let signer = chess_runtime::Signer::new(key.clone(), "matchmaking");
     let server = chess_runtime::Server::bind(
         "matchmaking",
-        &config.server,
+        &config.service.server,
         DEFAULT_LISTEN,
         &[SERVICE_NAME],
     )

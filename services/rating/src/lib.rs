@@ -38,11 +38,7 @@ use chess_ratings::{RatingSystem, System, glicko2};
 )]
 pub struct Config {
     #[command(flatten)]
-    pub server: chess_runtime::ServerArgs,
-    #[command(flatten)]
-    pub telemetry: chess_telemetry::TelemetryArgs,
-    #[command(flatten)]
-    pub internal_key: chess_runtime::identity::KeyArgs,
+    pub service: chess_runtime::ServiceArgs,
     /// Where accounts and ratings are stored: `sqlite://path?mode=rwc` or
     /// `postgres://…`.
     #[arg(long, default_value = "sqlite://data/rating.sqlite?mode=rwc")]
@@ -134,11 +130,15 @@ pub enum StartError {
 /// have run.
 pub async fn run(config: Config) -> Result<(), StartError> {
     let system = config.system()?;
-    let key = config.internal_key.load()?;
-    let server =
-        chess_runtime::Server::bind("rating", &config.server, DEFAULT_LISTEN, &[SERVICE_NAME])
-            .await?
-            .with_verified_callers(key);
+    let key = config.service.internal_key.load()?;
+    let server = chess_runtime::Server::bind(
+        "rating",
+        &config.service.server,
+        DEFAULT_LISTEN,
+        &[SERVICE_NAME],
+    )
+    .await?
+    .with_verified_callers(key);
     // One process per SQLite file: a second writer would resume the same
     // games and race the first. Held until the service stops;
     // taken once the flags have proved good, so a bad one changes nothing.

@@ -1,0 +1,112 @@
+//! What every service binary declares and does the same way: the flags
+//! they all accept ([`ServiceArgs`]) and their `main` ([`main`]).
+
+use std::{future::Future, process::ExitCode};
+
+use clap::{CommandFactory, FromArgMatches};
+
+/// The flags every service accepts, flattened first into its `Config`:
+/// where it serves, how it logs and traces, and the internal key its calls
+/// are signed and checked with.
+#[derive(Clone, Debug, clap::Args)]
+pub struct ServiceArgs {
+    #[command(flatten)]
+    pub server: crate::ServerArgs,
+    #[command(flatten)]
+    pub telemetry: chess_telemetry::TelemetryArgs,
+    #[command(flatten)]
+    pub internal_key: crate::identity::KeyArgs,
+}
+
+/// A service's `main`: parses its flags (see [`crate::cli::parse`]), starts
+/// the runtime and telemetry, and runs `run` until it ends; an error is
+/// printed on one line and the process exits with status 1.
+pub fn main<C, F, E>(service: &str, run: impl FnOnce(C) -> F) -> ExitCode
+where
+    C: CommandFactory + FromArgMatches,
+    F: Future<Output = Result<(), E>>,
+    E: std::fmt::Display,
+{
+    main_with(service, |config| async move {
+        crate::exit_code(service, run(config).await)
+    })
+}
+
+/// [`main`] for a service that chooses its own exit status.
+pub fn main_with<C, F>(service: &str, run: impl FnOnce(C) -> F) -> ExitCode
+where
+    C: CommandFactory + FromArgMatches,
+    F: Future<Output = ExitCode>,
+{
+    let WithShared { shared, config } = crate::cli::parse::<WithShared<C>>(service);
+    crate::runtime(service).block_on(async {
+        let _telemetry = crate::init_telemetry(service, &shared.telemetry);
+        run(config).await
+    })
+}
+
+/// A service's `Config` and, read from the same flags, the [`ServiceArgs`]
+/// flattened into it: what `main` needs of them without each service
+/// saying where they are.
+struct WithShared<C> {
+    shared: ServiceArgs,
+    config: C,
+}
+
+impl<C: CommandFactory> CommandFactory for WithShared<C> {
+    fn command() -> clap::Command {
+        C::command()
+    }
+
+    fn command_for_update() -> clap::Command {
+        C::command_for_update()
+    }
+}
+
+impl<C: FromArgMatches> FromArgMatches for WithShared<C> {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Ok(Self {
+            shared: ServiceArgs::from_arg_matches(matches)?,
+            config: C::from_arg_matches(matches)?,
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.shared.update_from_arg_matches(matches)?;
+        self.config.update_from_arg_matches(matches)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A service's flags.
+    #[derive(Debug, clap::Parser)]
+    struct Config {
+        #[command(flatten)]
+        service: ServiceArgs,
+        /// Its own.
+        #[arg(long, default_value_t = 1)]
+        own: u32,
+    }
+
+    #[test]
+    fn the_shared_flags_are_read_beside_the_service_s_own() {
+        let parsed = crate::cli::try_parse_from::<WithShared<Config>, _, _>(
+            "game",
+            ["x", "--log-filter", "debug", "--own", "7"],
+        )
+        .unwrap();
+        assert_eq!(parsed.shared.telemetry.log_filter.as_deref(), Some("debug"));
+        assert_eq!(
+            parsed.config.service.telemetry.log_filter.as_deref(),
+            Some("debug")
+        );
+        assert_eq!(parsed.config.own, 7);
+        assert_eq!(
+            parsed.shared.server.listen.as_deref(),
+            Some(crate::addr::GAME)
+        );
+    }
+}
