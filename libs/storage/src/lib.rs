@@ -12,7 +12,8 @@
 
 use std::{path::Path, time::Duration};
 
-use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbErr};
+pub use sea_orm::DbErr;
+use sea_orm::{ConnectOptions, Database, DatabaseConnection};
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
@@ -29,6 +30,38 @@ pub enum Error {
     },
     #[error("cannot open database {url}: {source}")]
     Connect { url: String, source: DbErr },
+}
+
+/// Declares a service's store error: the failures every store shares
+/// (opening the database, and what the database itself reports) followed by
+/// the variants given, which only that service's store can have. Each
+/// store's error is then matched by its own cases while the shared ones read
+/// the same everywhere. The calling crate derives with `thiserror`.
+///
+/// ```
+/// chess_storage::store_error! {
+///     /// A storage failure.
+///     pub enum StoreError {
+///         #[error("stored row {0} is unreadable")]
+///         Corrupt(String),
+///     }
+/// }
+/// let e = StoreError::from(chess_storage::Error::Scheme("x".into()));
+/// assert!(matches!(e, StoreError::Open(_)));
+/// ```
+#[macro_export]
+macro_rules! store_error {
+    ($(#[$attr:meta])* $vis:vis enum $name:ident { $($variants:tt)* }) => {
+        $(#[$attr])*
+        #[derive(Debug, thiserror::Error)]
+        $vis enum $name {
+            #[error(transparent)]
+            Open(#[from] $crate::Error),
+            #[error("database error: {0}")]
+            Db(#[from] $crate::DbErr),
+            $($variants)*
+        }
+    };
 }
 
 /// How long a SQLite connection waits for another's write lock.

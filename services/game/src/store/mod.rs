@@ -25,26 +25,23 @@ mod rows;
 mod sqlite;
 mod writer;
 
-use sea_orm::{DatabaseConnection, DbErr};
+use sea_orm::DatabaseConnection;
 use sea_orm_migration::MigratorTrait as _;
 
 pub use entities::{clock_credits, games, moves, results_outbox};
 pub use rows::{credit_op, new_game_row, ops_for, row_setup};
 pub use writer::{Fence, WriteOp};
 
-/// A storage failure.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error(transparent)]
-    Open(#[from] chess_storage::Error),
-    #[error("database error: {0}")]
-    Db(#[from] DbErr),
-    #[error("the database writer has stopped")]
-    WriterGone,
-    #[error("stored game {id} is unreadable: {reason}")]
-    Corrupt { id: String, reason: String },
-    #[error("shard {shard} is no longer this replica's: its lease of epoch {epoch} ended")]
-    Fenced { shard: u16, epoch: i64 },
+chess_storage::store_error! {
+    /// A storage failure.
+    pub enum StoreError {
+        #[error("the database writer has stopped")]
+        WriterGone,
+        #[error("stored game {id} is unreadable: {reason}")]
+        Corrupt { id: String, reason: String },
+        #[error("shard {shard} is no longer this replica's: its lease of epoch {epoch} ended")]
+        Fenced { shard: u16, epoch: i64 },
+    }
 }
 
 /// Which games a listing includes.

@@ -11,8 +11,8 @@ pub mod migration;
 
 use chess_domain::ColorChoice;
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait as _, DatabaseConnection, DbErr, EntityTrait as _,
-    QueryFilter as _, sea_query::Expr,
+    ActiveValue::Set, ColumnTrait as _, DatabaseConnection, EntityTrait as _, QueryFilter as _,
+    sea_query::Expr,
 };
 use sea_orm_migration::MigratorTrait as _;
 
@@ -21,15 +21,12 @@ use crate::lobby::model::{
     AcceptMode, Challenge, ChallengeStatus, Member, RequestStatus, Seek, SeekRequest, Shown,
 };
 
-/// A storage failure.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error(transparent)]
-    Open(#[from] chess_storage::Error),
-    #[error("database error: {0}")]
-    Db(#[from] DbErr),
-    #[error("stored {what} {id} is unreadable")]
-    Corrupt { what: &'static str, id: String },
+chess_storage::store_error! {
+    /// A storage failure.
+    pub enum StoreError {
+        #[error("stored {what} {id} is unreadable")]
+        Corrupt { what: &'static str, id: String },
+    }
 }
 
 /// What a restarted lobby starts from.

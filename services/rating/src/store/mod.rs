@@ -42,22 +42,19 @@ use std::sync::Arc;
 
 use chess_ratings::System;
 use chess_storage::Backend;
-use sea_orm::{DatabaseConnection, DbErr};
+use sea_orm::DatabaseConnection;
 use tokio::sync::Mutex;
 
 pub use entities::{players, rating_history, ratings, results, revoked_sessions};
 
-/// A storage failure.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error(transparent)]
-    Open(#[from] chess_storage::Error),
-    #[error("database error: {0}")]
-    Db(#[from] DbErr),
-    #[error("the {0} is already registered")]
-    Taken(Field),
-    #[error("stored data is inconsistent: {0}")]
-    Corrupt(String),
+chess_storage::store_error! {
+    /// A storage failure.
+    pub enum StoreError {
+        #[error("the {0} is already registered")]
+        Taken(Field),
+        #[error("stored data is inconsistent: {0}")]
+        Corrupt(String),
+    }
 }
 
 /// An account field that must be unique.
