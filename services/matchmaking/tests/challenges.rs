@@ -14,17 +14,15 @@ use chess_proto::{
     matchmaking::v1 as pb,
 };
 use common::{
-    Lobby, accept_challenge, blitz, cancel_challenge, for_player, game_players, game_state,
-    list_challenges, next_event, next_event_within, refused, send_challenge, watch,
+    Lobby, accept_challenge, blitz, cancel_challenge, expect_event, for_player, game_players,
+    game_state, list_challenges, next_event, next_event_within, only_for, refused, send_challenge,
+    watch,
 };
 use tonic::Code;
 
 #[tokio::test]
 async fn challenges_are_accepted_declined_and_cancelled() {
-    let lobby = Lobby::start().await;
-    let alice = lobby.register("alice").await;
-    let bob = lobby.register("bob").await;
-    let mut client = lobby.client().await;
+    let (lobby, [alice, bob], mut client) = Lobby::with_players(["alice", "bob"]).await;
     let mut alice_events = watch(&mut client, &alice).await;
     let mut bob_events = watch(&mut client, &bob).await;
     let challenge = |color: wire::ColorChoice| pb::CreateChallengeRequest {
@@ -38,40 +36,28 @@ async fn challenges_are_accepted_declined_and_cancelled() {
         allow_hints: false,
     };
 
-    refused(
-        client
-            .create_challenge(for_player(pb::CreateChallengeRequest {
-                opponent_username: "nobody".into(),
-                ..challenge(wire::ColorChoice::White)
-            }))
-            .await,
-        Code::NotFound,
-    );
-    refused(
-        client
-            .create_challenge(for_player(pb::CreateChallengeRequest {
-                opponent_username: "alice".into(),
-                ..challenge(wire::ColorChoice::White)
-            }))
-            .await,
-        Code::InvalidArgument,
-    );
+    // Nobody by that name; oneself.
+    for (opponent, code) in [("nobody", Code::NotFound), ("alice", Code::InvalidArgument)] {
+        let request = pb::CreateChallengeRequest {
+            opponent_username: opponent.into(),
+            ..challenge(wire::ColorChoice::White)
+        };
+        refused(client.create_challenge(for_player(request)).await, code);
+    }
 
     let first = send_challenge(&mut client, challenge(wire::ColorChoice::Black)).await;
     let expires = first.expires_at.unwrap().seconds - first.created_at.unwrap().seconds;
     assert_eq!(expires, 600, "real-time challenges wait ten minutes");
-    match next_event(&mut bob_events).await {
-        Kind::ChallengeReceived(c) => assert_eq!(c.challenge_id, first.challenge_id),
-        other => panic!("unexpected {other:?}"),
-    }
+    expect_event!(&mut bob_events, Kind::ChallengeReceived(c) => assert_eq!(c.challenge_id, first.challenge_id));
     // Only the challenged player accepts.
-    refused(
-        accept_challenge(&mut client, &first.challenge_id, &alice).await,
-        Code::PermissionDenied,
-    );
-    let accepted = accept_challenge(&mut client, &first.challenge_id, &bob)
-        .await
-        .unwrap();
+    let accepted = only_for(
+        accept_challenge,
+        &mut client,
+        &first.challenge_id,
+        &alice,
+        &bob,
+    )
+    .await;
     assert_eq!(accepted.status, wire::ChallengeStatus::Accepted as i32);
     assert_eq!(
         game_players(&lobby, &accepted.game_id).await,
@@ -80,10 +66,7 @@ async fn challenges_are_accepted_declined_and_cancelled() {
     // A rated challenge: no hints in its game.
     let game = game_state(&lobby, &accepted.game_id).await;
     assert!(game.rated && !game.hints_allowed);
-    match next_event(&mut alice_events).await {
-        Kind::ChallengeAccepted(c) => assert_eq!(c.game_id, accepted.game_id),
-        other => panic!("unexpected {other:?}"),
-    }
+    expect_event!(&mut alice_events, Kind::ChallengeAccepted(c) => assert_eq!(c.game_id, accepted.game_id));
     let _ = next_event(&mut bob_events).await;
 
     let second = send_challenge(&mut client, challenge(wire::ColorChoice::Either)).await;
@@ -100,27 +83,22 @@ async fn challenges_are_accepted_declined_and_cancelled() {
         .challenge
         .unwrap();
     assert_eq!(declined.status, wire::ChallengeStatus::Declined as i32);
-    match next_event(&mut alice_events).await {
-        Kind::ChallengeDeclined(c) => assert_eq!(c.decline_reason, "not today"),
-        other => panic!("unexpected {other:?}"),
-    }
+    expect_event!(&mut alice_events, Kind::ChallengeDeclined(c) => assert_eq!(c.decline_reason, "not today"));
 
     let third = send_challenge(&mut client, challenge(wire::ColorChoice::White)).await;
     let _ = next_event(&mut bob_events).await;
     let listed = list_challenges(&mut client, &alice).await;
     assert_eq!(listed.outgoing.len(), 1);
     assert!(listed.incoming.is_empty());
-    refused(
-        cancel_challenge(&mut client, &third.challenge_id, &bob).await,
-        Code::PermissionDenied,
-    );
-    cancel_challenge(&mut client, &third.challenge_id, &alice)
-        .await
-        .unwrap();
-    match next_event(&mut bob_events).await {
-        Kind::ChallengeCancelled(c) => assert_eq!(c.challenge_id, third.challenge_id),
-        other => panic!("unexpected {other:?}"),
-    }
+    only_for(
+        cancel_challenge,
+        &mut client,
+        &third.challenge_id,
+        &bob,
+        &alice,
+    )
+    .await;
+    expect_event!(&mut bob_events, Kind::ChallengeCancelled(c) => assert_eq!(c.challenge_id, third.challenge_id));
     refused(
         accept_challenge(&mut client, &third.challenge_id, &bob).await,
         Code::NotFound,
@@ -132,15 +110,11 @@ async fn challenges_expire_on_their_timer() {
     let dir = tempfile::tempdir().unwrap();
     let url = chess_storage::sqlite_url(&dir.path().join("matchmaking.sqlite"));
     let mut lobby = Lobby::start_on(dir, url.clone()).await;
-    let alice = lobby.register("alice").await;
-    let bob = lobby.register("bob").await;
+    let [alice, bob] = lobby.register_all(["alice", "bob"]).await;
     // The shortest lifetime a client may ask for is a minute; a challenge
     // stored with a shorter one shows the timer without the wait.
     lobby.crash_matchmaking().await;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64;
+    let now = chess_domain::Timestamp::now().millis();
     let store = Store::open(&url).await.unwrap();
     store
         .insert_challenge(&Challenge {

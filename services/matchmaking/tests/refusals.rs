@@ -82,10 +82,7 @@ async fn bad_input_is_refused() {
 
 #[tokio::test]
 async fn a_players_assertion_cannot_act_for_another() {
-    let lobby = Lobby::start().await;
-    let alice = lobby.register("alice").await;
-    let bob = lobby.register("bob").await;
-    let mut client = lobby.client().await;
+    let (lobby, [alice, bob], mut client) = Lobby::with_players(["alice", "bob"]).await;
     // A seek for bob, carrying alice's assertion.
     let status = client
         .create_seek(chess_testkit::acting(

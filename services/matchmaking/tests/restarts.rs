@@ -44,8 +44,7 @@ on_sqlite_and_postgres!(tables_survive_a_restart, real_time_seeks_survive_a_rest
 /// matchmaking service; a real-time seek too, until the presence grace
 /// ends without its poster.
 async fn tables_survive_a_restart(mut lobby: Lobby) {
-    let alice = lobby.register("alice").await;
-    let bob = lobby.register("bob").await;
+    let [alice, bob] = lobby.register_all(["alice", "bob"]).await;
     let mut client = lobby.client().await;
     let _alice_events = watch(&mut client, &alice).await;
     let mut table = seek(&alice, daily(72), wire::AcceptMode::Manual);
@@ -115,8 +114,7 @@ async fn tables_survive_a_restart(mut lobby: Lobby) {
 /// matchmaking service when the poster's stream comes back within the
 /// presence grace; the poster then accepts a request made before the crash.
 async fn real_time_seeks_survive_a_restart(mut lobby: Lobby) {
-    let alice = lobby.register("alice").await;
-    let bob = lobby.register("bob").await;
+    let [alice, bob] = lobby.register_all(["alice", "bob"]).await;
     let mut client = lobby.client().await;
     let _before = watch(&mut client, &alice).await;
     let open = post_seek(&mut client, seek(&alice, blitz(), wire::AcceptMode::Manual)).await;

@@ -11,19 +11,16 @@ use chess_proto::{
     matchmaking::v1 as pb,
 };
 use common::{
-    Lobby, accept_seek_request, blitz, cancel_seek, daily, for_player, game_players, game_state,
-    list, list_once, list_seek_requests, next_event, post_seek, refused, reject_seek_request,
-    request, seek, watch, withdraw_seek_request,
+    Lobby, accept_seek_request, blitz, cancel_seek, daily, expect_event, for_player, game_players,
+    game_state, list, list_once, list_seek_requests, next_event, only_for, post_seek, refused,
+    reject_seek_request, request, seek, watch, withdraw_seek_request,
 };
 use tonic::Code;
 
 #[tokio::test]
 async fn a_manual_seek_is_requested_accepted_and_started() {
-    let lobby = Lobby::start().await;
-    let alice = lobby.register("alice").await;
-    let bob = lobby.register("bob").await;
-    let carol = lobby.register("carol").await;
-    let mut client = lobby.client().await;
+    let (lobby, [alice, bob, carol], mut client) =
+        Lobby::with_players(["alice", "bob", "carol"]).await;
     let mut alice_events = watch(&mut client, &alice).await;
     let mut carol_events = watch(&mut client, &carol).await;
 
@@ -43,10 +40,7 @@ async fn a_manual_seek_is_requested_accepted_and_started() {
     let by_bob = request(&lobby, &posted.seek_id, &bob).await.unwrap();
     assert_eq!(by_bob.status, wire::SeekRequestStatus::Pending as i32);
     assert_eq!(by_bob.requester_rating, 1200);
-    match next_event(&mut alice_events).await {
-        Kind::SeekRequestReceived(r) => assert_eq!(r.request_id, by_bob.request_id),
-        other => panic!("unexpected {other:?}"),
-    }
+    expect_event!(&mut alice_events, Kind::SeekRequestReceived(r) => assert_eq!(r.request_id, by_bob.request_id));
     let by_carol = request(&lobby, &posted.seek_id, &carol).await.unwrap();
     let _ = next_event(&mut alice_events).await;
     // Twice is refused; so is playing your own seek.
@@ -90,10 +84,7 @@ async fn a_manual_seek_is_requested_accepted_and_started() {
 
 #[tokio::test]
 async fn requests_are_rejected_and_withdrawn() {
-    let lobby = Lobby::start().await;
-    let alice = lobby.register("alice").await;
-    let bob = lobby.register("bob").await;
-    let mut client = lobby.client().await;
+    let (lobby, [alice, bob], mut client) = Lobby::with_players(["alice", "bob"]).await;
     let mut alice_events = watch(&mut client, &alice).await;
     let mut bob_events = watch(&mut client, &bob).await;
     let posted = post_seek(&mut client, seek(&alice, blitz(), wire::AcceptMode::Manual)).await;
@@ -104,43 +95,29 @@ async fn requests_are_rejected_and_withdrawn() {
         .await
         .unwrap();
     assert_eq!(rejected.status, wire::SeekRequestStatus::Rejected as i32);
-    match next_event(&mut bob_events).await {
-        Kind::SeekRequestRejected(r) => assert_eq!(r.request_id, first.request_id),
-        other => panic!("unexpected {other:?}"),
-    }
+    expect_event!(&mut bob_events, Kind::SeekRequestRejected(r) => assert_eq!(r.request_id, first.request_id));
     // The seek stays open; bob may ask again and then change his mind.
     let second = request(&lobby, &posted.seek_id, &bob).await.unwrap();
     let _ = next_event(&mut alice_events).await;
     let sent = list_seek_requests(&mut client, &bob).await.sent;
     assert_eq!(sent.len(), 1);
-    refused(
-        withdraw_seek_request(&mut client, &second.request_id, &alice).await,
-        Code::PermissionDenied,
-    );
-    withdraw_seek_request(&mut client, &second.request_id, &bob)
-        .await
-        .unwrap();
-    match next_event(&mut alice_events).await {
-        Kind::SeekRequestCancelled(r) => assert_eq!(r.request_id, second.request_id),
-        other => panic!("unexpected {other:?}"),
-    }
+    only_for(
+        withdraw_seek_request,
+        &mut client,
+        &second.request_id,
+        &alice,
+        &bob,
+    )
+    .await;
+    expect_event!(&mut alice_events, Kind::SeekRequestCancelled(r) => assert_eq!(r.request_id, second.request_id));
     // The poster cancels; only they may.
-    refused(
-        cancel_seek(&mut client, &posted.seek_id, &bob).await,
-        Code::PermissionDenied,
-    );
-    cancel_seek(&mut client, &posted.seek_id, &alice)
-        .await
-        .unwrap();
+    only_for(cancel_seek, &mut client, &posted.seek_id, &bob, &alice).await;
     assert!(list(&lobby, &bob).await.is_empty());
 }
 
 #[tokio::test]
 async fn automatic_seeks_start_on_the_first_fitting_request() {
-    let lobby = Lobby::start().await;
-    let alice = lobby.register("alice").await;
-    let bob = lobby.register("bob").await;
-    let mut client = lobby.client().await;
+    let (lobby, [alice, bob], mut client) = Lobby::with_players(["alice", "bob"]).await;
     let mut alice_events = watch(&mut client, &alice).await;
 
     // A range nobody new fits: 1200 is below 1300.
@@ -186,10 +163,7 @@ async fn automatic_seeks_start_on_the_first_fitting_request() {
 
 #[tokio::test]
 async fn real_time_seeks_vanish_with_the_last_stream_but_tables_stay() {
-    let lobby = Lobby::start().await;
-    let alice = lobby.register("alice").await;
-    let bob = lobby.register("bob").await;
-    let mut client = lobby.client().await;
+    let (lobby, [alice, bob], mut client) = Lobby::with_players(["alice", "bob"]).await;
     let first = watch(&mut client, &alice).await;
     let second = watch(&mut client, &alice).await;
     client
@@ -230,10 +204,7 @@ async fn real_time_seeks_vanish_with_the_last_stream_but_tables_stay() {
 /// rating beside it, and its game is untimed and unrated.
 #[tokio::test]
 async fn untimed_seeks_have_their_own_category() {
-    let lobby = Lobby::start().await;
-    let alice = lobby.register("alice").await;
-    let bob = lobby.register("bob").await;
-    let mut client = lobby.client().await;
+    let (lobby, [alice, bob], mut client) = Lobby::with_players(["alice", "bob"]).await;
     let _alice_events = watch(&mut client, &alice).await;
     let untimed = wire::TimeControl {
         kind: Some(wire::time_control::Kind::Untimed(wire::Untimed {})),

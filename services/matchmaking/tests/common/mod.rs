@@ -2,7 +2,7 @@
 //! package, and `chess-game` and `chess-rating`, built next to it by
 //! `cargo build --workspace --bins`.
 
-#![allow(dead_code, unreachable_pub, unused_imports)]
+#![allow(dead_code, unreachable_pub, unused_imports, unused_macros)]
 
 use std::{path::PathBuf, time::Duration};
 
@@ -145,6 +145,23 @@ impl Lobby {
 
     pub async fn ratings(&self) -> RatingServiceClient<Signed> {
         RatingServiceClient::new(self.rating.signed().await)
+    }
+
+    /// A fresh lobby with `names` registered, and a client of it.
+    pub async fn with_players<const N: usize>(names: [&str; N]) -> (Self, [Player; N], Client) {
+        let lobby = Self::start().await;
+        let players = lobby.register_all(names).await;
+        let client = lobby.client().await;
+        (lobby, players, client)
+    }
+
+    /// Registers each of `names`, in order.
+    pub async fn register_all<const N: usize>(&self, names: [&str; N]) -> [Player; N] {
+        let mut players = Vec::with_capacity(N);
+        for name in names {
+            players.push(self.register(name).await);
+        }
+        players.try_into().expect("a player for each name")
     }
 
     /// Registers `name` and returns the new player.
@@ -349,37 +366,59 @@ about_one! {
     cancel_challenge: CancelChallengeRequest.challenge_id -> challenge: Challenge;
 }
 
-/// `player`'s pending challenges.
-pub async fn list_challenges(client: &mut Client, player: &Player) -> pb::ListChallengesResponse {
-    let request = pb::ListChallengesRequest {
-        player_id: player.id.clone(),
-    };
-    client
-        .list_challenges(for_player(request))
-        .await
-        .expect("list challenges")
-        .into_inner()
+/// Listings of what concerns one player, made for them.
+macro_rules! listing {
+    ($($(#[$doc:meta])* $call:ident: $request:ident -> $response:ident;)*) => {$(
+        $(#[$doc])*
+        pub async fn $call(client: &mut Client, player: &Player) -> pb::$response {
+            let request = pb::$request {
+                player_id: player.id.clone(),
+            };
+            let response = client.$call(for_player(request)).await;
+            response.expect(stringify!($call)).into_inner()
+        }
+    )*};
 }
 
-/// `player`'s requests, received and sent, and their seeks.
-pub async fn list_seek_requests(
-    client: &mut Client,
-    player: &Player,
-) -> pb::ListSeekRequestsResponse {
-    let request = pb::ListSeekRequestsRequest {
-        player_id: player.id.clone(),
-    };
-    client
-        .list_seek_requests(for_player(request))
-        .await
-        .expect("list seek requests")
-        .into_inner()
+listing! {
+    /// `player`'s pending challenges.
+    list_challenges: ListChallengesRequest -> ListChallengesResponse;
+    /// `player`'s requests, received and sent, and their seeks.
+    list_seek_requests: ListSeekRequestsRequest -> ListSeekRequestsResponse;
 }
+
+/// Takes the next lobby event of `$events` and checks it against `$pattern`
+/// with `$check`; any other event fails the test.
+macro_rules! expect_event {
+    ($events:expr, $pattern:pat => $check:expr) => {
+        match $crate::common::next_event($events).await {
+            $pattern => $check,
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+}
+pub(crate) use expect_event;
 
 /// Asserts that a call was refused with `code`.
 pub fn refused<T: std::fmt::Debug>(result: Result<T, tonic::Status>, code: tonic::Code) {
     let status = result.expect_err("refused");
     assert_eq!(status.code(), code, "{status:?}");
+}
+
+/// Makes `call` about `id` first for `stranger`, who must be refused as it is
+/// not theirs, then for `owner`, who must be answered.
+pub async fn only_for<T: std::fmt::Debug>(
+    call: impl AsyncFn(&mut Client, &str, &Player) -> Result<T, tonic::Status>,
+    client: &mut Client,
+    id: &str,
+    stranger: &Player,
+    owner: &Player,
+) -> T {
+    refused(
+        call(client, id, stranger).await,
+        tonic::Code::PermissionDenied,
+    );
+    call(client, id, owner).await.expect("the owner's call")
 }
 
 /// Posts `request`'s seek, for its poster.
