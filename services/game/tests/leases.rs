@@ -22,24 +22,30 @@ use shakmaty::Color;
 
 const TTL_MS: i64 = 300;
 
-fn guest(id: &str) -> Participant {
-    Participant::Guest {
-        id: id.to_owned(),
-        name: id.to_owned(),
+#[path = "common/fixtures.rs"]
+mod fixtures;
+use fixtures::new_game;
+
+/// Takes the free `shard` for `replica` for `ttl_ms`, and the fence its
+/// writes then carry.
+async fn hold(store: &Store, replica: &str, shard: u16, ttl_ms: i64) -> Fence {
+    let taken = leases::take(store.connection(), replica, &[shard], ttl_ms, false)
+        .await
+        .unwrap();
+    assert_eq!(taken.len(), 1, "{taken:?}");
+    Fence {
+        shard,
+        epoch: taken[0].epoch,
     }
 }
 
-fn new_game(id: &str) -> Game {
-    let setup = GameSetup {
-        white: guest("w"),
-        black: guest("b"),
-        time_control: TimeControl::Untimed,
-        rules: RuleSet::Standard,
-        rated: false,
-        allow_hints: false,
-        initial_fen: None,
-    };
-    Game::new(id.to_owned(), setup, 1_000).unwrap()
+/// Stores `game` as new, under `fence`.
+async fn insert(store: &Store, fence: Fence, game: &Game) {
+    let row = new_game_row(game, None);
+    store
+        .write(Some(fence), vec![WriteOp::InsertGame(Box::new(row))])
+        .await
+        .unwrap();
 }
 
 fn move_op(game_id: &str, ply: i32, uci: &str) -> WriteOp {
@@ -67,20 +73,8 @@ async fn a_deposed_replica_cannot_write_and_the_new_owner_can() {
     let shard = shard_of(game.id());
 
     // Held long enough for A's writes below however slow the disk.
-    let taken = leases::take(a.connection(), "a", &[shard], 60_000, false)
-        .await
-        .unwrap();
-    assert_eq!(taken.len(), 1);
-    let fence_a = Fence {
-        shard,
-        epoch: taken[0].epoch,
-    };
-    a.write(
-        Some(fence_a),
-        vec![WriteOp::InsertGame(Box::new(new_game_row(&game, None)))],
-    )
-    .await
-    .unwrap();
+    let fence_a = hold(&a, "a", shard, 60_000).await;
+    insert(&a, fence_a, &game).await;
     let events = game.play(Color::White, "e4", 2_000).unwrap();
     a.write(Some(fence_a), ops_for(&game, &events, 2_000))
         .await
@@ -100,15 +94,8 @@ async fn a_deposed_replica_cannot_write_and_the_new_owner_can() {
         .unwrap();
     assert!(renewed.contains(&shard));
     tokio::time::sleep(Duration::from_millis(TTL_MS as u64 + 100)).await;
-    let taken = leases::take(b.connection(), "b", &[shard], TTL_MS, false)
-        .await
-        .unwrap();
-    assert_eq!(taken.len(), 1);
-    assert_eq!(taken[0].epoch, fence_a.epoch + 1);
-    let fence_b = Fence {
-        shard,
-        epoch: taken[0].epoch,
-    };
+    let fence_b = hold(&b, "b", shard, TTL_MS).await;
+    assert_eq!(fence_b.epoch, fence_a.epoch + 1);
 
     // A's late writes are refused: a move alone, and a change of the game.
     assert!(is_fenced(
@@ -130,19 +117,8 @@ async fn a_deposed_replica_cannot_write_and_the_new_owner_can() {
         n += 1;
     }
     let other_shard = shard_of(other.id());
-    let held = leases::take(a.connection(), "a", &[other_shard], 60_000, false)
-        .await
-        .unwrap();
-    let fence_other = Fence {
-        shard: other_shard,
-        epoch: held[0].epoch,
-    };
-    a.write(
-        Some(fence_other),
-        vec![WriteOp::InsertGame(Box::new(new_game_row(&other, None)))],
-    )
-    .await
-    .unwrap();
+    let fence_other = hold(&a, "a", other_shard, 60_000).await;
+    insert(&a, fence_other, &other).await;
     let events = other.play(Color::White, "d4", 2_000).unwrap();
     let (good, bad) = tokio::join!(
         a.write(Some(fence_other), ops_for(&other, &events, 2_000)),
@@ -192,10 +168,7 @@ async fn a_takeover_waits_for_the_old_owners_write_under_way() {
     let a = Store::open_fenced(&url, "a").await.unwrap();
     let b = Store::open_fenced(&url, "b").await.unwrap();
     let shard = 7;
-    let taken = leases::take(a.connection(), "a", &[shard], TTL_MS, false)
-        .await
-        .unwrap();
-    let epoch = taken[0].epoch;
+    let epoch = hold(&a, "a", shard, TTL_MS).await.epoch;
     // A write of A's, between its lease check and its commit.
     let txn = a.connection().begin().await.unwrap();
     let held = txn

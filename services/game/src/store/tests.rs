@@ -9,24 +9,16 @@ use shakmaty::Color;
 use super::*;
 use crate::model::{Game, GameSetup, Participant};
 
-fn guest(id: &str) -> Participant {
-    Participant::Guest {
-        id: id.to_owned(),
-        name: id.to_owned(),
-    }
-}
+#[path = "../../tests/common/fixtures.rs"]
+mod fixtures;
+use fixtures::new_game;
 
-fn new_game(id: &str) -> Game {
-    let setup = GameSetup {
-        white: guest("w"),
-        black: guest("b"),
-        time_control: TimeControl::Untimed,
-        rules: RuleSet::Standard,
-        rated: false,
-        allow_hints: false,
-        initial_fen: None,
-    };
-    Game::new(id.to_owned(), setup, 0).unwrap()
+/// A store on a fresh SQLite file, with the file's directory and URL.
+async fn sqlite_store() -> (tempfile::TempDir, String, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = chess_storage::sqlite_url(&dir.path().join("game.sqlite"));
+    let store = Store::open(&url).await.unwrap();
+    (dir, url, store)
 }
 
 /// Stores `games` as new, each in a write of its own.
@@ -216,9 +208,7 @@ async fn older_games_are_migrated_on_postgres() {
 /// stored, and a caller whose move cannot be stored fails alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_moves_on_sqlite_are_kept_and_a_bad_one_fails_alone() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = chess_storage::sqlite_url(&dir.path().join("game.sqlite"));
-    let store = Store::open(&url).await.unwrap();
+    let (_dir, url, store) = sqlite_store().await;
     let mut games: Vec<Game> = (0..20).map(|i| new_game(&format!("g{i}"))).collect();
     insert_games(&store, &games).await;
     let line = ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6"];
@@ -268,9 +258,7 @@ async fn concurrent_moves_on_sqlite_are_kept_and_a_bad_one_fails_alone() {
 /// nothing, when it shares a batch with good writes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_games_end_is_written_whole_and_an_update_of_no_game_fails_alone() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = chess_storage::sqlite_url(&dir.path().join("game.sqlite"));
-    let store = Store::open(&url).await.unwrap();
+    let (_dir, url, store) = sqlite_store().await;
     // Between registered players, so that each end has a result to
     // report.
     let registered = |id: &str| Participant::Registered {
@@ -419,9 +407,7 @@ async fn count(url: &str, table: &str) -> i64 {
 /// A ply stored once is refused again, and the refusal changes nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ply_stored_once_is_refused_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = chess_storage::sqlite_url(&dir.path().join("game.sqlite"));
-    let store = Store::open(&url).await.unwrap();
+    let (_dir, url, store) = sqlite_store().await;
     insert_games(&store, &[new_game("g")]).await;
     store.write(None, raw_moves("g", 1..=3)).await.unwrap();
     assert!(store.write(None, raw_moves("g", 3..=3)).await.is_err());
@@ -436,9 +422,7 @@ async fn a_ply_stored_once_is_refused_again() {
 /// copies them there before any game is read, and empties the log.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn moves_an_earlier_version_left_in_the_log_are_kept() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = chess_storage::sqlite_url(&dir.path().join("game.sqlite"));
-    let store = Store::open(&url).await.unwrap();
+    let (_dir, url, store) = sqlite_store().await;
     let mut games: Vec<Game> = (0..10).map(|i| new_game(&format!("g{i}"))).collect();
     insert_games(&store, &games).await;
     // The first move of each game in `moves`, the next two in the log.
