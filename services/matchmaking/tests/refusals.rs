@@ -39,9 +39,7 @@ async fn bad_input_is_refused() {
     assert_eq!(status.code(), Code::NotFound);
 
     // Untimed games are never rated, and rated games allow no hints.
-    let untimed = wire::TimeControl {
-        kind: Some(wire::time_control::Kind::Untimed(wire::Untimed {})),
-    };
+    let untimed: wire::TimeControl = chess_domain::TimeControl::Untimed.into();
     let rated_untimed = seek(&alice, untimed, wire::AcceptMode::Manual);
     let mut rated_hints = seek(&alice, blitz(), wire::AcceptMode::Manual);
     rated_hints.allow_hints = true;

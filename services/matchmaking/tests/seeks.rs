@@ -206,9 +206,7 @@ async fn real_time_seeks_vanish_with_the_last_stream_but_tables_stay() {
 async fn untimed_seeks_have_their_own_category() {
     let (lobby, [alice, bob], mut client) = Lobby::with_players(["alice", "bob"]).await;
     let _alice_events = watch(&mut client, &alice).await;
-    let untimed = wire::TimeControl {
-        kind: Some(wire::time_control::Kind::Untimed(wire::Untimed {})),
-    };
+    let untimed: wire::TimeControl = chess_domain::TimeControl::Untimed.into();
     let mut casual = seek(&alice, untimed, wire::AcceptMode::Automatic);
     casual.rated = false;
     let posted = post_seek(&mut client, casual).await;

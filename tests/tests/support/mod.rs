@@ -13,6 +13,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use chess_domain::TimeControl;
 use chess_e2e::{
     StackProcess, children_of,
     load::{
@@ -166,14 +167,11 @@ pub async fn game_in_progress(channel: &Channel, log: &Log, black: &Player) -> O
 /// White challenges black to a rated blitz game; black accepts.
 pub async fn start_game(channel: &Channel, log: &Log, white: &Player, black: &Player) -> String {
     let lobby = LobbyServiceClient::new(channel.clone());
-    let blitz = common::TimeControl {
-        kind: Some(common::time_control::Kind::Incremental(
-            common::Incremental {
-                initial_seconds: 300,
-                increment_seconds: 3,
-            },
-        )),
-    };
+    let blitz: common::TimeControl = TimeControl::Incremental {
+        initial_secs: 300,
+        increment_secs: 3,
+    }
+    .into();
     loop {
         let challenge = persist(log, || {
             let mut lobby = lobby.clone();
@@ -399,11 +397,7 @@ pub async fn daily_game(channel: &Channel, white: &Player, black: &Player) -> St
     let mut lobby = LobbyServiceClient::new(channel.clone());
     let table = lobby
         .create_seek(white.request(pb::CreateSeekRequest {
-            time_control: Some(common::TimeControl {
-                kind: Some(common::time_control::Kind::Daily(common::Daily {
-                    turn_hours: 48,
-                })),
-            }),
+            time_control: Some(TimeControl::Daily { turn_hours: 48 }.into()),
             color: common::ColorChoice::White as i32,
             accept_mode: common::AcceptMode::Automatic as i32,
             ..Default::default()

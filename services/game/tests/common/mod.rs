@@ -92,20 +92,15 @@ pub fn registered(id: &str, name: &str) -> common::Player {
 }
 
 pub fn untimed() -> common::TimeControl {
-    common::TimeControl {
-        kind: Some(common::time_control::Kind::Untimed(common::Untimed {})),
-    }
+    chess_domain::TimeControl::Untimed.into()
 }
 
-pub fn incremental(initial_seconds: u32, increment_seconds: u32) -> common::TimeControl {
-    common::TimeControl {
-        kind: Some(common::time_control::Kind::Incremental(
-            common::Incremental {
-                initial_seconds,
-                increment_seconds,
-            },
-        )),
+pub fn incremental(initial_secs: u32, increment_secs: u32) -> common::TimeControl {
+    chess_domain::TimeControl::Incremental {
+        initial_secs,
+        increment_secs,
     }
+    .into()
 }
 
 /// Creates a game between guests `white` and `black`.

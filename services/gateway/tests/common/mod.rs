@@ -312,23 +312,18 @@ impl User {
     }
 }
 
+/// A correspondence time control, `turn_hours` a move.
 pub fn daily(turn_hours: u32) -> common::TimeControl {
-    common::TimeControl {
-        kind: Some(common::time_control::Kind::Daily(common::Daily {
-            turn_hours,
-        })),
-    }
+    chess_domain::TimeControl::Daily { turn_hours }.into()
 }
 
+/// Five minutes a side, no increment.
 pub fn blitz() -> common::TimeControl {
-    common::TimeControl {
-        kind: Some(common::time_control::Kind::Incremental(
-            common::Incremental {
-                initial_seconds: 300,
-                increment_seconds: 0,
-            },
-        )),
+    chess_domain::TimeControl::Incremental {
+        initial_secs: 300,
+        increment_secs: 0,
     }
+    .into()
 }
 
 /// Opens `user`'s event stream.
