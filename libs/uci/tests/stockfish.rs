@@ -341,12 +341,7 @@ async fn watching_an_idle_engine_reports_its_death() {
     assert!(!engine.is_dead());
 
     signal::kill(pid, signal::Signal::SIGKILL).unwrap();
-    let error = tokio::time::timeout(
-        Duration::from_secs(10),
-        engine.watch(Duration::from_secs(5)),
-    )
-    .await
-    .expect("the death is noticed");
+    let error = watch_ends(&mut engine, Duration::from_secs(5)).await;
     assert!(error.is_closed(), "{error}");
     assert!(engine.is_dead());
 }
@@ -361,18 +356,20 @@ async fn watching_a_hung_engine_times_out() {
     let mut engine = Engine::start(Path::new(STOCKFISH), timeouts).await.unwrap();
     let pid = Pid::from_raw(engine.pid().unwrap() as i32);
     signal::kill(pid, signal::Signal::SIGSTOP).unwrap();
-    let error = tokio::time::timeout(
-        Duration::from_secs(10),
-        engine.watch(Duration::from_millis(50)),
-    )
-    .await
-    .expect("the hang is noticed");
+    let error = watch_ends(&mut engine, Duration::from_millis(50)).await;
     assert_timed_out(&error, "readyok");
     assert!(engine.is_dead());
     engine.kill().await;
 }
 
 /// Asserts that `error` is a timeout waiting for `expected`.
+/// How a watch pinging every `every` ends, which it must within ten seconds.
+async fn watch_ends(engine: &mut Engine, every: Duration) -> Error {
+    tokio::time::timeout(Duration::from_secs(10), engine.watch(every))
+        .await
+        .expect("the watch ends")
+}
+
 fn assert_timed_out(error: &Error, expected: &str) {
     match error {
         Error::Timeout { expected: what, .. } => assert_eq!(*what, expected, "{error}"),
