@@ -153,14 +153,20 @@ async fn prompt_request(service: &Service) {
 #[tokio::test]
 async fn a_deadline_stops_the_search_and_frees_the_process() {
     let service = Service::start(&[]).await;
+    given_up_after(&service, Duration::from_millis(500)).await;
+    prompt_request(&service).await;
+}
+
+/// Asks for a 30-second search and gives up after `patience`: the call
+/// must end as a missed deadline (or a cancelled call).
+async fn given_up_after(service: &Service, patience: Duration) {
     let mut request = Request::new(best_move_request("", &[], limits(30_000, 0)));
-    request.set_timeout(Duration::from_millis(500));
+    request.set_timeout(patience);
     let result = service.client().best_move(request).await;
     assert!(
         matches!(code_of(&result), Code::DeadlineExceeded | Code::Cancelled),
         "{result:?}"
     );
-    prompt_request(&service).await;
 }
 
 /// A search of the start position at `strength`, called on a task of its
@@ -211,13 +217,7 @@ async fn a_request_abandoned_in_the_queue_is_skipped() {
     // Occupies the process for 2 seconds.
     let busy = occupy(&service, limits(2000, 0), 10).await;
     // Waits behind it, and gives up first.
-    let mut request = Request::new(best_move_request("", &[], limits(30_000, 0)));
-    request.set_timeout(Duration::from_millis(300));
-    let result = service.client().best_move(request).await;
-    assert!(
-        matches!(code_of(&result), Code::DeadlineExceeded | Code::Cancelled),
-        "{result:?}"
-    );
+    given_up_after(&service, Duration::from_millis(300)).await;
     busy.await.unwrap().expect("the first search completes");
     // The abandoned 30-second search was never started.
     prompt_request(&service).await;

@@ -186,15 +186,26 @@ fn run_to_exit_with(
     )
 }
 
-#[test]
-fn without_the_internal_key_it_refuses_to_start_with_one_line() {
-    let (status, stdout, stderr) = run_to_exit_with(&[], &[]);
-    assert_eq!(status, Some(1));
+/// Checks that a run ended with `status`, nothing on standard output and one
+/// line on standard error beginning with `start`; returns that line.
+fn exits_with_one_line(
+    (status, stdout, stderr): (Option<i32>, String, String),
+    expected: i32,
+    start: &str,
+) -> String {
+    assert_eq!(status, Some(expected), "{stderr:?}");
     assert_eq!(stdout, "");
     assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
-    assert!(
-        stderr.starts_with("chess-engine: no internal key: give --internal-key-file"),
-        "{stderr:?}"
+    assert!(stderr.starts_with(start), "{stderr:?}");
+    stderr
+}
+
+#[test]
+fn without_the_internal_key_it_refuses_to_start_with_one_line() {
+    exits_with_one_line(
+        run_to_exit_with(&[], &[]),
+        1,
+        "chess-engine: no internal key: give --internal-key-file",
     );
     let dir = tempfile::tempdir().unwrap();
     let short = dir.path().join("short.key");
@@ -206,13 +217,10 @@ fn without_the_internal_key_it_refuses_to_start_with_one_line() {
 
 #[test]
 fn a_missing_stockfish_exits_with_status_3_and_one_line() {
-    let (status, stdout, stderr) = run_to_exit(&["--stockfish-path", "/nonexistent/stockfish"]);
-    assert_eq!(status, Some(3));
-    assert_eq!(stdout, "");
-    assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
-    assert!(
-        stderr.starts_with("chess-engine: cannot start Stockfish (/nonexistent/stockfish): "),
-        "{stderr:?}"
+    let stderr = exits_with_one_line(
+        run_to_exit(&["--stockfish-path", "/nonexistent/stockfish"]),
+        3,
+        "chess-engine: cannot start Stockfish (/nonexistent/stockfish): ",
     );
     assert!(
         stderr.ends_with(
