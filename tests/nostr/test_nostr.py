@@ -433,6 +433,14 @@ class Game:
     def state(self):
         return STACK.play.GetGame(gw.GetGameRequest(game_id=self.id), timeout=10).game
 
+    def expect_refused(self, moves):
+        """Each `(player, content, why)` move is answered with a 20304, and
+        the game is left as it was."""
+        for player, content, why in moves:
+            sent = player.send(KIND_MOVE, content, self.move_tags())
+            self.expect_error(sent, what=f"20304 for {why} {content!r}")
+        self.assert_unchanged()
+
     def assert_unchanged(self):
         game = self.state()
         self.test.assertEqual(game.ply, len(self.board.move_stack), f"GetGame: {game}")
@@ -634,26 +642,20 @@ class Test1Nostr(NostrTestCase):
         change nothing; the game goes on."""
         white, black = self.player("white"), self.player("black")
         game = self.pair(white, black)
-        for player, content, why in [
+        game.expect_refused([
             (white, "e2e5", "illegal"),
             (white, "e1e2", "illegal (own piece there)"),
             (black, "e7e5", "out of turn"),
             (white, "castle", "not a move"),
             (white, "Nf3", "SAN (long algebraic only)"),
             (white, "", "empty"),
-        ]:
-            sent = player.send(KIND_MOVE, content, game.move_tags())
-            game.expect_error(sent, what=f"20304 for {why} {content!r}")
-        game.assert_unchanged()
+        ])
         game.play("e2e4")
-        for player, content, why in [
+        game.expect_refused([
             (white, "d2d4", "out of turn"),
             (black, "e5e4", "illegal"),
             (black, "e7e4", "illegal"),
-        ]:
-            sent = player.send(KIND_MOVE, content, game.move_tags())
-            game.expect_error(sent, what=f"20304 for {why} {content!r}")
-        game.assert_unchanged()
+        ])
         game.expect_quiet()
         game.play("e7e5")
         game.play("g1f3")
