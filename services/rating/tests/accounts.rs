@@ -78,39 +78,15 @@ async fn registration_rules_and_duplicates(url: &str) {
     // Racing registrations pass the early check together; the unique index
     // lets one through.
     let names = ["Racer", "racer", "RACER", "rAcEr"];
-    let attempts = names.iter().enumerate().map(|(i, name)| {
-        let mut client = client.clone();
-        async move {
-            client
-                .register(register_request(
-                    name,
-                    &format!("racer{i}@example.org"),
-                    PASSWORD,
-                ))
-                .await
-        }
-    });
-    let outcomes = join_all(attempts).await;
-    assert_eq!(outcomes.iter().filter(|o| o.is_ok()).count(), 1);
-    for outcome in outcomes.iter().filter_map(|o| o.as_ref().err()) {
-        assert_eq!(outcome.code(), Code::AlreadyExists, "{outcome}");
-        assert!(outcome.message().contains("username"), "{outcome}");
-    }
+    let requests = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| register_request(name, &format!("racer{i}@example.org"), PASSWORD));
+    one_wins(&client, requests, "username").await;
     let emails = ["Same@example.org", "same@EXAMPLE.org", "SAME@example.org"];
-    let attempts = emails.iter().enumerate().map(|(i, email)| {
-        let mut client = client.clone();
-        async move {
-            client
-                .register(register_request(&format!("same{i}"), email, PASSWORD))
-                .await
-        }
-    });
-    let outcomes = join_all(attempts).await;
-    assert_eq!(outcomes.iter().filter(|o| o.is_ok()).count(), 1);
-    for outcome in outcomes.iter().filter_map(|o| o.as_ref().err()) {
-        assert_eq!(outcome.code(), Code::AlreadyExists, "{outcome}");
-        assert!(outcome.message().contains("email"), "{outcome}");
-    }
+    let requests = (emails.iter().enumerate())
+        .map(|(i, email)| register_request(&format!("same{i}"), email, PASSWORD));
+    one_wins(&client, requests, "email").await;
 
     // Profiles by name (any case) and by id.
     let by_name = client
@@ -145,10 +121,27 @@ async fn registration_rules_and_duplicates(url: &str) {
     service.stop().await;
 }
 
+/// Sends `requests` together: exactly one registers, and each other is
+/// refused as a duplicate of its `field`.
+async fn one_wins(
+    client: &common::Client,
+    requests: impl Iterator<Item = pb::RegisterRequest>,
+    field: &str,
+) {
+    let attempts = requests.map(|request| {
+        let mut client = client.clone();
+        async move { client.register(request).await }
+    });
+    let outcomes = join_all(attempts).await;
+    assert_eq!(outcomes.iter().filter(|o| o.is_ok()).count(), 1);
+    for outcome in outcomes.iter().filter_map(|o| o.as_ref().err()) {
+        assert_eq!(outcome.code(), Code::AlreadyExists, "{outcome}");
+        assert!(outcome.message().contains(field), "{outcome}");
+    }
+}
+
 async fn authentication(url: &str) {
-    let service = RatingService::start(url).await;
-    let mut client = service.client().await;
-    let id = register(&mut client, "Magnus").await;
+    let (service, mut client, [id]) = RatingService::with_players(url, ["Magnus"]).await;
 
     for login in [
         "Magnus",
@@ -274,10 +267,8 @@ fn in_an_hour() -> prost_types::Timestamp {
 }
 
 async fn sessions_end_one_by_one_or_all_at_once(url: &str) {
-    let service = RatingService::start(url).await;
-    let mut client = service.client().await;
-    let id = register(&mut client, "Sessions").await;
-    let other = register(&mut client, "Bystander").await;
+    let (service, mut client, [id, other]) =
+        RatingService::with_players(url, ["Sessions", "Bystander"]).await;
 
     let signed_in = client
         .authenticate(login_request("sessions", PASSWORD))
@@ -415,9 +406,7 @@ async fn sessions_end_one_by_one_or_all_at_once(url: &str) {
 }
 
 async fn a_password_change_ends_every_session(url: &str) {
-    let service = RatingService::start(url).await;
-    let mut client = service.client().await;
-    let id = register(&mut client, "Changer").await;
+    let (service, mut client, [id]) = RatingService::with_players(url, ["Changer"]).await;
     client
         .revoke_session(pb::RevokeSessionRequest {
             player_id: id.clone(),

@@ -78,10 +78,7 @@ async fn shown_key(client: &mut common::Client, player_id: &str) -> String {
 }
 
 async fn nostr_keys_link_replace_and_unlink(url: &str) {
-    let service = RatingService::start(url).await;
-    let mut client = service.client().await;
-    let ann = register(&mut client, "Ann").await;
-    let ben = register(&mut client, "Ben").await;
+    let (service, mut client, [ann, ben]) = RatingService::with_players(url, ["Ann", "Ben"]).await;
     let (first, second) = (nostr_key(1), nostr_key(0xab));
     assert_eq!(shown_key(&mut client, &ann).await, "");
 

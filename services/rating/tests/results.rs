@@ -50,9 +50,7 @@ fn assert_chained(history: &[cpb::RatingHistoryEntry], current: f64) {
 }
 
 async fn parallel_results_for_one_player_lose_nothing(url: &str) {
-    let service = RatingService::start(url).await;
-    let mut client = service.client().await;
-    let hub = register(&mut client, "hub").await;
+    let (service, mut client, [hub]) = RatingService::with_players(url, ["hub"]).await;
     let mut opponents = Vec::new();
     for name in ["opp0", "opp1", "opp2", "opp3"] {
         opponents.push(register(&mut client, name).await);
@@ -98,10 +96,7 @@ async fn parallel_results_for_one_player_lose_nothing(url: &str) {
 }
 
 async fn replayed_results_change_nothing(url: &str) {
-    let service = RatingService::start(url).await;
-    let mut client = service.client().await;
-    let a = register(&mut client, "alpha").await;
-    let b = register(&mut client, "beta").await;
+    let (service, mut client, [a, b]) = RatingService::with_players(url, ["alpha", "beta"]).await;
 
     let first = client
         .record_result(from_game(game("g1", &a, &b, GameResult::WhiteWins)))
@@ -296,10 +291,8 @@ async fn leaderboard_order_and_paging(url: &str) {
 /// Untimed games are never rated: no rating, history or leaderboard in that
 /// category, and a report of a rated untimed game is refused.
 async fn untimed_games_are_never_rated(url: &str) {
-    let service = RatingService::start(url).await;
-    let mut client = service.client().await;
-    let a = register(&mut client, "timeless").await;
-    let b = register(&mut client, "clockless").await;
+    let (service, mut client, [a, b]) =
+        RatingService::with_players(url, ["timeless", "clockless"]).await;
 
     let mut rated = game("u1", &a, &b, GameResult::WhiteWins);
     rated.category = SpeedCategory::Untimed as i32;
@@ -371,10 +364,8 @@ async fn untimed_games_are_never_rated(url: &str) {
 }
 
 async fn restart_keeps_accounts_and_ratings(url: &str) {
-    let service = RatingService::start(url).await;
-    let mut client = service.client().await;
-    let a = register(&mut client, "keeper").await;
-    let b = register(&mut client, "sweeper").await;
+    let (service, mut client, [a, b]) =
+        RatingService::with_players(url, ["keeper", "sweeper"]).await;
     client
         .record_result(from_game(game("r1", &a, &b, GameResult::WhiteWins)))
         .await

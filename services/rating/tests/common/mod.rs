@@ -72,6 +72,22 @@ impl RatingService {
         Self { child, addr }
     }
 
+    /// Starts the service on `database_url` with `names` registered: the
+    /// service, a client of it and the players' ids.
+    pub async fn with_players<const N: usize>(
+        database_url: &str,
+        names: [&str; N],
+    ) -> (Self, Client, [String; N]) {
+        let service = Self::start(database_url).await;
+        let mut client = service.client().await;
+        let mut ids = Vec::with_capacity(N);
+        for name in names {
+            ids.push(register(&mut client, name).await);
+        }
+        let ids = ids.try_into().expect("an id for each name");
+        (service, client, ids)
+    }
+
     pub async fn client(&self) -> Client {
         RatingServiceClient::new(chess_testkit::signed(
             chess_testkit::connect(&self.addr).await,
