@@ -8,13 +8,10 @@
 //! `scripts/setup test` installs them in `.venv/`, which `scripts/test` puts
 //! first on `PATH`.
 
-use std::{path::PathBuf, process::Stdio, time::Duration};
+use std::path::PathBuf;
 
 use chess_e2e::StackProcess;
-use tokio::{
-    io::{AsyncBufReadExt as _, BufReader},
-    process::Command,
-};
+use tokio::process::Command;
 
 fn python_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python")
@@ -28,35 +25,9 @@ async fn require_python_packages() {
 #[tokio::test]
 async fn the_public_api_works_from_python() {
     require_python_packages().await;
-    let mail = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut sink = Command::new("python3")
-        .arg(python_dir().join("smtp_sink.py"))
-        .args(["--port", &port.to_string(), "--dir"])
-        .arg(mail.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start the SMTP sink");
-    let mut lines = BufReader::new(sink.stdout.take().expect("stdout")).lines();
-    let ready = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-        .await
-        .expect("the SMTP sink starts")
-        .expect("read the SMTP sink");
-    assert_eq!(
-        ready.as_deref(),
-        Some("ready"),
-        "the SMTP sink did not start"
-    );
-
-    let smtp_url = format!("smtp://127.0.0.1:{port}");
-    let stack = StackProcess::start(&["--smtp-url", &smtp_url], &[]).await;
-    let mail_dir = mail.path().as_os_str();
+    let sink = chess_testkit::SmtpSink::start().await;
+    let stack = StackProcess::start(&["--smtp-url", &sink.url()], &[]).await;
+    let mail_dir = sink.dir.path().as_os_str();
     run_python_test(
         stack,
         "test_public_api.py",

@@ -16,8 +16,12 @@
 //! - [`internal_key_file`], [`signed`], [`acting`]: the fixed internal key
 //!   every service a test starts is given, and raw clients whose calls carry
 //!   caller assertions signed with it, as the services' own calls do.
+//! - [`SmtpSink`]: a real SMTP server keeping the mail it is sent.
 
 pub mod process;
+mod smtp;
+
+pub use smtp::SmtpSink;
 
 use std::{
     net::TcpListener,
