@@ -17,7 +17,9 @@
 //!   every service a test starts is given, and raw clients whose calls carry
 //!   caller assertions signed with it, as the services' own calls do.
 //! - [`SmtpSink`]: a real SMTP server keeping the mail it is sent.
+//! - [`clocks`]: time controls as requests carry them.
 
+pub mod clocks;
 pub mod process;
 mod smtp;
 

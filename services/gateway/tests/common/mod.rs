@@ -312,19 +312,7 @@ impl User {
     }
 }
 
-/// A correspondence time control, `turn_hours` a move.
-pub fn daily(turn_hours: u32) -> common::TimeControl {
-    chess_domain::TimeControl::Daily { turn_hours }.into()
-}
-
-/// Five minutes a side, no increment.
-pub fn blitz() -> common::TimeControl {
-    chess_domain::TimeControl::Incremental {
-        initial_secs: 300,
-        increment_secs: 0,
-    }
-    .into()
-}
+pub use chess_testkit::clocks::{blitz, daily};
 
 /// Opens `user`'s event stream.
 pub async fn events(system: &System, user: &User) -> tonic::Streaming<pb::StreamEventsResponse> {

@@ -193,19 +193,7 @@ pub struct Player {
     pub name: String,
 }
 
-/// A correspondence time control, `turn_hours` a move.
-pub fn daily(turn_hours: u32) -> common::TimeControl {
-    chess_domain::TimeControl::Daily { turn_hours }.into()
-}
-
-/// Five minutes a side, no increment.
-pub fn blitz() -> common::TimeControl {
-    chess_domain::TimeControl::Incremental {
-        initial_secs: 300,
-        increment_secs: 0,
-    }
-    .into()
-}
+pub use chess_testkit::clocks::{blitz, daily};
 
 /// A seek by `poster` with the given settings.
 pub fn seek(
