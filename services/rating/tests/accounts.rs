@@ -257,13 +257,8 @@ fn state(state: Option<pb::SessionState>) -> (i64, Vec<String>) {
 }
 
 fn in_an_hour() -> prost_types::Timestamp {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap();
-    prost_types::Timestamp {
-        seconds: i64::try_from(now.as_secs()).unwrap() + 3600,
-        nanos: 0,
-    }
+    let now = chess_domain::Timestamp::now().secs();
+    chess_domain::Timestamp::from_secs(now + 3600).to_proto()
 }
 
 async fn sessions_end_one_by_one_or_all_at_once(url: &str) {
