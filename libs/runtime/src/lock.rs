@@ -134,6 +134,10 @@ pub fn lock_path(database: &Path) -> PathBuf {
 /// Locks the SQLite database file `database` (its directory is created if
 /// missing) for this process; None when there is no file (PostgreSQL, or
 /// SQLite in memory), which needs no lock.
+///
+/// One process per file: a second writer would take the same rows and race
+/// the first. A service takes it once its flags have proved good, so that a
+/// bad one changes nothing, and holds it until it stops.
 pub fn database(database: Option<&Path>) -> Result<Option<FileLock>, Error> {
     let Some(database) = database else {
         return Ok(None);

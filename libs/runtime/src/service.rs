@@ -1,5 +1,6 @@
 //! What every service binary declares and does the same way: the flags
-//! they all accept ([`ServiceArgs`]) and their `main` ([`main`]).
+//! they all accept ([`ServiceArgs`]), binding its port from them
+//! ([`ServiceArgs::bind_verified`]) and their `main` ([`main`]).
 
 use std::{future::Future, process::ExitCode};
 
@@ -16,6 +17,42 @@ pub struct ServiceArgs {
     pub telemetry: chess_telemetry::TelemetryArgs,
     #[command(flatten)]
     pub internal_key: crate::identity::KeyArgs,
+}
+
+impl ServiceArgs {
+    /// Binds the service's port from `--listen` and its kin
+    /// (`default_addr` unless given); `services` names the gRPC services
+    /// its health reports on. For a service taking calls from anyone; the
+    /// internal ones use [`Self::bind_verified`].
+    pub async fn bind(
+        &self,
+        service: &'static str,
+        default_addr: &str,
+        services: &[&'static str],
+    ) -> Result<crate::Server, crate::server::Error> {
+        crate::Server::bind(service, &self.server, default_addr, services).await
+    }
+
+    /// Loads the internal key, then binds as [`Self::bind`] a server that
+    /// takes only calls signed with it. The key is handed back: the
+    /// service signs its own calls to the others with it. Either failure
+    /// converts into the service's own error.
+    pub async fn bind_verified<E>(
+        &self,
+        service: &'static str,
+        default_addr: &str,
+        services: &[&'static str],
+    ) -> Result<(crate::Server, crate::InternalKey), E>
+    where
+        E: From<crate::identity::KeyError> + From<crate::server::Error>,
+    {
+        let key = self.internal_key.load()?;
+        let server = self
+            .bind(service, default_addr, services)
+            .await?
+            .with_verified_callers(key.clone());
+        Ok((server, key))
+    }
 }
 
 /// A service's `main`: parses its flags (see [`crate::cli::parse`]), starts

@@ -161,15 +161,10 @@ pub fn default_pool_size() -> usize {
 /// [`StartError::CannotStart`] if no process completes its handshake), reports
 /// SERVING while at least one process is alive, and serves gRPC.
 pub async fn run(config: Config) -> Result<(), StartError> {
-    let key = config.service.internal_key.load()?;
-    let server = chess_runtime::Server::bind(
-        "engine",
-        &config.service.server,
-        DEFAULT_LISTEN,
-        &[SERVICE_NAME],
-    )
-    .await?
-    .with_verified_callers(key);
+    let (server, _) = config
+        .service
+        .bind_verified::<StartError>("engine", DEFAULT_LISTEN, &[SERVICE_NAME])
+        .await?;
     let pool = Pool::start(config.pool(), server.shutdown()).await?;
     tracing::info!(
         processes = pool.alive_count(),

@@ -157,16 +157,11 @@ pub async fn run(config: Config) -> Result<(), StartError> {
                 config.evict_after_secs
             ))
         })?;
-    let key = config.service.internal_key.load()?;
+    let (server, key) = config
+        .service
+        .bind_verified::<StartError>("game", DEFAULT_LISTEN, &[SERVICE_NAME])
+        .await?;
     let signer = chess_runtime::Signer::new(key.clone(), "game");
-    let server = chess_runtime::Server::bind(
-        "game",
-        &config.service.server,
-        DEFAULT_LISTEN,
-        &[SERVICE_NAME],
-    )
-    .await?
-    .with_verified_callers(key.clone());
     let me = shards::Replica {
         id: config.replica.replica_id.clone(),
         address: config.replica.advertised(server.local_addr()),
@@ -176,9 +171,8 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     let leased = chess_storage::Backend::of(&config.database_url)
         .map_err(|e| StartError::Store(store::StoreError::Open(e)))?
         == chess_storage::Backend::Postgres;
-    // One process per SQLite file: a second writer would resume the same
-    // games and race the first. Held until the service stops;
-    // taken once the flags have proved good, so a bad one changes nothing.
+    // One process per SQLite file: a second one would resume the same games
+    // and race the first. Held until the service stops.
     let _database_lock =
         chess_runtime::lock::database(chess_storage::sqlite_path(&config.database_url))?;
     let (store, shards) = if leased {

@@ -142,13 +142,10 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         &config.mail_dir,
         &config.mail_from,
     )?;
-    let server = chess_runtime::Server::bind(
-        "gateway",
-        &config.service.server,
-        DEFAULT_LISTEN,
-        &api::SERVICE_NAMES,
-    )
-    .await?;
+    let server = config
+        .service
+        .bind("gateway", DEFAULT_LISTEN, &api::SERVICE_NAMES)
+        .await?;
     let backends = clients::Backends::connect(
         &signer,
         &config.game_addr,

@@ -69,19 +69,12 @@ pub enum StartError {
 
 /// Runs the service until shutdown.
 pub async fn run(config: Config) -> Result<(), StartError> {
-    let key = config.service.internal_key.load()?;
-    let signer = chess_runtime::Signer::new(key.clone(), "matchmaking");
-    let server = chess_runtime::Server::bind(
-        "matchmaking",
-        &config.service.server,
-        DEFAULT_LISTEN,
-        &[SERVICE_NAME],
-    )
-    .await?
-    .with_verified_callers(key);
-    // One process per SQLite file: a second writer would resume the same
-    // games and race the first. Held until the service stops;
-    // taken once the flags have proved good, so a bad one changes nothing.
+    let (server, key) = config
+        .service
+        .bind_verified::<StartError>("matchmaking", DEFAULT_LISTEN, &[SERVICE_NAME])
+        .await?;
+    let signer = chess_runtime::Signer::new(key, "matchmaking");
+    // Held until the service stops; taken once the flags have proved good.
     let _database_lock =
         chess_runtime::lock::database(chess_storage::sqlite_path(&config.database_url))?;
     let game = clients::GameClient::connect(&config.game_addr, signer.clone())?;

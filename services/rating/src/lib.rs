@@ -130,18 +130,11 @@ pub enum StartError {
 /// have run.
 pub async fn run(config: Config) -> Result<(), StartError> {
     let system = config.system()?;
-    let key = config.service.internal_key.load()?;
-    let server = chess_runtime::Server::bind(
-        "rating",
-        &config.service.server,
-        DEFAULT_LISTEN,
-        &[SERVICE_NAME],
-    )
-    .await?
-    .with_verified_callers(key);
-    // One process per SQLite file: a second writer would resume the same
-    // games and race the first. Held until the service stops;
-    // taken once the flags have proved good, so a bad one changes nothing.
+    let (server, _) = config
+        .service
+        .bind_verified::<StartError>("rating", DEFAULT_LISTEN, &[SERVICE_NAME])
+        .await?;
+    // Held until the service stops; taken once the flags have proved good.
     let _database_lock =
         chess_runtime::lock::database(chess_storage::sqlite_path(&config.database_url))?;
     let store =
