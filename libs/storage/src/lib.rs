@@ -9,12 +9,16 @@
 //! SQLite files are opened in WAL mode with `synchronous=FULL`: a commit is on
 //! disk before it returns, so an acknowledged write survives a crash of the
 //! process or of the machine.
+//!
+//! [`migration`] holds what the services' schema migrations are written
+//! with.
 
 use std::{path::Path, time::Duration};
 
 pub use sea_orm::DbErr;
 use sea_orm::{ConnectOptions, Database, DatabaseConnection};
 
+pub mod migration;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 

@@ -1,6 +1,10 @@
 //! Schema migrations, applied at start-up. The same migrations run on SQLite
 //! and PostgreSQL.
 
+use chess_storage::{
+    migration,
+    migration::{alter_table, cascade, create_index, create_table, drop_tables},
+};
 use sea_orm_migration::{prelude::*, schema::*};
 
 /// Every migration, oldest first.
@@ -19,89 +23,9 @@ impl MigratorTrait for Migrator {
     }
 }
 
-/// The trait of a migration whose `up` and `down` are its own associated
-/// functions, each run in a transaction: all or nothing on SQLite too, so
-/// a crash during one leaves it to be applied again whole. Given a name,
-/// the migration is named by hand: the derived name is the file's, which
-/// the first migration already has. A name is stored in every database the
-/// migration ran on, so it never changes.
-macro_rules! migration {
-    ($migration:ident, $name:literal) => {
-        impl MigrationName for $migration {
-            fn name(&self) -> &str {
-                $name
-            }
-        }
-
-        migration!($migration);
-    };
-    ($migration:ident) => {
-        #[async_trait::async_trait]
-        impl MigrationTrait for $migration {
-            fn use_transaction(&self) -> Option<bool> {
-                Some(true)
-            }
-
-            async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-                Self::up(manager).await
-            }
-
-            async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-                Self::down(manager).await
-            }
-        }
-    };
-}
-
-/// The table `name`, to create unless it exists.
-fn new_table(name: &'static str) -> TableCreateStatement {
-    Table::create().table(name).if_not_exists().to_owned()
-}
-
 /// The key from `table`'s `game_id` to its game, whose rows go with it.
 fn references_game(table: &'static str) -> ForeignKeyCreateStatement {
-    ForeignKey::create()
-        .from(table, "game_id")
-        .to("games", "id")
-        .on_delete(ForeignKeyAction::Cascade)
-        .to_owned()
-}
-
-/// Creates the index `name` of `games` on `columns`, unless it exists.
-async fn index_games(
-    manager: &SchemaManager<'_>,
-    name: &'static str,
-    columns: &[&'static str],
-) -> Result<(), DbErr> {
-    let mut index = Index::create()
-        .if_not_exists()
-        .name(name)
-        .table("games")
-        .to_owned();
-    for column in columns {
-        index.col(*column);
-    }
-    manager.create_index(index).await
-}
-
-/// Alters the table `games` by `change`.
-async fn alter_games(
-    manager: &SchemaManager<'_>,
-    change: impl FnOnce(&mut TableAlterStatement) -> &mut TableAlterStatement,
-) -> Result<(), DbErr> {
-    let mut alter = Table::alter().table("games").to_owned();
-    change(&mut alter);
-    manager.alter_table(alter).await
-}
-
-/// Drops `tables`, in that order, those that exist.
-async fn drop_tables(manager: &SchemaManager<'_>, tables: &[&'static str]) -> Result<(), DbErr> {
-    for table in tables {
-        manager
-            .drop_table(Table::drop().table(*table).if_exists().to_owned())
-            .await?;
-    }
-    Ok(())
+    cascade((table, "game_id"), ("games", "id"))
 }
 
 #[derive(DeriveMigrationName)]
@@ -111,67 +35,70 @@ migration!(CreateGames);
 
 impl CreateGames {
     async fn up(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
-        manager
-            .create_table(
-                new_table("games")
-                    .col(string("id").primary_key())
-                    .col(string("white_kind"))
-                    .col(string("white_id"))
-                    .col(string("white_name"))
-                    .col(integer("white_level"))
-                    .col(string("black_kind"))
-                    .col(string("black_id"))
-                    .col(string("black_name"))
-                    .col(integer("black_level"))
-                    .col(string("time_control"))
-                    .col(string("speed"))
-                    .col(string("rules"))
-                    .col(boolean("rated"))
-                    .col(text("initial_fen"))
-                    .col(text("fen"))
-                    .col(integer("ply"))
-                    .col(string("status"))
-                    .col(string_null("result"))
-                    .col(string_null("termination"))
-                    .col(string_null("draw_offer"))
-                    .col(big_integer("created_at"))
-                    .col(big_integer("updated_at"))
-                    .col(big_integer_null("finished_at"))
-                    .col(string_null("idempotency_key").unique_key())
-                    .to_owned(),
-            )
-            .await?;
-        index_games(manager, "games_white_idx", &["white_id", "created_at"]).await?;
-        index_games(manager, "games_black_idx", &["black_id", "created_at"]).await?;
-        index_games(manager, "games_status_idx", &["status"]).await?;
-        manager
-            .create_table(
-                new_table("moves")
-                    .col(string("game_id"))
-                    .col(integer("ply"))
-                    .col(string("uci"))
-                    .col(string("san"))
-                    .col(string("submitted"))
-                    .col(big_integer("played_at"))
-                    .col(big_integer_null("clock_after_ms"))
-                    .primary_key(Index::create().col("game_id").col("ply"))
-                    .foreign_key(&mut references_game("moves"))
-                    .to_owned(),
-            )
-            .await?;
-        manager
-            .create_table(
-                new_table("results_outbox")
-                    .col(string("game_id").primary_key())
-                    .col(string("white_id"))
-                    .col(string("black_id"))
-                    .col(string("result"))
-                    .col(string("speed"))
-                    .col(boolean("rated"))
-                    .col(big_integer("finished_at"))
-                    .to_owned(),
-            )
-            .await?;
+        create_table(manager, "games", |t| {
+            t.col(string("id").primary_key())
+                .col(string("white_kind"))
+                .col(string("white_id"))
+                .col(string("white_name"))
+                .col(integer("white_level"))
+                .col(string("black_kind"))
+                .col(string("black_id"))
+                .col(string("black_name"))
+                .col(integer("black_level"))
+                .col(string("time_control"))
+                .col(string("speed"))
+                .col(string("rules"))
+                .col(boolean("rated"))
+                .col(text("initial_fen"))
+                .col(text("fen"))
+                .col(integer("ply"))
+                .col(string("status"))
+                .col(string_null("result"))
+                .col(string_null("termination"))
+                .col(string_null("draw_offer"))
+                .col(big_integer("created_at"))
+                .col(big_integer("updated_at"))
+                .col(big_integer_null("finished_at"))
+                .col(string_null("idempotency_key").unique_key())
+        })
+        .await?;
+        create_index(
+            manager,
+            "games_white_idx",
+            "games",
+            &["white_id", "created_at"],
+        )
+        .await?;
+        create_index(
+            manager,
+            "games_black_idx",
+            "games",
+            &["black_id", "created_at"],
+        )
+        .await?;
+        create_index(manager, "games_status_idx", "games", &["status"]).await?;
+        create_table(manager, "moves", |t| {
+            t.col(string("game_id"))
+                .col(integer("ply"))
+                .col(string("uci"))
+                .col(string("san"))
+                .col(string("submitted"))
+                .col(big_integer("played_at"))
+                .col(big_integer_null("clock_after_ms"))
+                .primary_key(Index::create().col("game_id").col("ply"))
+                .foreign_key(&mut references_game("moves"))
+        })
+        .await?;
+        create_table(manager, "results_outbox", |t| {
+            t.col(string("game_id").primary_key())
+                .col(string("white_id"))
+                .col(string("black_id"))
+                .col(string("result"))
+                .col(string("speed"))
+                .col(boolean("rated"))
+                .col(big_integer("finished_at"))
+        })
+        .await?;
         Ok(())
     }
 
@@ -250,7 +177,7 @@ migration!(HintsAllowed, "m20261123_000002_hints_allowed");
 
 impl HintsAllowed {
     async fn up(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
-        alter_games(manager, |t| {
+        alter_table(manager, "games", |t| {
             t.add_column(boolean("hints_allowed").default(false))
         })
         .await?;
@@ -273,7 +200,7 @@ impl HintsAllowed {
     }
 
     async fn down(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
-        alter_games(manager, |t| t.drop_column("hints_allowed")).await
+        alter_table(manager, "games", |t| t.drop_column("hints_allowed")).await
     }
 }
 
@@ -288,20 +215,26 @@ migration!(Shards, "m20261125_000003_shards");
 
 impl Shards {
     async fn up(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
-        alter_games(manager, |t| t.add_column(integer("shard").default(0))).await?;
+        alter_table(manager, "games", |t| {
+            t.add_column(integer("shard").default(0))
+        })
+        .await?;
         Self::fill_in_shards(manager).await?;
-        index_games(manager, "games_shard_status_idx", &["shard", "status"]).await?;
-        manager
-            .create_table(
-                new_table("game_shards")
-                    .col(integer("shard").primary_key())
-                    .col(string_null("owner"))
-                    .col(big_integer("epoch").default(0))
-                    .col(big_integer("expires_at").default(0))
-                    .col(big_integer("renewed_at").default(0))
-                    .to_owned(),
-            )
-            .await?;
+        create_index(
+            manager,
+            "games_shard_status_idx",
+            "games",
+            &["shard", "status"],
+        )
+        .await?;
+        create_table(manager, "game_shards", |t| {
+            t.col(integer("shard").primary_key())
+                .col(string_null("owner"))
+                .col(big_integer("epoch").default(0))
+                .col(big_integer("expires_at").default(0))
+                .col(big_integer("renewed_at").default(0))
+        })
+        .await?;
         let mut seed = Query::insert()
             .into_table("game_shards")
             .columns(["shard"])
@@ -310,28 +243,22 @@ impl Shards {
             seed.values_panic([i32::from(shard).into()]);
         }
         manager.get_connection().execute(&seed).await?;
-        manager
-            .create_table(
-                new_table("game_replicas")
-                    .col(string("id").primary_key())
-                    .col(string("address"))
-                    .col(string("instance"))
-                    .col(big_integer("heartbeat_at"))
-                    .to_owned(),
-            )
-            .await?;
-        manager
-            .create_table(
-                new_table("clock_credits")
-                    .col(string("game_id"))
-                    .col(big_integer("granted_at"))
-                    .col(integer("ply"))
-                    .col(big_integer("credit_ms"))
-                    .primary_key(Index::create().col("game_id").col("granted_at"))
-                    .foreign_key(&mut references_game("clock_credits"))
-                    .to_owned(),
-            )
-            .await?;
+        create_table(manager, "game_replicas", |t| {
+            t.col(string("id").primary_key())
+                .col(string("address"))
+                .col(string("instance"))
+                .col(big_integer("heartbeat_at"))
+        })
+        .await?;
+        create_table(manager, "clock_credits", |t| {
+            t.col(string("game_id"))
+                .col(big_integer("granted_at"))
+                .col(integer("ply"))
+                .col(big_integer("credit_ms"))
+                .primary_key(Index::create().col("game_id").col("granted_at"))
+                .foreign_key(&mut references_game("clock_credits"))
+        })
+        .await?;
         Ok(())
     }
 
@@ -345,7 +272,7 @@ impl Shards {
                     .to_owned(),
             )
             .await?;
-        alter_games(manager, |t| t.drop_column("shard")).await
+        alter_table(manager, "games", |t| t.drop_column("shard")).await
     }
 
     /// Sets the shard of every game stored before games had one, a shard at

@@ -3,6 +3,10 @@
 //! Their names are what the migrations table of existing databases holds:
 //! never rename or reorder them.
 
+use chess_storage::{
+    migration,
+    migration::{alter_table, create_index, create_table, drop_tables},
+};
 use sea_orm_migration::{prelude::*, schema::*};
 
 /// Every migration, oldest first.
@@ -19,110 +23,70 @@ struct CreateLobby;
 
 // Named by hand: the derived name was the file stem of `lobby/store.rs`,
 // which existing databases recorded.
-impl MigrationName for CreateLobby {
-    fn name(&self) -> &str {
-        "store"
-    }
-}
+migration!(CreateLobby, "store");
 
-#[async_trait::async_trait]
-impl MigrationTrait for CreateLobby {
-    // Each migration is all or nothing on SQLite too, so a crash during
-    // one leaves it to be applied again whole.
-    fn use_transaction(&self) -> Option<bool> {
-        Some(true)
-    }
-
-    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .create_table(
-                Table::create()
-                    .table("seeks")
-                    .if_not_exists()
-                    .col(string("id").primary_key())
-                    .col(string("poster_id"))
-                    .col(string("poster_username"))
-                    .col(string("time_control"))
-                    .col(string("color"))
-                    .col(boolean("rated"))
-                    .col(integer_null("min_rating"))
-                    .col(integer_null("max_rating"))
-                    .col(boolean("show_name"))
-                    .col(string("accept_mode"))
-                    .col(integer("poster_rating"))
-                    .col(boolean("poster_provisional"))
-                    .col(string("status"))
-                    .col(big_integer("created_at"))
-                    .col(big_integer_null("closed_at"))
-                    .to_owned(),
-            )
-            .await?;
-        manager
-            .create_table(
-                Table::create()
-                    .table("seek_requests")
-                    .if_not_exists()
-                    .col(string("id").primary_key())
-                    .col(string("seek_id"))
-                    .col(string("requester_id"))
-                    .col(string("requester_username"))
-                    .col(integer("requester_rating"))
-                    .col(string("status"))
-                    .col(string_null("game_id"))
-                    .col(big_integer("created_at"))
-                    .col(big_integer("updated_at"))
-                    .to_owned(),
-            )
-            .await?;
-        manager
-            .create_table(
-                Table::create()
-                    .table("challenges")
-                    .if_not_exists()
-                    .col(string("id").primary_key())
-                    .col(string("challenger_id"))
-                    .col(string("challenger_username"))
-                    .col(string("challenged_id"))
-                    .col(string("challenged_username"))
-                    .col(string("time_control"))
-                    .col(string("color"))
-                    .col(boolean("rated"))
-                    .col(string("status"))
-                    .col(text("decline_reason"))
-                    .col(string_null("game_id"))
-                    .col(big_integer("created_at"))
-                    .col(big_integer("expires_at"))
-                    .col(big_integer("updated_at"))
-                    .to_owned(),
-            )
-            .await?;
+impl CreateLobby {
+    async fn up(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+        create_table(manager, "seeks", |t| {
+            t.col(string("id").primary_key())
+                .col(string("poster_id"))
+                .col(string("poster_username"))
+                .col(string("time_control"))
+                .col(string("color"))
+                .col(boolean("rated"))
+                .col(integer_null("min_rating"))
+                .col(integer_null("max_rating"))
+                .col(boolean("show_name"))
+                .col(string("accept_mode"))
+                .col(integer("poster_rating"))
+                .col(boolean("poster_provisional"))
+                .col(string("status"))
+                .col(big_integer("created_at"))
+                .col(big_integer_null("closed_at"))
+        })
+        .await?;
+        create_table(manager, "seek_requests", |t| {
+            t.col(string("id").primary_key())
+                .col(string("seek_id"))
+                .col(string("requester_id"))
+                .col(string("requester_username"))
+                .col(integer("requester_rating"))
+                .col(string("status"))
+                .col(string_null("game_id"))
+                .col(big_integer("created_at"))
+                .col(big_integer("updated_at"))
+        })
+        .await?;
+        create_table(manager, "challenges", |t| {
+            t.col(string("id").primary_key())
+                .col(string("challenger_id"))
+                .col(string("challenger_username"))
+                .col(string("challenged_id"))
+                .col(string("challenged_username"))
+                .col(string("time_control"))
+                .col(string("color"))
+                .col(boolean("rated"))
+                .col(string("status"))
+                .col(text("decline_reason"))
+                .col(string_null("game_id"))
+                .col(big_integer("created_at"))
+                .col(big_integer("expires_at"))
+                .col(big_integer("updated_at"))
+        })
+        .await?;
         // Start-up loads only what is still open.
         for (name, table) in [
             ("seeks_status_idx", "seeks"),
             ("seek_requests_status_idx", "seek_requests"),
             ("challenges_status_idx", "challenges"),
         ] {
-            manager
-                .create_index(
-                    Index::create()
-                        .if_not_exists()
-                        .name(name)
-                        .table(table)
-                        .col("status")
-                        .to_owned(),
-                )
-                .await?;
+            create_index(manager, name, table, &["status"]).await?;
         }
         Ok(())
     }
 
-    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        for table in ["challenges", "seek_requests", "seeks"] {
-            manager
-                .drop_table(Table::drop().table(table).if_exists().to_owned())
-                .await?;
-        }
-        Ok(())
+    async fn down(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+        drop_tables(manager, &["challenges", "seek_requests", "seeks"]).await
     }
 }
 
@@ -130,43 +94,22 @@ impl MigrationTrait for CreateLobby {
 /// did not offer them.
 struct AllowHints;
 
-// Named by hand, so that no two migrations share a name.
-impl MigrationName for AllowHints {
-    fn name(&self) -> &str {
-        "m20261123_000001_allow_hints"
-    }
-}
+migration!(AllowHints, "m20261123_000001_allow_hints");
 
-#[async_trait::async_trait]
-impl MigrationTrait for AllowHints {
-    fn use_transaction(&self) -> Option<bool> {
-        Some(true)
-    }
-
-    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+impl AllowHints {
+    async fn up(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
         for table in ["seeks", "challenges"] {
-            manager
-                .alter_table(
-                    Table::alter()
-                        .table(table)
-                        .add_column(boolean("allow_hints").default(false))
-                        .to_owned(),
-                )
-                .await?;
+            alter_table(manager, table, |t| {
+                t.add_column(boolean("allow_hints").default(false))
+            })
+            .await?;
         }
         Ok(())
     }
 
-    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+    async fn down(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
         for table in ["challenges", "seeks"] {
-            manager
-                .alter_table(
-                    Table::alter()
-                        .table(table)
-                        .drop_column("allow_hints")
-                        .to_owned(),
-                )
-                .await?;
+            alter_table(manager, table, |t| t.drop_column("allow_hints")).await?;
         }
         Ok(())
     }

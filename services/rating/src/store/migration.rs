@@ -12,6 +12,10 @@
 //! Nostr: a player may link one Nostr public key (`nostr_public_key`, null
 //! when none); a unique index lets no two players hold the same key.
 
+use chess_storage::{
+    migration,
+    migration::{alter_table, cascade, create_index, create_table, drop_tables, index},
+};
 use sea_orm_migration::{prelude::*, schema::*};
 
 /// Every migration, oldest first.
@@ -31,128 +35,75 @@ impl MigratorTrait for Migrator {
 #[derive(DeriveMigrationName)]
 struct CreateRatingTables;
 
-#[async_trait::async_trait]
-impl MigrationTrait for CreateRatingTables {
-    // Each migration is all or nothing on SQLite too, so a crash during
-    // one leaves it to be applied again whole.
-    fn use_transaction(&self) -> Option<bool> {
-        Some(true)
-    }
+migration!(CreateRatingTables);
 
-    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+impl CreateRatingTables {
+    async fn up(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
         create_players(manager).await?;
         create_ratings(manager).await?;
         create_results(manager).await?;
         create_rating_history(manager).await
     }
 
-    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        for table in ["rating_history", "results", "ratings", "players"] {
-            manager
-                .drop_table(Table::drop().table(table).if_exists().to_owned())
-                .await?;
-        }
-        Ok(())
+    async fn down(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+        drop_tables(
+            manager,
+            &["rating_history", "results", "ratings", "players"],
+        )
+        .await
     }
 }
 
 struct AddSessions;
 
-// Named by hand: the derived name is the file's, which the first migration
-// of this file already has.
-impl MigrationName for AddSessions {
-    fn name(&self) -> &str {
-        "m0002_add_sessions"
-    }
-}
+migration!(AddSessions, "m0002_add_sessions");
 
-#[async_trait::async_trait]
-impl MigrationTrait for AddSessions {
-    fn use_transaction(&self) -> Option<bool> {
-        Some(true)
-    }
-
-    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .alter_table(
-                Table::alter()
-                    .table("players")
-                    .add_column(big_integer("session_generation").default(0))
-                    .to_owned(),
-            )
-            .await?;
-        manager
-            .create_table(
-                Table::create()
-                    .table("revoked_sessions")
-                    .if_not_exists()
-                    .col(string("session_id").primary_key())
-                    .col(string("player_id"))
-                    .col(big_integer("expires_at"))
-                    .foreign_key(&mut cascade(
-                        ("revoked_sessions", "player_id"),
-                        ("players", "id"),
-                    ))
-                    .to_owned(),
-            )
-            .await?;
-        manager
-            .create_index(index(
-                "revoked_sessions_player_idx",
-                "revoked_sessions",
-                &["player_id"],
-            ))
-            .await
+impl AddSessions {
+    async fn up(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+        alter_table(manager, "players", |t| {
+            t.add_column(big_integer("session_generation").default(0))
+        })
+        .await?;
+        create_table(manager, "revoked_sessions", |t| {
+            t.col(string("session_id").primary_key())
+                .col(string("player_id"))
+                .col(big_integer("expires_at"))
+                .foreign_key(&mut cascade(
+                    ("revoked_sessions", "player_id"),
+                    ("players", "id"),
+                ))
+        })
+        .await?;
+        create_index(
+            manager,
+            "revoked_sessions_player_idx",
+            "revoked_sessions",
+            &["player_id"],
+        )
+        .await
     }
 
-    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .drop_table(
-                Table::drop()
-                    .table("revoked_sessions")
-                    .if_exists()
-                    .to_owned(),
-            )
-            .await?;
-        manager
-            .alter_table(
-                Table::alter()
-                    .table("players")
-                    .drop_column("session_generation")
-                    .to_owned(),
-            )
-            .await
+    async fn down(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+        drop_tables(manager, &["revoked_sessions"]).await?;
+        alter_table(manager, "players", |t| t.drop_column("session_generation")).await
     }
 }
 
 struct AddNostrKeys;
 
-impl MigrationName for AddNostrKeys {
-    fn name(&self) -> &str {
-        "m0003_add_nostr_keys"
-    }
-}
+migration!(AddNostrKeys, "m0003_add_nostr_keys");
 
 /// The unique index on linked Nostr keys; its name is how a violation is
 /// told from the others.
 const NOSTR_KEY_INDEX: &str = "players_nostr_public_key_unique";
 
-#[async_trait::async_trait]
-impl MigrationTrait for AddNostrKeys {
-    fn use_transaction(&self) -> Option<bool> {
-        Some(true)
-    }
-
-    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+impl AddNostrKeys {
+    async fn up(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
         // SQLite cannot add a UNIQUE column: the column, then its index.
-        manager
-            .alter_table(
-                Table::alter()
-                    .table("players")
-                    .add_column(string_null("nostr_public_key"))
-                    .to_owned(),
-            )
-            .await?;
+        alter_table(manager, "players", |t| {
+            t.add_column(string_null("nostr_public_key"))
+        })
+        .await?;
         // Nulls are distinct in a unique index on both databases, so any
         // number of players may have no key.
         manager
@@ -164,7 +115,7 @@ impl MigrationTrait for AddNostrKeys {
             .await
     }
 
-    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+    async fn down(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
         manager
             .drop_index(
                 Index::drop()
@@ -174,57 +125,22 @@ impl MigrationTrait for AddNostrKeys {
                     .to_owned(),
             )
             .await?;
-        manager
-            .alter_table(
-                Table::alter()
-                    .table("players")
-                    .drop_column("nostr_public_key")
-                    .to_owned(),
-            )
-            .await
+        alter_table(manager, "players", |t| t.drop_column("nostr_public_key")).await
     }
-}
-
-/// A foreign key from `from` (table, column) to `to` whose rows go with the
-/// row they point to.
-fn cascade(
-    from: (&'static str, &'static str),
-    to: (&'static str, &'static str),
-) -> ForeignKeyCreateStatement {
-    ForeignKey::create()
-        .from(from.0, from.1)
-        .to(to.0, to.1)
-        .on_delete(ForeignKeyAction::Cascade)
-        .to_owned()
-}
-
-/// Index `name` on `columns` of `table`, created unless it exists.
-fn index(name: &str, table: &'static str, columns: &[&'static str]) -> IndexCreateStatement {
-    let mut index = Index::create();
-    index.if_not_exists().name(name).table(table);
-    for column in columns {
-        index.col(*column);
-    }
-    index
 }
 
 /// `players`, with its unique username and email keys.
 async fn create_players(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
-    manager
-        .create_table(
-            Table::create()
-                .table("players")
-                .if_not_exists()
-                .col(string("id").primary_key())
-                .col(string("username"))
-                .col(string("username_key"))
-                .col(string("email"))
-                .col(string("email_key"))
-                .col(text("password_hash"))
-                .col(big_integer("registered_at"))
-                .to_owned(),
-        )
-        .await?;
+    create_table(manager, "players", |t| {
+        t.col(string("id").primary_key())
+            .col(string("username"))
+            .col(string("username_key"))
+            .col(string("email"))
+            .col(string("email_key"))
+            .col(text("password_hash"))
+            .col(big_integer("registered_at"))
+    })
+    .await?;
     for (name, column) in [
         ("players_username_key_unique", "username_key"),
         ("players_email_key_unique", "email_key"),
@@ -238,95 +154,80 @@ async fn create_players(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
 
 /// `ratings`: one row per player, system and category.
 async fn create_ratings(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
-    manager
-        .create_table(
-            Table::create()
-                .table("ratings")
-                .if_not_exists()
-                .col(string("player_id"))
-                .col(string("system"))
-                .col(string("category"))
-                .col(double("rating"))
-                .col(double("deviation"))
-                .col(double("volatility"))
-                .col(integer("games_played"))
-                .col(integer("wins"))
-                .col(integer("losses"))
-                .col(integer("draws"))
-                .col(big_integer_null("last_played_at"))
-                .primary_key(
-                    Index::create()
-                        .col("player_id")
-                        .col("system")
-                        .col("category"),
-                )
-                .foreign_key(&mut cascade(("ratings", "player_id"), ("players", "id")))
-                .to_owned(),
-        )
-        .await?;
-    manager
-        .create_index(index(
-            "ratings_leaderboard_idx",
-            "ratings",
-            &["system", "category", "rating"],
-        ))
-        .await?;
+    create_table(manager, "ratings", |t| {
+        t.col(string("player_id"))
+            .col(string("system"))
+            .col(string("category"))
+            .col(double("rating"))
+            .col(double("deviation"))
+            .col(double("volatility"))
+            .col(integer("games_played"))
+            .col(integer("wins"))
+            .col(integer("losses"))
+            .col(integer("draws"))
+            .col(big_integer_null("last_played_at"))
+            .primary_key(
+                Index::create()
+                    .col("player_id")
+                    .col("system")
+                    .col("category"),
+            )
+            .foreign_key(&mut cascade(("ratings", "player_id"), ("players", "id")))
+    })
+    .await?;
+    create_index(
+        manager,
+        "ratings_leaderboard_idx",
+        "ratings",
+        &["system", "category", "rating"],
+    )
+    .await?;
     Ok(())
 }
 
 /// `results`: one row per game id, recorded once.
 async fn create_results(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
-    manager
-        .create_table(
-            Table::create()
-                .table("results")
-                .if_not_exists()
-                .col(string("game_id").primary_key())
-                .col(string("white_id"))
-                .col(string("black_id"))
-                .col(string("result"))
-                .col(string("category"))
-                .col(boolean("rated"))
-                .col(boolean("applied"))
-                .col(string("system"))
-                .col(big_integer_null("finished_at"))
-                .col(big_integer("recorded_at"))
-                .to_owned(),
-        )
-        .await?;
+    create_table(manager, "results", |t| {
+        t.col(string("game_id").primary_key())
+            .col(string("white_id"))
+            .col(string("black_id"))
+            .col(string("result"))
+            .col(string("category"))
+            .col(boolean("rated"))
+            .col(boolean("applied"))
+            .col(string("system"))
+            .col(big_integer_null("finished_at"))
+            .col(big_integer("recorded_at"))
+    })
+    .await?;
     Ok(())
 }
 
 /// `rating_history`: a row per game and player, unique by the pair.
 async fn create_rating_history(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
-    manager
-        .create_table(
-            Table::create()
-                .table("rating_history")
-                .if_not_exists()
-                .col(big_pk_auto("id"))
-                .col(string("player_id"))
-                .col(string("system"))
-                .col(string("category"))
-                .col(string("game_id"))
-                .col(string("opponent_id"))
-                .col(double("score"))
-                .col(double("rating_before"))
-                .col(double("rating_after"))
-                .col(double("deviation_before"))
-                .col(double("deviation_after"))
-                .col(big_integer("recorded_at"))
-                .foreign_key(&mut cascade(
-                    ("rating_history", "player_id"),
-                    ("players", "id"),
-                ))
-                .foreign_key(&mut cascade(
-                    ("rating_history", "game_id"),
-                    ("results", "game_id"),
-                ))
-                .to_owned(),
-        )
-        .await?;
+    create_table(manager, "rating_history", |t| {
+        t.col(big_pk_auto("id"))
+            .col(string("player_id"))
+            .col(string("system"))
+            .col(string("category"))
+            .col(string("game_id"))
+            .col(string("opponent_id"))
+            .col(double("score"))
+            .col(double("rating_before"))
+            .col(double("rating_after"))
+            .col(double("deviation_before"))
+            .col(double("deviation_after"))
+            .col(big_integer("recorded_at"))
+            .foreign_key(&mut cascade(
+                ("rating_history", "player_id"),
+                ("players", "id"),
+            ))
+            .foreign_key(&mut cascade(
+                ("rating_history", "game_id"),
+                ("results", "game_id"),
+            ))
+    })
+    .await?;
     manager
         .create_index(
             index(
@@ -338,13 +239,13 @@ async fn create_rating_history(manager: &SchemaManager<'_>) -> Result<(), DbErr>
             .to_owned(),
         )
         .await?;
-    manager
-        .create_index(index(
-            "rating_history_player_idx",
-            "rating_history",
-            &["player_id", "system", "id"],
-        ))
-        .await?;
+    create_index(
+        manager,
+        "rating_history_player_idx",
+        "rating_history",
+        &["player_id", "system", "id"],
+    )
+    .await?;
     Ok(())
 }
 
