@@ -24,7 +24,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 pub use self::actor::{Requests, SeekPage, Settled};
 use self::{
-    actor::{Lobby, Message, Requested, now_ms},
+    actor::{Lobby, Message, RequestEnd, Requested, now_ms},
     error::LobbyError,
     model::{
         AcceptMode, Challenge, ChallengeStatus, GamePlan, LobbyEvent, Member, Millis, Seek,
@@ -299,12 +299,8 @@ impl LobbyHandle {
         request_id: String,
         player_id: String,
     ) -> Result<SeekRequest, LobbyError> {
-        self.ask(|reply| Message::RejectRequest {
-            request_id,
-            player_id,
-            reply,
-        })
-        .await?
+        self.end_request(request_id, player_id, RequestEnd::Rejected)
+            .await
     }
 
     /// The requester withdraws request `request_id`.
@@ -313,9 +309,20 @@ impl LobbyHandle {
         request_id: String,
         player_id: String,
     ) -> Result<SeekRequest, LobbyError> {
-        self.ask(|reply| Message::WithdrawRequest {
+        self.end_request(request_id, player_id, RequestEnd::Withdrawn)
+            .await
+    }
+
+    async fn end_request(
+        &self,
+        request_id: String,
+        player_id: String,
+        end: RequestEnd,
+    ) -> Result<SeekRequest, LobbyError> {
+        self.ask(|reply| Message::EndRequest {
             request_id,
             player_id,
+            end,
             reply,
         })
         .await?

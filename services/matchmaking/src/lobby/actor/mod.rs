@@ -25,7 +25,7 @@ mod seeks;
 mod started;
 mod watchers;
 
-pub(super) use self::watchers::stream_channel;
+pub(super) use self::{requests::RequestEnd, watchers::stream_channel};
 
 use std::{
     cmp::Reverse,
@@ -118,14 +118,10 @@ pub(super) enum Message {
         player_id: String,
         reply: Reply<GamePlan>,
     },
-    RejectRequest {
+    EndRequest {
         request_id: String,
         player_id: String,
-        reply: Reply<SeekRequest>,
-    },
-    WithdrawRequest {
-        request_id: String,
-        player_id: String,
+        end: RequestEnd,
         reply: Reply<SeekRequest>,
     },
     ListRequests {
@@ -353,19 +349,13 @@ impl Lobby {
             } => {
                 let _ = reply.send(self.accept_request(&request_id, &player_id));
             }
-            Message::RejectRequest {
+            Message::EndRequest {
                 request_id,
                 player_id,
+                end,
                 reply,
             } => {
-                let _ = reply.send(self.reject_request(&request_id, &player_id).await);
-            }
-            Message::WithdrawRequest {
-                request_id,
-                player_id,
-                reply,
-            } => {
-                let _ = reply.send(self.withdraw_request(&request_id, &player_id).await);
+                let _ = reply.send(self.end_request(&request_id, &player_id, end).await);
             }
             Message::ListRequests { player_id, reply } => {
                 let _ = reply.send(self.list_requests(&player_id));

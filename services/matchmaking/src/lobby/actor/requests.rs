@@ -7,6 +7,15 @@ use crate::lobby::{
     model::{GamePlan, LobbyEvent, Member, Origin, RequestStatus, Seek, SeekRequest, sides},
 };
 
+/// How a pending request ends without a game.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum RequestEnd {
+    /// The seek's poster turns it down; the requester is told.
+    Rejected,
+    /// The requester takes it back; the seek's poster is told.
+    Withdrawn,
+}
+
 impl Lobby {
     pub(super) async fn request_seek(
         &mut self,
@@ -94,43 +103,42 @@ impl Lobby {
         Ok(plan)
     }
 
-    pub(super) async fn reject_request(
+    /// Ends the pending request `request_id` as `end` says, if `player_id`
+    /// is the one who may, and tells the other side.
+    pub(super) async fn end_request(
         &mut self,
         request_id: &str,
         player_id: &str,
+        end: RequestEnd,
     ) -> Result<SeekRequest, LobbyError> {
         let (request, seek) = self.pending_request(request_id)?;
-        if seek.poster.id != player_id {
+        let (ender, told, refusal, status, event): (_, _, _, _, fn(_) -> _) = match end {
+            RequestEnd::Rejected => (
+                &seek.poster,
+                &request.requester,
+                "is not for your seek",
+                RequestStatus::Rejected,
+                LobbyEvent::SeekRequestRejected,
+            ),
+            RequestEnd::Withdrawn => (
+                &request.requester,
+                &seek.poster,
+                "is not yours",
+                RequestStatus::Cancelled,
+                LobbyEvent::SeekRequestCancelled,
+            ),
+        };
+        if ender.id != player_id {
             return Err(LobbyError::NotYours(format!(
-                "request {request_id} is not for your seek"
+                "request {request_id} {refusal}"
             )));
         }
+        let told = told.id.clone();
         let mut request = request.clone();
-        request.status = RequestStatus::Rejected;
+        request.status = status;
         self.store.settle_request(&request, now_ms()).await?;
         self.requests.remove(request_id);
-        let requester = request.requester.id.clone();
-        self.notify(&requester, LobbyEvent::SeekRequestRejected(request.clone()));
-        Ok(request)
-    }
-
-    pub(super) async fn withdraw_request(
-        &mut self,
-        request_id: &str,
-        player_id: &str,
-    ) -> Result<SeekRequest, LobbyError> {
-        let (request, seek) = self.pending_request(request_id)?;
-        if request.requester.id != player_id {
-            return Err(LobbyError::NotYours(format!(
-                "request {request_id} is not yours"
-            )));
-        }
-        let poster = seek.poster.id.clone();
-        let mut request = request.clone();
-        request.status = RequestStatus::Cancelled;
-        self.store.settle_request(&request, now_ms()).await?;
-        self.requests.remove(request_id);
-        self.notify(&poster, LobbyEvent::SeekRequestCancelled(request.clone()));
+        self.notify(&told, event(request.clone()));
         Ok(request)
     }
 
