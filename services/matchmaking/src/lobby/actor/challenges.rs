@@ -3,7 +3,7 @@
 
 use std::cmp::Reverse;
 
-use super::{Lobby, MAX_OPEN_CHALLENGES, now_ms};
+use super::{Lobby, MAX_OPEN_CHALLENGES, listed, now_ms};
 use crate::lobby::{
     error::LobbyError,
     model::{Challenge, ChallengeStatus, GamePlan, LobbyEvent, Origin, sides},
@@ -182,20 +182,8 @@ impl Lobby {
     }
 
     pub(super) fn list_challenges(&self, player_id: &str) -> (Vec<Challenge>, Vec<Challenge>) {
-        let mut incoming: Vec<Challenge> = self
-            .challenges
-            .values()
-            .filter(|c| c.challenged.id == player_id)
-            .cloned()
-            .collect();
-        let mut outgoing: Vec<Challenge> = self
-            .challenges
-            .values()
-            .filter(|c| c.challenger.id == player_id)
-            .cloned()
-            .collect();
-        incoming.sort_by_key(|c| (c.created_at, c.id.clone()));
-        outgoing.sort_by_key(|c| (c.created_at, c.id.clone()));
+        let incoming = listed(self.challenges.values(), |c| c.challenged.id == player_id);
+        let outgoing = listed(self.challenges.values(), |c| c.challenger.id == player_id);
         (incoming, outgoing)
     }
 }

@@ -178,6 +178,35 @@ pub(super) enum Message {
 
 pub(super) use chess_domain::now_ms;
 
+/// What the lobby lists: every list of seeks, requests or challenges is
+/// given oldest first, ties by id.
+trait Listed: Clone {
+    fn order(&self) -> (Millis, &str);
+}
+
+/// Implements [`Listed`] for types with `created_at` and `id`.
+macro_rules! listed {
+    ($($listed:ty),*) => {$(
+        impl Listed for $listed {
+            fn order(&self) -> (Millis, &str) {
+                (self.created_at, &self.id)
+            }
+        }
+    )*};
+}
+
+listed!(Seek, SeekRequest, Challenge);
+
+/// The `items` that `keep` picks, in their listed order.
+fn listed<'a, T: Listed + 'a>(
+    items: impl Iterator<Item = &'a T>,
+    keep: impl Fn(&T) -> bool,
+) -> Vec<T> {
+    let mut list: Vec<T> = items.filter(|item| keep(item)).cloned().collect();
+    list.sort_by(|a, b| a.order().cmp(&b.order()));
+    list
+}
+
 impl Lobby {
     /// Starts the lobby task from what the store kept; games are created
     /// through `game`, ratings read from `rating`.

@@ -1,7 +1,7 @@
 //! Requests to play a seek: asking, accepting (which reserves the seek),
 //! rejecting, withdrawing and listing.
 
-use super::{Lobby, Requested, Requests, now_ms};
+use super::{Lobby, Requested, Requests, listed, now_ms};
 use crate::lobby::{
     error::LobbyError,
     model::{GamePlan, LobbyEvent, Member, Origin, RequestStatus, Seek, SeekRequest, sides},
@@ -143,29 +143,13 @@ impl Lobby {
     }
 
     pub(super) fn list_requests(&self, player_id: &str) -> Requests {
-        let mut received = Vec::new();
-        let mut sent = Vec::new();
-        for request in self.requests.values() {
-            if request.requester.id == player_id {
-                sent.push(request.clone());
-            }
-            if self
-                .seeks
-                .get(&request.seek_id)
+        let received = listed(self.requests.values(), |r| {
+            self.seeks
+                .get(&r.seek_id)
                 .is_some_and(|s| s.poster.id == player_id)
-            {
-                received.push(request.clone());
-            }
-        }
-        received.sort_by_key(|r| (r.created_at, r.id.clone()));
-        sent.sort_by_key(|r| (r.created_at, r.id.clone()));
-        let mut seeks: Vec<Seek> = self
-            .seeks
-            .values()
-            .filter(|s| s.poster.id == player_id)
-            .cloned()
-            .collect();
-        seeks.sort_by_key(|s| (s.created_at, s.id.clone()));
+        });
+        let sent = listed(self.requests.values(), |r| r.requester.id == player_id);
+        let seeks = listed(self.seeks.values(), |s| s.poster.id == player_id);
         (received, sent, seeks)
     }
 }
