@@ -3,7 +3,7 @@
 
 use std::cmp::Reverse;
 
-use super::{Lobby, MAX_OPEN_CHALLENGES, listed, now_ms};
+use super::{Lobby, MAX_OPEN_CHALLENGES, listed, now_ms, room_for};
 use crate::lobby::{
     error::LobbyError,
     model::{Challenge, ChallengeStatus, GamePlan, LobbyEvent, Origin, sides},
@@ -14,16 +14,13 @@ impl Lobby {
         &mut self,
         challenge: Challenge,
     ) -> Result<Challenge, LobbyError> {
-        let open = self
-            .challenges
-            .values()
-            .filter(|c| c.challenger.id == challenge.challenger.id)
-            .count();
-        if open >= MAX_OPEN_CHALLENGES {
-            return Err(LobbyError::Refused(format!(
-                "at most {MAX_OPEN_CHALLENGES} challenges may wait for answers at once"
-            )));
-        }
+        room_for(
+            self.challenges
+                .values()
+                .filter(|c| c.challenger.id == challenge.challenger.id),
+            MAX_OPEN_CHALLENGES,
+            "challenges may wait for answers",
+        )?;
         self.store.insert_challenge(&challenge).await?;
         self.expiries
             .push(Reverse((challenge.expires_at, challenge.id.clone())));

@@ -197,6 +197,15 @@ macro_rules! listed {
 
 listed!(Seek, SeekRequest, Challenge);
 
+/// Refuses one more of what a player has `open` when they have `max`
+/// already: "at most `max` `what` at once".
+fn room_for<T>(open: impl Iterator<Item = T>, max: usize, what: &str) -> Result<(), LobbyError> {
+    if open.count() >= max {
+        return Err(LobbyError::Refused(format!("at most {max} {what} at once")));
+    }
+    Ok(())
+}
+
 /// The `items` that `keep` picks, in their listed order.
 fn listed<'a, T: Listed + 'a>(
     items: impl Iterator<Item = &'a T>,

@@ -2,7 +2,7 @@
 
 use chess_domain::SpeedCategory;
 
-use super::{Lobby, MAX_SEEKS_PER_PLAYER, Message, SeekPage, now_ms};
+use super::{Lobby, MAX_SEEKS_PER_PLAYER, Message, SeekPage, now_ms, room_for};
 use crate::lobby::{
     error::LobbyError,
     model::{LobbyEvent, Millis, RequestStatus, Seek},
@@ -17,16 +17,13 @@ impl Lobby {
     }
 
     pub(super) async fn create_seek(&mut self, seek: Seek) -> Result<Seek, LobbyError> {
-        let open = self
-            .seeks
-            .values()
-            .filter(|s| s.poster.id == seek.poster.id)
-            .count();
-        if open >= MAX_SEEKS_PER_PLAYER {
-            return Err(LobbyError::Refused(format!(
-                "at most {MAX_SEEKS_PER_PLAYER} seeks may be open at once"
-            )));
-        }
+        room_for(
+            self.seeks
+                .values()
+                .filter(|s| s.poster.id == seek.poster.id),
+            MAX_SEEKS_PER_PLAYER,
+            "seeks may be open",
+        )?;
         self.store.insert_seek(&seek).await?;
         if seek.lapses_with_poster() && !self.watchers.contains_key(&seek.poster.id) {
             self.check_presence_later(&seek.poster.id);
