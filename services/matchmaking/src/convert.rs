@@ -3,7 +3,7 @@
 //! updates become their wire forms, and a [`LobbyError`] becomes its gRPC
 //! status (with its `Reason`).
 
-use chess_domain::{ColorChoice, SpeedCategory, TimeControl, color_to_pb, require};
+use chess_domain::{ColorChoice, SpeedCategory, TimeControl, Timestamp, color_to_pb, require};
 use chess_proto::{common::v1 as common, matchmaking::v1 as pb};
 use chess_runtime::Reason;
 use tonic::{Code, Status};
@@ -13,8 +13,8 @@ use crate::{
         NewChallenge, NewSeek, challenge_lifetime, check_terms,
         error::LobbyError,
         model::{
-            AcceptMode, Challenge, ChallengeStatus, LobbyEvent, Member, Millis, RequestStatus,
-            Seek, SeekRequest,
+            AcceptMode, Challenge, ChallengeStatus, LobbyEvent, Member, RequestStatus, Seek,
+            SeekRequest,
         },
     },
     pairing::{PairingError, PairingUpdate, Pool, Seeker, Updates},
@@ -165,19 +165,17 @@ pub fn speed_filter(value: i32) -> Result<Option<SpeedCategory>, LobbyError> {
 }
 
 /// A page token: `<created_at ms>:<seek id>` of the last seek seen.
-pub fn parse_cursor(token: &str) -> Result<(Millis, String), LobbyError> {
+pub fn parse_cursor(token: &str) -> Result<(Timestamp, String), LobbyError> {
     token
         .split_once(':')
-        .and_then(|(at, id)| Some((at.parse().ok()?, id.to_owned())))
+        .and_then(|(at, id)| Some((Timestamp::from_millis(at.parse().ok()?), id.to_owned())))
         .ok_or_else(|| LobbyError::Invalid("invalid page token".into()))
 }
 
 /// The page token of a cursor.
-pub fn cursor_token((at, id): &(Millis, String)) -> String {
-    format!("{at}:{id}")
+pub fn cursor_token((at, id): &(Timestamp, String)) -> String {
+    format!("{}:{id}", at.millis())
 }
-
-pub use chess_domain::time::timestamp;
 
 impl From<AcceptMode> for common::AcceptMode {
     fn from(mode: AcceptMode) -> Self {
@@ -238,7 +236,7 @@ impl Seek {
             },
             poster_rating: self.poster_rating.rating,
             poster_provisional: self.poster_rating.provisional,
-            created_at: Some(timestamp(self.created_at)),
+            created_at: Some(self.created_at.to_proto()),
             allow_hints: self.allow_hints,
         }
     }
@@ -254,7 +252,7 @@ impl SeekRequest {
             requester_rating: self.requester_rating,
             status: common::SeekRequestStatus::from(self.status) as i32,
             game_id: self.game_id.clone().unwrap_or_default(),
-            created_at: Some(timestamp(self.created_at)),
+            created_at: Some(self.created_at.to_proto()),
         }
     }
 }
@@ -274,8 +272,8 @@ impl Challenge {
             status: common::ChallengeStatus::from(self.status) as i32,
             decline_reason: self.decline_reason.clone(),
             game_id: self.game_id.clone().unwrap_or_default(),
-            created_at: Some(timestamp(self.created_at)),
-            expires_at: Some(timestamp(self.expires_at)),
+            created_at: Some(self.created_at.to_proto()),
+            expires_at: Some(self.expires_at.to_proto()),
             allow_hints: self.allow_hints,
         }
     }
@@ -401,7 +399,10 @@ mod tests {
 
     #[test]
     fn cursors_and_colours() {
-        assert_eq!(parse_cursor("12:abc").unwrap(), (12, "abc".to_owned()));
+        assert_eq!(
+            parse_cursor("12:abc").unwrap(),
+            (Timestamp::from_millis(12), "abc".to_owned())
+        );
         assert!(parse_cursor("x:abc").is_err());
         assert!(parse_cursor("abc").is_err());
         assert_eq!(color_choice(0).unwrap(), ColorChoice::Either);

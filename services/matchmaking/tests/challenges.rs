@@ -114,7 +114,7 @@ async fn challenges_expire_on_their_timer() {
     // The shortest lifetime a client may ask for is a minute; a challenge
     // stored with a shorter one shows the timer without the wait.
     lobby.crash_matchmaking().await;
-    let now = chess_domain::Timestamp::now().millis();
+    let now = chess_domain::Timestamp::now();
     let store = Store::open(&url).await.unwrap();
     store
         .insert_challenge(&Challenge {
@@ -137,7 +137,7 @@ async fn challenges_expire_on_their_timer() {
             created_at: now,
             // Long enough for the restart and the watches below on a slow
             // machine: the challenge must still be pending when listed.
-            expires_at: now + 10_000,
+            expires_at: now.after(std::time::Duration::from_secs(10)),
         })
         .await
         .unwrap();

@@ -18,17 +18,17 @@ pub use crate::store;
 
 use std::{collections::HashMap, time::Duration};
 
-use chess_domain::{ColorChoice, SpeedCategory, TimeControl};
+use chess_domain::{ColorChoice, SpeedCategory, TimeControl, Timestamp};
 use chess_runtime::Shutdown;
 use tokio::sync::{mpsc, oneshot, watch};
 
 pub use self::actor::{Requests, SeekPage, Settled};
 use self::{
-    actor::{Lobby, Message, RequestEnd, Requested, now_ms},
+    actor::{Lobby, Message, RequestEnd, Requested},
     error::LobbyError,
     model::{
-        AcceptMode, Challenge, ChallengeStatus, GamePlan, LobbyEvent, Member, Millis, Seek,
-        SeekRequest, Shown,
+        AcceptMode, Challenge, ChallengeStatus, GamePlan, LobbyEvent, Member, Seek, SeekRequest,
+        Shown,
     },
 };
 use crate::{
@@ -174,7 +174,7 @@ impl LobbyHandle {
             accept: new.accept,
             allow_hints: new.allow_hints,
             poster_rating,
-            created_at: now_ms(),
+            created_at: Timestamp::now(),
         };
         self.ask(|reply| Message::CreateSeek { seek, reply })
             .await?
@@ -199,7 +199,7 @@ impl LobbyHandle {
     pub async fn list_seeks(
         &self,
         speed: Option<SpeedCategory>,
-        after: Option<(Millis, String)>,
+        after: Option<(Timestamp, String)>,
         limit: usize,
     ) -> Result<SeekPage, LobbyError> {
         let (mut seeks, next) = self
@@ -344,7 +344,7 @@ impl LobbyHandle {
         if challenged.id == new.challenger.id {
             return Err(LobbyError::Invalid("you cannot challenge yourself".into()));
         }
-        let now = now_ms();
+        let now = Timestamp::now();
         let challenge = Challenge {
             id: uuid::Uuid::new_v4().to_string(),
             challenger: new.challenger,
@@ -357,7 +357,7 @@ impl LobbyHandle {
             decline_reason: String::new(),
             game_id: None,
             created_at: now,
-            expires_at: now + Millis::from(new.lifetime_secs) * 1000,
+            expires_at: now.after(Duration::from_secs(u64::from(new.lifetime_secs))),
         };
         self.ask(|reply| Message::CreateChallenge { challenge, reply })
             .await?

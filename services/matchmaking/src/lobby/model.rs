@@ -4,7 +4,7 @@
 
 use chess_domain::{ColorChoice, SpeedCategory, TimeControl};
 
-pub use chess_domain::Millis;
+pub use chess_domain::Timestamp;
 
 /// A registered player as the lobby knows them: the gateway vouches for both.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,7 +60,7 @@ pub struct Seek {
     /// The poster's rating in the seek's category, as last read (none for
     /// untimed seeks).
     pub poster_rating: Shown,
-    pub created_at: Millis,
+    pub created_at: Timestamp,
 }
 
 impl Seek {
@@ -127,7 +127,7 @@ pub struct SeekRequest {
     pub requester_rating: i32,
     pub status: RequestStatus,
     pub game_id: Option<String>,
-    pub created_at: Millis,
+    pub created_at: Timestamp,
 }
 
 /// State of a direct challenge.
@@ -179,8 +179,8 @@ pub struct Challenge {
     pub status: ChallengeStatus,
     pub decline_reason: String,
     pub game_id: Option<String>,
-    pub created_at: Millis,
-    pub expires_at: Millis,
+    pub created_at: Timestamp,
+    pub expires_at: Timestamp,
 }
 
 /// Something that happened in the lobby that concerns one player.
@@ -264,7 +264,7 @@ pub(crate) mod tests {
                 rating: 1200,
                 provisional: false,
             },
-            created_at: 1_500,
+            created_at: Timestamp::from_millis(1_500),
         }
     }
 

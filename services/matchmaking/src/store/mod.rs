@@ -9,7 +9,7 @@
 pub mod entities;
 pub mod migration;
 
-use chess_domain::ColorChoice;
+use chess_domain::{ColorChoice, Timestamp};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait as _, DatabaseConnection, EntityTrait as _, QueryFilter as _,
     sea_query::Expr,
@@ -106,7 +106,7 @@ impl Store {
             poster_rating: Set(seek.poster_rating.rating),
             poster_provisional: Set(seek.poster_rating.provisional),
             status: Set("open".to_owned()),
-            created_at: Set(seek.created_at),
+            created_at: Set(seek.created_at.millis()),
             closed_at: Set(None),
         })
         .exec(&self.db)
@@ -115,10 +115,15 @@ impl Store {
     }
 
     /// Marks a table `taken` or `cancelled`.
-    pub async fn close_seek(&self, id: &str, status: &str, now: i64) -> Result<(), StoreError> {
+    pub async fn close_seek(
+        &self,
+        id: &str,
+        status: &str,
+        now: Timestamp,
+    ) -> Result<(), StoreError> {
         seeks::Entity::update_many()
             .col_expr(seeks::Column::Status, Expr::value(status))
-            .col_expr(seeks::Column::ClosedAt, Expr::value(now))
+            .col_expr(seeks::Column::ClosedAt, Expr::value(now.millis()))
             .filter(seeks::Column::Id.eq(id))
             .exec(&self.db)
             .await?;
@@ -134,8 +139,8 @@ impl Store {
             requester_rating: Set(request.requester_rating),
             status: Set(request.status.as_str().to_owned()),
             game_id: Set(request.game_id.clone()),
-            created_at: Set(request.created_at),
-            updated_at: Set(request.created_at),
+            created_at: Set(request.created_at.millis()),
+            updated_at: Set(request.created_at.millis()),
         })
         .exec(&self.db)
         .await?;
@@ -143,7 +148,11 @@ impl Store {
     }
 
     /// Records a request's final status (and game).
-    pub async fn settle_request(&self, request: &SeekRequest, now: i64) -> Result<(), StoreError> {
+    pub async fn settle_request(
+        &self,
+        request: &SeekRequest,
+        now: Timestamp,
+    ) -> Result<(), StoreError> {
         seek_requests::Entity::update_many()
             .col_expr(
                 seek_requests::Column::Status,
@@ -153,7 +162,7 @@ impl Store {
                 seek_requests::Column::GameId,
                 Expr::value(request.game_id.clone()),
             )
-            .col_expr(seek_requests::Column::UpdatedAt, Expr::value(now))
+            .col_expr(seek_requests::Column::UpdatedAt, Expr::value(now.millis()))
             .filter(seek_requests::Column::Id.eq(request.id.as_str()))
             .exec(&self.db)
             .await?;
@@ -174,9 +183,9 @@ impl Store {
             status: Set(challenge.status.as_str().to_owned()),
             decline_reason: Set(challenge.decline_reason.clone()),
             game_id: Set(challenge.game_id.clone()),
-            created_at: Set(challenge.created_at),
-            expires_at: Set(challenge.expires_at),
-            updated_at: Set(challenge.created_at),
+            created_at: Set(challenge.created_at.millis()),
+            expires_at: Set(challenge.expires_at.millis()),
+            updated_at: Set(challenge.created_at.millis()),
         })
         .exec(&self.db)
         .await?;
@@ -187,7 +196,7 @@ impl Store {
     pub async fn settle_challenge(
         &self,
         challenge: &Challenge,
-        now: i64,
+        now: Timestamp,
     ) -> Result<(), StoreError> {
         challenges::Entity::update_many()
             .col_expr(
@@ -202,7 +211,7 @@ impl Store {
                 challenges::Column::GameId,
                 Expr::value(challenge.game_id.clone()),
             )
-            .col_expr(challenges::Column::UpdatedAt, Expr::value(now))
+            .col_expr(challenges::Column::UpdatedAt, Expr::value(now.millis()))
             .filter(challenges::Column::Id.eq(challenge.id.as_str()))
             .exec(&self.db)
             .await?;
@@ -233,7 +242,7 @@ fn seek_from_row(row: seeks::Model) -> Result<Seek, StoreError> {
             rating: row.poster_rating,
             provisional: row.poster_provisional,
         },
-        created_at: row.created_at,
+        created_at: Timestamp::from_millis(row.created_at),
         id: row.id,
     })
 }
@@ -253,7 +262,7 @@ fn request_from_row(row: seek_requests::Model) -> Result<SeekRequest, StoreError
         requester_rating: row.requester_rating,
         status,
         game_id: row.game_id,
-        created_at: row.created_at,
+        created_at: Timestamp::from_millis(row.created_at),
     })
 }
 
@@ -279,8 +288,8 @@ fn challenge_from_row(row: challenges::Model) -> Result<Challenge, StoreError> {
         allow_hints: row.allow_hints,
         decline_reason: row.decline_reason,
         game_id: row.game_id,
-        created_at: row.created_at,
-        expires_at: row.expires_at,
+        created_at: Timestamp::from_millis(row.created_at),
+        expires_at: Timestamp::from_millis(row.expires_at),
         id: row.id,
     })
 }
@@ -319,7 +328,7 @@ mod tests {
                 rating: 1200,
                 provisional: true,
             },
-            created_at: 10,
+            created_at: Timestamp::from_millis(10),
         };
         store.insert_seek(&seek).await.unwrap();
         let closed = Seek {
@@ -327,7 +336,10 @@ mod tests {
             ..seek.clone()
         };
         store.insert_seek(&closed).await.unwrap();
-        store.close_seek("s2", "cancelled", 11).await.unwrap();
+        store
+            .close_seek("s2", "cancelled", Timestamp::from_millis(11))
+            .await
+            .unwrap();
         let mut request = SeekRequest {
             id: "r1".into(),
             seek_id: "s1".into(),
@@ -335,7 +347,7 @@ mod tests {
             requester_rating: 1300,
             status: RequestStatus::Pending,
             game_id: None,
-            created_at: 12,
+            created_at: Timestamp::from_millis(12),
         };
         store.insert_request(&request).await.unwrap();
         let mut challenge = Challenge {
@@ -352,8 +364,8 @@ mod tests {
             status: ChallengeStatus::Pending,
             decline_reason: String::new(),
             game_id: None,
-            created_at: 13,
-            expires_at: 1000,
+            created_at: Timestamp::from_millis(13),
+            expires_at: Timestamp::from_millis(1000),
         };
         store.insert_challenge(&challenge).await.unwrap();
         drop(store);
@@ -366,11 +378,20 @@ mod tests {
 
         request.status = RequestStatus::Accepted;
         request.game_id = Some("g".into());
-        store.settle_request(&request, 20).await.unwrap();
+        store
+            .settle_request(&request, Timestamp::from_millis(20))
+            .await
+            .unwrap();
         challenge.status = ChallengeStatus::Declined;
         challenge.decline_reason = "later".into();
-        store.settle_challenge(&challenge, 21).await.unwrap();
-        store.close_seek("s1", "taken", 22).await.unwrap();
+        store
+            .settle_challenge(&challenge, Timestamp::from_millis(21))
+            .await
+            .unwrap();
+        store
+            .close_seek("s1", "taken", Timestamp::from_millis(22))
+            .await
+            .unwrap();
         let loaded = store.load().await.unwrap();
         assert!(loaded.seeks.is_empty() && loaded.requests.is_empty());
         assert!(loaded.challenges.is_empty());

@@ -1,9 +1,11 @@
 //! Direct challenges: sending, accepting (which reserves the challenge),
 //! declining, cancelling, expiring and listing.
 
-use std::cmp::Reverse;
+use std::{cmp::Reverse, time::Duration};
 
-use super::{Lobby, MAX_OPEN_CHALLENGES, listed, now_ms, room_for};
+use chess_domain::Timestamp;
+
+use super::{Lobby, MAX_OPEN_CHALLENGES, listed, room_for};
 use crate::lobby::{
     error::LobbyError,
     model::{Challenge, ChallengeStatus, GamePlan, LobbyEvent, Origin, sides},
@@ -54,7 +56,7 @@ impl Lobby {
                 "challenge {challenge_id} is not addressed to you"
             )));
         }
-        if challenge.expires_at <= now_ms() {
+        if challenge.expires_at <= Timestamp::now() {
             self.settle_challenge(challenge_id, ChallengeStatus::Expired, String::new())
                 .await?;
             return Err(LobbyError::NotFound(format!(
@@ -131,7 +133,9 @@ impl Lobby {
         let mut challenge = challenge.clone();
         challenge.status = status;
         challenge.decline_reason = reason;
-        self.store.settle_challenge(&challenge, now_ms()).await?;
+        self.store
+            .settle_challenge(&challenge, Timestamp::now())
+            .await?;
         self.challenges.remove(challenge_id);
         let wire = challenge.clone();
         let challenger = challenge.challenger.id.clone();
@@ -157,7 +161,7 @@ impl Lobby {
     }
 
     pub(super) async fn expire_due(&mut self) {
-        let now = now_ms();
+        let now = Timestamp::now();
         while let Some(Reverse((at, id))) = self.expiries.peek().cloned() {
             if at > now {
                 break;
@@ -171,7 +175,8 @@ impl Lobby {
                     .await
                 {
                     tracing::warn!(challenge_id = id, error = %e, "could not expire a challenge; retrying");
-                    self.expiries.push(Reverse((now + 1000, id)));
+                    self.expiries
+                        .push(Reverse((now.after(Duration::from_secs(1)), id)));
                     break;
                 }
             }

@@ -42,7 +42,7 @@ use tokio::{
 
 use super::{
     error::LobbyError,
-    model::{Challenge, GamePlan, LobbyEvent, Member, Millis, Seek, SeekRequest},
+    model::{Challenge, GamePlan, LobbyEvent, Member, Seek, SeekRequest, Timestamp},
 };
 use crate::{
     clients::{GameClient, RatingClient},
@@ -79,7 +79,7 @@ pub enum Settled {
 }
 
 /// A page of open seeks: the seeks and where the next page starts.
-pub type SeekPage = (Vec<Seek>, Option<(Millis, String)>);
+pub type SeekPage = (Vec<Seek>, Option<(Timestamp, String)>);
 
 /// A player's requests: received (to their seeks), sent, and their seeks.
 pub type Requests = (Vec<SeekRequest>, Vec<SeekRequest>, Vec<Seek>);
@@ -102,7 +102,7 @@ pub(super) enum Message {
     },
     ListSeeks {
         speed: Option<SpeedCategory>,
-        after: Option<(Millis, String)>,
+        after: Option<(Timestamp, String)>,
         limit: usize,
         reply: oneshot::Sender<SeekPage>,
     },
@@ -176,19 +176,17 @@ pub(super) enum Message {
     },
 }
 
-pub(super) use chess_domain::now_ms;
-
 /// What the lobby lists: every list of seeks, requests or challenges is
 /// given oldest first, ties by id.
 trait Listed: Clone {
-    fn order(&self) -> (Millis, &str);
+    fn order(&self) -> (Timestamp, &str);
 }
 
 /// Implements [`Listed`] for types with `created_at` and `id`.
 macro_rules! listed {
     ($($listed:ty),*) => {$(
         impl Listed for $listed {
-            fn order(&self) -> (Millis, &str) {
+            fn order(&self) -> (Timestamp, &str) {
                 (self.created_at, &self.id)
             }
         }
@@ -303,7 +301,7 @@ pub(super) struct Lobby {
     /// Open seeks by id, reserved ones included.
     seeks: HashMap<String, Seek>,
     /// Open seeks, oldest first.
-    order: BTreeSet<(Millis, String)>,
+    order: BTreeSet<(Timestamp, String)>,
     /// Seeks and challenges whose game is being created.
     reserved: HashSet<String>,
     /// Pending requests by id.
@@ -311,18 +309,17 @@ pub(super) struct Lobby {
     /// Pending challenges by id.
     challenges: HashMap<String, Challenge>,
     /// When pending challenges expire (entries of settled ones are skipped).
-    expiries: BinaryHeap<Reverse<(Millis, String)>>,
+    expiries: BinaryHeap<Reverse<(Timestamp, String)>>,
     /// Each player's open event streams.
     watchers: HashMap<String, Vec<(u64, Events)>>,
     next_watcher: u64,
 }
 
-/// Sleeps until `at` (milliseconds since the epoch), or forever.
-async fn until(at: Option<Millis>) {
+/// Sleeps until `at`, or forever.
+async fn until(at: Option<Timestamp>) {
     match at {
         Some(at) => {
-            let wait = u64::try_from(at.saturating_sub(now_ms())).unwrap_or(0);
-            tokio::time::sleep_until(Instant::now() + Duration::from_millis(wait)).await;
+            tokio::time::sleep_until(Instant::now() + at.since(Timestamp::now())).await;
         }
         None => std::future::pending().await,
     }

@@ -1,7 +1,9 @@
 //! Requests to play a seek: asking, accepting (which reserves the seek),
 //! rejecting, withdrawing and listing.
 
-use super::{Lobby, Requested, Requests, listed, now_ms};
+use chess_domain::Timestamp;
+
+use super::{Lobby, Requested, Requests, listed};
 use crate::lobby::{
     error::LobbyError,
     model::{GamePlan, LobbyEvent, Member, Origin, RequestStatus, Seek, SeekRequest, sides},
@@ -56,7 +58,7 @@ impl Lobby {
             requester_rating: rating.unwrap_or(0),
             status: RequestStatus::Pending,
             game_id: None,
-            created_at: now_ms(),
+            created_at: Timestamp::now(),
         };
         self.store.insert_request(&request).await?;
         self.requests.insert(request.id.clone(), request.clone());
@@ -136,7 +138,9 @@ impl Lobby {
         let told = told.id.clone();
         let mut request = request.clone();
         request.status = status;
-        self.store.settle_request(&request, now_ms()).await?;
+        self.store
+            .settle_request(&request, Timestamp::now())
+            .await?;
         self.requests.remove(request_id);
         self.notify(&told, event(request.clone()));
         Ok(request)

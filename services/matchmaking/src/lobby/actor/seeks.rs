@@ -2,10 +2,10 @@
 
 use chess_domain::SpeedCategory;
 
-use super::{Lobby, MAX_SEEKS_PER_PLAYER, Message, SeekPage, now_ms, room_for};
+use super::{Lobby, MAX_SEEKS_PER_PLAYER, Message, SeekPage, room_for};
 use crate::lobby::{
     error::LobbyError,
-    model::{LobbyEvent, Millis, RequestStatus, Seek},
+    model::{LobbyEvent, RequestStatus, Seek, Timestamp},
 };
 
 impl Lobby {
@@ -76,7 +76,7 @@ impl Lobby {
         let Some(seek) = self.seeks.get(seek_id).cloned() else {
             return Err(LobbyError::NotFound(format!("no open seek {seek_id}")));
         };
-        let now = now_ms();
+        let now = Timestamp::now();
         self.store.close_seek(seek_id, status, now).await?;
         self.seeks.remove(seek_id);
         self.order.remove(&(seek.created_at, seek.id.clone()));
@@ -112,7 +112,7 @@ impl Lobby {
     pub(super) fn list_seeks(
         &self,
         speed: Option<SpeedCategory>,
-        after: Option<(Millis, String)>,
+        after: Option<(Timestamp, String)>,
         limit: usize,
     ) -> SeekPage {
         use std::ops::Bound;

@@ -1,7 +1,9 @@
 //! Settling what a game came from once the game service has made it (or
 //! releasing the reservation if it could not).
 
-use super::{Lobby, Settled, now_ms};
+use chess_domain::Timestamp;
+
+use super::{Lobby, Settled};
 use crate::lobby::{
     error::LobbyError,
     model::{ChallengeStatus, GamePlan, LobbyEvent, Origin, RequestStatus},
@@ -32,7 +34,7 @@ impl Lobby {
                 };
                 request.status = RequestStatus::Accepted;
                 request.game_id = Some(game_id.clone());
-                if let Err(e) = self.store.settle_request(&request, now_ms()).await {
+                if let Err(e) = self.store.settle_request(&request, Timestamp::now()).await {
                     // The game exists; after a restart the same request would
                     // find it again through its idempotency key.
                     tracing::warn!(request_id, error = %e, "could not store an accepted request");
