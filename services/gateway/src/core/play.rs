@@ -102,7 +102,6 @@ pub struct Ended {
     pub result: Option<GameResult>,
     /// `None` when the service names a termination this gateway does not know.
     pub termination: Option<Termination>,
-    pub winner: Option<Color>,
 }
 
 impl Ended {
@@ -110,8 +109,12 @@ impl Ended {
         Self {
             result: GameResult::try_from(ended.result).ok(),
             termination: Termination::try_from(ended.termination).ok(),
-            winner: color_from_pb(ended.winner),
         }
+    }
+
+    /// The side that won; `None` for a draw or an aborted game.
+    pub fn winner(&self) -> Option<Color> {
+        self.result.and_then(GameResult::winner)
     }
 
     /// How `game` ended, if it has.
@@ -119,11 +122,9 @@ impl Ended {
         if game.status != common::GameStatus::Finished as i32 {
             return None;
         }
-        let result = GameResult::try_from(game.result).ok();
         Some(Self {
-            result,
+            result: GameResult::try_from(game.result).ok(),
             termination: Termination::try_from(game.termination).ok(),
-            winner: result.and_then(GameResult::winner),
         })
     }
 }

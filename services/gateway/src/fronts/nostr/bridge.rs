@@ -443,7 +443,6 @@ mod tests {
         let ended = |result, termination| Ended {
             result,
             termination,
-            winner: None,
         };
         assert_eq!(
             ending_of(&ended(

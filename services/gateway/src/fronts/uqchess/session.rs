@@ -63,7 +63,7 @@ impl Play {
 
 /// The `gameover` line for an ending, if it is one this protocol knows.
 fn gameover_line(ended: &Ended) -> String {
-    let winner = ended.winner.map(color_name);
+    let winner = ended.winner().map(color_name);
     match (ended.termination, winner) {
         (Some(Termination::Checkmate), Some(w)) => format!("gameover checkmate {w}\n"),
         (Some(Termination::Resignation), Some(w)) => format!("gameover resignation {w}\n"),
