@@ -99,13 +99,13 @@ impl Health {
     }
 }
 
+/// The body of every request and response on a server's port, gRPC or not.
+pub type Body = tonic::body::Body;
+
 /// The server's HTTP service as a front layer sees it: every request on the
 /// port, gRPC or not, and its response.
-pub type HttpService = tower::util::BoxCloneSyncService<
-    http::Request<tonic::body::Body>,
-    http::Response<tonic::body::Body>,
-    Infallible,
->;
+pub type HttpService =
+    tower::util::BoxCloneSyncService<http::Request<Body>, http::Response<Body>, Infallible>;
 
 /// Wraps the gRPC service in what a server answers besides gRPC (plain HTTP
 /// pages on the same port).

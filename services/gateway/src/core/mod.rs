@@ -10,14 +10,12 @@
 //!   one error type ([`play::PlayError`]) instead of their statuses.
 //! - [`notifier`]: email to the opponent after each move of a daily game,
 //!   sent through [`mail`].
-//! - [`players`]: the players of a game as the fronts name them;
-//!   [`public_url`]: the address players reach the server at, for links.
+//! - [`public_url`]: the address players reach the server at, for links.
 
 pub mod auth;
 pub mod clients;
 pub mod mail;
 pub mod notifier;
 pub mod play;
-pub mod players;
 pub mod public_url;
 pub mod sessions;

@@ -11,15 +11,13 @@
 
 use std::{sync::Arc, time::Duration};
 
-use chess_domain::Color;
-use chess_proto::common::v1 as common;
+use chess_domain::{Color, TimeControl};
 use tokio::sync::Semaphore;
 
 use crate::core::{
     clients::Backends,
     mail::{Mail, Mailer},
-    play::{DailyMove, Games},
-    players::{display_name, registered_id},
+    play::{DailyMove, Game, Games},
     public_url::PublicUrl,
 };
 
@@ -110,13 +108,8 @@ impl Notifier {
             .await
             .map_err(|e| format!("cannot read the game: {}", e.message()))?
             .ok_or("the game service sent no game")?;
-        let mover_is_white = made.color == Some(Color::White);
-        let (mover, opponent) = if mover_is_white {
-            (&state.white, &state.black)
-        } else {
-            (&state.black, &state.white)
-        };
-        let Some(opponent_id) = registered_id(opponent.as_ref()) else {
+        let mover = made.color.unwrap_or(Color::Black);
+        let Some(opponent_id) = state.account_of(mover.other()) else {
             // Guests and the engine have no email.
             return Ok(());
         };
@@ -131,7 +124,7 @@ impl Notifier {
         let mail = compose(
             &email,
             &state,
-            &display_name(mover.as_ref()),
+            &state.name_of(mover),
             made,
             &self.public_url,
         );
@@ -152,19 +145,13 @@ fn numbered(ply: u32, san: &str) -> String {
 }
 
 /// The notice of `made` in `state`, for `to`.
-fn compose(
-    to: &str,
-    state: &common::GameState,
-    mover: &str,
-    made: &DailyMove,
-    public_url: &PublicUrl,
-) -> Mail {
-    let white = display_name(state.white.as_ref());
-    let black = display_name(state.black.as_ref());
-    let game_id = &state.game_id;
+fn compose(to: &str, state: &Game, mover: &str, made: &DailyMove, public_url: &PublicUrl) -> Mail {
+    let white = state.name_of(Color::White);
+    let black = state.name_of(Color::Black);
+    let game_id = &state.id;
     let played = numbered(made.ply, &made.san);
-    let turn_hours = match state.time_control.as_ref().and_then(|t| t.kind.as_ref()) {
-        Some(common::time_control::Kind::Daily(d)) => d.turn_hours,
+    let turn_hours = match state.time_control {
+        Some(TimeControl::Daily { turn_hours }) => turn_hours,
         _ => 0,
     };
     let link = public_url.game(game_id);
@@ -172,7 +159,7 @@ fn compose(
     let mut body = format!(
         "{mover} played {played} in your daily game {white} (white) vs {black} (black), game {game_id}.\n\n"
     );
-    if state.status == common::GameStatus::Active as i32 {
+    if state.ended.is_none() {
         if turn_hours > 0 {
             body.push_str(&format!(
                 "It is your move. You have {turn_hours} hours to reply.\n\n"
@@ -193,10 +180,15 @@ fn compose(
 
 #[cfg(test)]
 mod tests {
+    use chess_domain::Participant;
+
     use super::*;
 
-    fn registered(id: &str, name: &str) -> Option<common::Player> {
-        Some(chess_domain::registered_player(id, name))
+    fn registered(id: &str, name: &str) -> Option<Participant> {
+        Some(Participant::Registered {
+            id: id.into(),
+            username: name.into(),
+        })
     }
 
     #[test]
@@ -208,17 +200,12 @@ mod tests {
 
     #[test]
     fn notices_name_the_game_the_move_and_the_link() {
-        let state = common::GameState {
-            game_id: "g123".into(),
+        let state = Game {
+            id: "g123".into(),
             white: registered("a", "alice"),
             black: registered("b", "bob"),
-            time_control: Some(common::TimeControl {
-                kind: Some(common::time_control::Kind::Daily(common::Daily {
-                    turn_hours: 48,
-                })),
-            }),
-            status: common::GameStatus::Active as i32,
-            ..Default::default()
+            time_control: Some(TimeControl::Daily { turn_hours: 48 }),
+            ..Game::default()
         };
         let made = DailyMove {
             game_id: "g123".into(),
@@ -242,7 +229,7 @@ mod tests {
             "{}",
             mail.body
         );
-        assert_eq!(registered_id(state.black.as_ref()), Some("b"));
-        assert_eq!(registered_id(None), None);
+        assert_eq!(state.account_of(Color::Black), Some("b"));
+        assert_eq!(Game::default().account_of(Color::White), None);
     }
 }

@@ -1,12 +1,12 @@
 //! What the fronts ask of the internal services, in the gateway's own terms:
-//! [`Games`] joins the pairing queue, creates, follows and reads games, and
+//! [`Games`] joins the pairing queue, creates, follows and reads games ([`Game`]), and
 //! moves, hints and resigns for a player; [`PlayError`] says why a call
 //! failed. The internal services' messages and `tonic::Status` are turned
 //! into these here, once, so no front sees them.
 
 use chess_domain::{
-    Color, ColorChoice, GameResult, Participant, SpeedCategory, Termination, Timestamp,
-    color_from_pb,
+    Color, ColorChoice, GameResult, Participant, SpeedCategory, Termination, TimeControl,
+    Timestamp, color_from_pb,
 };
 use chess_internal_clients::{EventStream, NewGame};
 use chess_proto::{
@@ -129,30 +129,100 @@ impl Ended {
     }
 }
 
-/// A game as a front that follows it needs it: who plays it, where it
-/// stands, and how it ended.
+/// A move of a game, as it was played.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GameSummary {
+pub struct PlayedMove {
+    pub uci: String,
+    pub san: String,
+}
+
+/// A game as the game service keeps it: who plays it and on what terms,
+/// where it stands, its moves, and how it ended.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Game {
+    pub id: String,
     /// `None` for a side the service names in a way this gateway cannot read.
     pub white: Option<Participant>,
     pub black: Option<Participant>,
+    /// `None` when the service sends a clock this gateway does not know.
+    pub time_control: Option<TimeControl>,
+    pub speed: Option<SpeedCategory>,
+    pub rated: bool,
+    /// The starting position.
+    pub initial_fen: String,
     /// The position now.
     pub fen: String,
     /// Plies played.
     pub ply: u32,
+    pub moves: Vec<PlayedMove>,
+    /// The side to move (`None` when the service does not say).
+    pub turn: Option<Color>,
+    /// Whether the side to move is in check.
+    pub check: bool,
+    /// The side offering a draw, if one is.
+    pub draw_offer: Option<Color>,
     pub ended: Option<Ended>,
 }
 
-impl GameSummary {
-    fn of(game: &common::GameState) -> Self {
+impl Game {
+    fn of(game: common::GameState) -> Self {
         Self {
             white: Participant::from_pb(game.white.as_ref()).ok(),
             black: Participant::from_pb(game.black.as_ref()).ok(),
-            fen: game.fen.clone(),
+            time_control: TimeControl::try_from(game.time_control.as_ref()).ok(),
+            speed: SpeedCategory::try_from(game.speed).ok(),
+            rated: game.rated,
             ply: game.ply,
-            ended: Ended::of_game(game),
+            turn: color_from_pb(game.turn),
+            check: game.check,
+            draw_offer: color_from_pb(game.draw_offer),
+            ended: Ended::of_game(&game),
+            moves: game
+                .moves
+                .into_iter()
+                .map(|m| PlayedMove {
+                    uci: m.uci,
+                    san: m.san,
+                })
+                .collect(),
+            id: game.game_id,
+            initial_fen: game.initial_fen,
+            fen: game.fen,
         }
     }
+
+    /// The player of side `color`.
+    pub fn player(&self, color: Color) -> Option<&Participant> {
+        match color {
+            Color::White => self.white.as_ref(),
+            Color::Black => self.black.as_ref(),
+        }
+    }
+
+    /// The account id of the player of side `color`, if registered (not a
+    /// guest or the engine).
+    pub fn account_of(&self, color: Color) -> Option<&str> {
+        match self.player(color)? {
+            Participant::Registered { id, .. } => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The name the player of side `color` is shown by, `?` when the game
+    /// names nobody this gateway can read.
+    pub fn name_of(&self, color: Color) -> String {
+        self.player(color)
+            .map_or_else(|| "?".to_owned(), Participant::display_name)
+    }
+}
+
+/// A player's current rating in one category.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rating {
+    pub player_id: String,
+    pub rating: f64,
+    /// Whether too few games stand behind it to trust it yet.
+    pub provisional: bool,
 }
 
 /// What happened in a followed game.
@@ -426,15 +496,15 @@ impl Games {
     }
 
     /// The game as the service keeps it; `None` if it sent none.
-    pub async fn game(&self, game_id: &str) -> Result<Option<common::GameState>, PlayError> {
+    pub async fn game(&self, game_id: &str) -> Result<Option<Game>, PlayError> {
         let mut game = self.backends.game.for_game(game_id);
         let request = game_pb::GetGameRequest::from_id(game_id);
-        Ok(game.get_game(request).await?.into_inner().game)
-    }
-
-    /// The game in summary; `None` if the service sent none.
-    pub async fn summary(&self, game_id: &str) -> Result<Option<GameSummary>, PlayError> {
-        Ok(self.game(game_id).await?.as_ref().map(GameSummary::of))
+        Ok(game
+            .get_game(request)
+            .await?
+            .into_inner()
+            .game
+            .map(Game::of))
     }
 
     /// The game's PGN.
@@ -508,13 +578,21 @@ impl Games {
     }
 
     /// The ratings in `category` of those of `player_ids` the rating
-    /// service knows, as (player id, rating).
+    /// service knows.
     pub async fn ratings(
         &self,
         player_ids: Vec<String>,
         category: SpeedCategory,
-    ) -> Result<Vec<(String, common::Rating)>, PlayError> {
-        Ok(self.backends.rating.ratings(player_ids, category).await?)
+    ) -> Result<Vec<Rating>, PlayError> {
+        let ratings = self.backends.rating.ratings(player_ids, category).await?;
+        Ok(ratings
+            .into_iter()
+            .map(|(player_id, rating)| Rating {
+                player_id,
+                rating: rating.rating,
+                provisional: rating.provisional,
+            })
+            .collect())
     }
 
     /// The account the Nostr key `key` is linked to, if any.

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::{bridge::GUEST_PREFIX, outbox::Outbox, protocol};
 use crate::core::{
     clients::Backends,
-    play::{Account, GameSummary, Games, PlayError},
+    play::{Account, Game, Games, PlayError},
 };
 
 /// Pause before calling a service again after it failed.
@@ -100,8 +100,8 @@ impl Context {
     }
 
     /// The game, `None` when there is no such game.
-    pub(super) async fn get_game(&self, game_id: &str) -> Result<Option<GameSummary>, PlayError> {
-        match self.games.summary(game_id).await {
+    pub(super) async fn get_game(&self, game_id: &str) -> Result<Option<Game>, PlayError> {
+        match self.games.game(game_id).await {
             Err(error) if error.reason() == Some(Reason::NotFound) => Ok(None),
             answer => answer,
         }

@@ -5,9 +5,9 @@
 //! (`immutable`), anything else revalidated on every use.
 
 use bytes::Bytes;
+use chess_runtime::server::Body;
 use http::{HeaderMap, HeaderValue, Method, Response, StatusCode, header};
 use http_body_util::Full;
-use tonic::body::Body;
 
 /// One embedded file, in its three encodings.
 #[derive(Debug, PartialEq, Eq)]

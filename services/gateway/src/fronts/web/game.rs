@@ -6,20 +6,13 @@
 
 use std::{fmt::Write as _, time::Duration};
 
-use chess_domain::{
-    GameResult, SpeedCategory, Termination, TimeControl, color_from_pb, color_title,
-    ending_sentence,
-};
-use chess_proto::common::v1::{self as common, GameStatus};
+use chess_domain::{Color, color_title, ending_sentence};
+use chess_runtime::server::Body;
 use http::{HeaderValue, Response, StatusCode, header};
 use shakmaty::{Square, fen::Fen, uci::UciMove};
-use tonic::body::Body;
 
 use super::{html, not_found, page as html_page, respond};
-use crate::core::{
-    play::{FailureKind, Games, PlayError},
-    players::{display_name, registered_id},
-};
+use crate::core::play::{FailureKind, Game, Games, PlayError, Rating};
 
 /// How long a page waits for a service.
 const BACKEND_TIMEOUT: Duration = Duration::from_secs(10);
@@ -90,13 +83,13 @@ fn unavailable(id: &str, why: &str) -> Response<Body> {
 
 /// The current ratings, in the game's category, of its registered players;
 /// none if the rating service cannot say (the page shows the game without).
-async fn ratings(games: &Games, state: &common::GameState) -> Vec<(String, common::Rating)> {
-    let player_ids: Vec<String> = [state.white.as_ref(), state.black.as_ref()]
+async fn ratings(games: &Games, state: &Game) -> Vec<Rating> {
+    let player_ids: Vec<String> = [Color::White, Color::Black]
         .into_iter()
-        .filter_map(registered_id)
+        .filter_map(|color| state.account_of(color))
         .map(str::to_owned)
         .collect();
-    let Ok(category) = SpeedCategory::try_from(state.speed) else {
+    let Some(category) = state.speed else {
         return Vec::new();
     };
     if player_ids.is_empty() {
@@ -105,19 +98,20 @@ async fn ratings(games: &Games, state: &common::GameState) -> Vec<(String, commo
     match call(games.ratings(player_ids, category)).await {
         Ok(ratings) => ratings,
         Err(error) => {
-            tracing::debug!(game_id = state.game_id, error = %error.message(), "game page without ratings");
+            tracing::debug!(game_id = state.id, error = %error.message(), "game page without ratings");
             Vec::new()
         }
     }
 }
 
-/// `player` as the page names them: escaped, with the rating if known
-/// (`?` marks a provisional one).
-fn player_label(player: Option<&common::Player>, ratings: &[(String, common::Rating)]) -> String {
-    let mut label = format!("<b>{}</b>", html::escape(&display_name(player)));
-    let known =
-        registered_id(player).and_then(|id| ratings.iter().find(|(player_id, _)| player_id == id));
-    if let Some((_, rating)) = known {
+/// The player of side `color` as the page names them: escaped, with the
+/// rating if known (`?` marks a provisional one).
+fn player_label(state: &Game, color: Color, ratings: &[Rating]) -> String {
+    let mut label = format!("<b>{}</b>", html::escape(&state.name_of(color)));
+    let known = state
+        .account_of(color)
+        .and_then(|id| ratings.iter().find(|rating| rating.player_id == id));
+    if let Some(rating) = known {
         let provisional = if rating.provisional { "?" } else { "" };
         // Ratings are a few thousand at most: the cast cannot overflow.
         let _ = write!(label, " ({}{provisional})", rating.rating.round() as i64);
@@ -125,34 +119,28 @@ fn player_label(player: Option<&common::Player>, ratings: &[(String, common::Rat
     label
 }
 
-/// The side `color` names on the wire, as a sentence starts with it
-/// (white when unset).
-fn side_name(color: i32) -> &'static str {
-    color_from_pb(color).map_or("White", color_title)
-}
-
 /// Whose turn it is, or how the game ended.
-fn status_line(state: &common::GameState) -> String {
-    if GameStatus::try_from(state.status) != Ok(GameStatus::Finished) {
-        let mut line = format!("{} to move", side_name(state.turn));
+fn status_line(state: &Game) -> String {
+    let Some(ended) = state.ended else {
+        let mut line = format!(
+            "{} to move",
+            color_title(state.turn.unwrap_or(Color::White))
+        );
         if state.check {
             line.push_str(", in check");
         }
-        if color_from_pb(state.draw_offer).is_some() {
-            let _ = write!(line, ". {} offers a draw", side_name(state.draw_offer));
+        if let Some(offering) = state.draw_offer {
+            let _ = write!(line, ". {} offers a draw", color_title(offering));
         }
         line.push('.');
         return line;
-    }
-    ending_sentence(
-        GameResult::try_from(state.result).ok(),
-        Termination::try_from(state.termination).ok(),
-    )
+    };
+    ending_sentence(ended.result, ended.termination)
 }
 
 /// The moves in SAN as a numbered list, numbered from the starting
 /// position's move number (a game from a position may start with black).
-fn move_list(state: &common::GameState) -> String {
+fn move_list(state: &Game) -> String {
     if state.moves.is_empty() {
         return "<p>No moves yet.</p>\n".to_owned();
     }
@@ -184,7 +172,7 @@ fn move_list(state: &common::GameState) -> String {
 }
 
 /// The squares the last move left and reached.
-fn last_move_squares(state: &common::GameState) -> Vec<Square> {
+fn last_move_squares(state: &Game) -> Vec<Square> {
     match state.moves.last().map(|m| m.uci.parse::<UciMove>()) {
         Some(Ok(UciMove::Normal { from, to, .. })) => vec![from, to],
         _ => Vec::new(),
@@ -192,11 +180,11 @@ fn last_move_squares(state: &common::GameState) -> Vec<Square> {
 }
 
 /// The page of `state`.
-fn render(state: &common::GameState, ratings: &[(String, common::Rating)]) -> String {
-    let white = display_name(state.white.as_ref());
-    let black = display_name(state.black.as_ref());
+fn render(state: &Game, ratings: &[Rating]) -> String {
+    let white = state.name_of(Color::White);
+    let black = state.name_of(Color::Black);
     let mut meta = Vec::new();
-    if let Ok(speed) = SpeedCategory::try_from(state.speed) {
+    if let Some(speed) = state.speed {
         let name = speed.to_string();
         let mut chars = name.chars();
         meta.push(
@@ -206,10 +194,9 @@ fn render(state: &common::GameState, ratings: &[(String, common::Rating)]) -> St
                 .unwrap_or_default(),
         );
     }
-    let time_control = match TimeControl::try_from(state.time_control.as_ref()) {
-        Ok(tc) => tc.to_string(),
-        Err(_) => "unknown time control".to_owned(),
-    };
+    let time_control = state
+        .time_control
+        .map_or_else(|| "unknown time control".to_owned(), |tc| tc.to_string());
     // An untimed game's category already says all there is.
     if meta
         .first()
@@ -224,8 +211,8 @@ fn render(state: &common::GameState, ratings: &[(String, common::Rating)]) -> St
         html::escape(&white),
         html::escape(&black),
         html::escape(&meta.join(" · ")),
-        player_label(state.white.as_ref(), ratings),
-        player_label(state.black.as_ref(), ratings),
+        player_label(state, Color::White, ratings),
+        player_label(state, Color::Black, ratings),
         html::escape(&status_line(state)),
     );
     match Fen::from_ascii(state.fen.as_bytes()) {
@@ -237,7 +224,7 @@ fn render(state: &common::GameState, ratings: &[(String, common::Rating)]) -> St
     }
     body.push_str("<h2>Moves</h2>\n");
     body.push_str(&move_list(state));
-    let id = html::escape(&state.game_id);
+    let id = html::escape(&state.id);
     // Relative, so that it also works under a path prefix.
     let _ = write!(
         body,
@@ -250,89 +237,85 @@ fn render(state: &common::GameState, ratings: &[(String, common::Rating)]) -> St
 
 #[cfg(test)]
 mod tests {
+    use chess_domain::{GameResult, Participant, SpeedCategory, Termination, TimeControl};
+
     use super::*;
-    use common::{GameResult, Termination};
+    use crate::core::play::{Ended, PlayedMove};
 
-    fn registered(id: &str, name: &str) -> Option<common::Player> {
-        Some(chess_domain::registered_player(id, name))
-    }
-
-    fn played(ply: u32, uci: &str, san: &str) -> common::PlayedMove {
-        common::PlayedMove {
-            ply,
+    fn played(uci: &str, san: &str) -> PlayedMove {
+        PlayedMove {
             uci: uci.into(),
             san: san.into(),
-            ..Default::default()
         }
     }
 
-    fn mated() -> common::GameState {
-        common::GameState {
-            game_id: "g1".into(),
-            white: registered("a", "alice"),
-            black: Some(chess_domain::guest_player("guest-1", "<script>x</script>")),
-            time_control: Some(common::TimeControl {
-                kind: Some(common::time_control::Kind::Incremental(
-                    common::Incremental {
-                        initial_seconds: 300,
-                        increment_seconds: 2,
-                    },
-                )),
+    fn mated() -> Game {
+        Game {
+            id: "g1".into(),
+            white: Some(Participant::Registered {
+                id: "a".into(),
+                username: "alice".into(),
             }),
-            speed: common::SpeedCategory::Blitz as i32,
+            black: Some(Participant::Guest {
+                id: "guest-1".into(),
+                name: "<script>x</script>".into(),
+            }),
+            time_control: Some(TimeControl::Incremental {
+                initial_secs: 300,
+                increment_secs: 2,
+            }),
+            speed: Some(SpeedCategory::Blitz),
             rated: true,
             initial_fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".into(),
             fen: "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3".into(),
+            ply: 4,
             moves: vec![
-                played(1, "f2f3", "f3"),
-                played(2, "e7e5", "e5"),
-                played(3, "g2g4", "g4"),
-                played(4, "d8h4", "Qh4#"),
+                played("f2f3", "f3"),
+                played("e7e5", "e5"),
+                played("g2g4", "g4"),
+                played("d8h4", "Qh4#"),
             ],
-            turn: common::Color::White as i32,
-            status: GameStatus::Finished as i32,
-            result: GameResult::BlackWins as i32,
-            termination: Termination::Checkmate as i32,
-            ..Default::default()
+            turn: Some(Color::White),
+            check: false,
+            draw_offer: None,
+            ended: Some(Ended {
+                result: Some(GameResult::BlackWins),
+                termination: Some(Termination::Checkmate),
+            }),
         }
     }
 
     #[test]
     fn a_finished_game_is_drawn_with_its_result_and_moves() {
-        let ratings = vec![(
-            "a".to_owned(),
-            common::Rating {
-                rating: 1209.6,
-                provisional: true,
-                ..Default::default()
-            },
-        )];
+        let ratings = [Rating {
+            player_id: "a".to_owned(),
+            rating: 1209.6,
+            provisional: true,
+        }];
         let page = render(&mated(), &ratings);
-        assert!(
-            page.contains("<h1>alice vs &lt;script&gt;x&lt;/script&gt;</h1>"),
-            "{page}"
-        );
         assert!(!page.contains("<script>"), "{page}");
-        assert!(page.contains("White: <b>alice</b> (1210?)"), "{page}");
-        assert!(page.contains("Blitz · 5+2 · rated"), "{page}");
-        assert!(page.contains("0-1 · Black wins by checkmate."), "{page}");
-        assert!(page.contains("<li>f3 e5</li>\n<li>g4 Qh4#</li>"), "{page}");
-        assert!(page.contains("<ol class=\"moves\" start=\"1\">"), "{page}");
-        assert!(page.contains("<a href=\"g1.pgn\" download>"), "{page}");
-        // The queen on h4 is on the board, its square marked as the last move's.
-        assert!(page.contains("title=\"h4: black queen\""), "{page}");
-        assert!(page.contains("class=\"dark last\" title=\"d8\""), "{page}");
+        for part in [
+            "<h1>alice vs &lt;script&gt;x&lt;/script&gt;</h1>",
+            "White: <b>alice</b> (1210?)",
+            "Blitz · 5+2 · rated",
+            "0-1 · Black wins by checkmate.",
+            "<ol class=\"moves\" start=\"1\">\n<li>f3 e5</li>\n<li>g4 Qh4#</li>",
+            "<a href=\"g1.pgn\" download>",
+            // The queen on h4 is on the board, its square marked as the last move's.
+            "title=\"h4: black queen\"",
+            "class=\"dark last\" title=\"d8\"",
+        ] {
+            assert!(page.contains(part), "{part} in {page}");
+        }
     }
 
     #[test]
     fn an_active_game_says_whose_turn_it_is() {
         let mut state = mated();
-        state.status = GameStatus::Active as i32;
-        state.result = GameResult::Unspecified as i32;
-        state.termination = Termination::Unspecified as i32;
+        state.ended = None;
         state.moves.truncate(3);
-        state.turn = common::Color::Black as i32;
-        state.draw_offer = common::Color::White as i32;
+        state.turn = Some(Color::Black);
+        state.draw_offer = Some(Color::White);
         assert_eq!(status_line(&state), "Black to move. White offers a draw.");
         let list = move_list(&state);
         assert!(
@@ -348,29 +331,31 @@ mod tests {
         let mut state = mated();
         let cases = [
             (
-                GameResult::WhiteWins,
+                Some(GameResult::WhiteWins),
                 Termination::Resignation,
                 "1-0 · White wins by resignation.",
             ),
             (
-                GameResult::BlackWins,
+                Some(GameResult::BlackWins),
                 Termination::Timeout,
                 "0-1 · Black wins on time.",
             ),
             (
-                GameResult::Draw,
+                Some(GameResult::Draw),
                 Termination::FiftyMoveRule,
                 "½-½ · Draw by the fifty-move rule.",
             ),
             (
-                GameResult::Unspecified,
+                None,
                 Termination::Aborted,
                 "Aborted before both sides had moved: no result.",
             ),
         ];
         for (result, termination, sentence) in cases {
-            state.result = result as i32;
-            state.termination = termination as i32;
+            state.ended = Some(Ended {
+                result,
+                termination: Some(termination),
+            });
             assert_eq!(status_line(&state), sentence);
         }
     }
@@ -378,12 +363,13 @@ mod tests {
     #[test]
     fn an_unnamed_guest_against_the_engine_at_full_strength() {
         let mut state = mated();
-        state.white = Some(chess_domain::guest_player("guest-2", ""));
-        state.black = Some(chess_domain::engine_player(chess_domain::FULL_STRENGTH));
-        state.time_control = Some(common::TimeControl {
-            kind: Some(common::time_control::Kind::Untimed(common::Untimed {})),
+        state.white = Some(Participant::Guest {
+            id: "guest-2".into(),
+            name: String::new(),
         });
-        state.speed = common::SpeedCategory::Untimed as i32;
+        state.black = Some(Participant::Engine { level: 0 });
+        state.time_control = Some(TimeControl::Untimed);
+        state.speed = Some(SpeedCategory::Untimed);
         state.rated = false;
         let page = render(&state, &[]);
         assert!(page.contains("<h1>Guest vs Stockfish</h1>"), "{page}");
@@ -398,7 +384,7 @@ mod tests {
     fn a_game_from_a_position_with_black_to_move_is_numbered_from_it() {
         let mut state = mated();
         state.initial_fen = "4k3/8/8/8/8/8/4P3/4K3 b - - 0 31".into();
-        state.moves = vec![played(1, "e8d8", "Kd8"), played(2, "e2e4", "e4")];
+        state.moves = vec![played("e8d8", "Kd8"), played("e2e4", "e4")];
         let list = move_list(&state);
         assert!(
             list.starts_with("<ol class=\"moves\" start=\"31\">\n<li>… Kd8</li>\n<li>e4</li>"),

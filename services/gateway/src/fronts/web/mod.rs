@@ -28,9 +28,8 @@ use std::{
     task::{Context, Poll},
 };
 
-use chess_runtime::server::HttpService;
+use chess_runtime::server::{Body, HttpService};
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
-use tonic::body::Body;
 
 use crate::core::clients::Backends;
 

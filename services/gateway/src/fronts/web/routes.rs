@@ -1,7 +1,7 @@
 //! The paths the public port answers with pages, and what answers each.
 
+use chess_runtime::server::Body;
 use http::{HeaderMap, Method, Response, StatusCode};
-use tonic::body::Body;
 
 use super::{
     assets::{self, Asset},
