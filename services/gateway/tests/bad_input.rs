@@ -37,6 +37,18 @@ async fn oversized_everywhere(channel: Channel) -> Vec<(&'static str, Code, Stri
             seen.push((stringify!($rpc), code, message));
         }};
     }
+    // The RPCs whose one field is the id of what they act on.
+    macro_rules! by_id {
+        ($client:ident, $field:ident: $($rpc:ident($request:ident)),+) => {
+            $(call!($client.$rpc(pb::$request { $field: id() }));)+
+        };
+    }
+    // The lists whose one string is the page token.
+    macro_rules! paged {
+        ($client:ident: $($rpc:ident($request:ident)),+) => {
+            $(call!($client.$rpc(pb::$request { page_token: huge(), ..Default::default() }));)+
+        };
+    }
     call!(accounts.register(pb::RegisterRequest {
         username: huge(),
         email: huge(),
@@ -56,50 +68,34 @@ async fn oversized_everywhere(channel: Channel) -> Vec<(&'static str, Code, Stri
         page_token: huge(),
         ..Default::default()
     }));
-    call!(accounts.leaderboard(pb::LeaderboardRequest {
-        page_token: huge(),
-        ..Default::default()
-    }));
+    paged!(accounts: leaderboard(LeaderboardRequest));
     call!(nostr.link_nostr_key(pb::LinkNostrKeyRequest { event: huge() }));
-    call!(lobby.cancel_seek(pb::CancelSeekRequest { seek_id: id() }));
-    call!(lobby.list_seeks(pb::ListSeeksRequest {
-        page_token: huge(),
-        ..Default::default()
-    }));
-    call!(lobby.request_seek(pb::RequestSeekRequest { seek_id: id() }));
-    call!(lobby.accept_seek_request(pb::AcceptSeekRequestRequest { request_id: id() }));
-    call!(lobby.reject_seek_request(pb::RejectSeekRequestRequest { request_id: id() }));
-    call!(lobby.withdraw_seek_request(pb::WithdrawSeekRequestRequest { request_id: id() }));
+    paged!(lobby: list_seeks(ListSeeksRequest));
+    by_id!(lobby, seek_id: cancel_seek(CancelSeekRequest), request_seek(RequestSeekRequest));
+    by_id!(lobby, request_id: accept_seek_request(AcceptSeekRequestRequest),
+        reject_seek_request(RejectSeekRequestRequest),
+        withdraw_seek_request(WithdrawSeekRequestRequest));
     call!(lobby.create_challenge(pb::CreateChallengeRequest {
         opponent_username: huge(),
         ..Default::default()
     }));
-    call!(lobby.accept_challenge(pb::AcceptChallengeRequest { challenge_id: id() }));
     call!(lobby.decline_challenge(pb::DeclineChallengeRequest {
         challenge_id: id(),
         reason: huge(),
     }));
-    call!(lobby.cancel_challenge(pb::CancelChallengeRequest { challenge_id: id() }));
+    by_id!(lobby, challenge_id: accept_challenge(AcceptChallengeRequest),
+        cancel_challenge(CancelChallengeRequest));
     call!(play.make_move(pb::MakeMoveRequest {
         game_id: id(),
         r#move: huge(),
         ply: Some(1),
     }));
-    call!(play.resign(pb::ResignRequest { game_id: id() }));
-    call!(play.offer_draw(pb::OfferDrawRequest { game_id: id() }));
-    call!(play.accept_draw(pb::AcceptDrawRequest { game_id: id() }));
-    call!(play.decline_draw(pb::DeclineDrawRequest { game_id: id() }));
-    call!(play.claim_draw(pb::ClaimDrawRequest { game_id: id() }));
-    call!(play.abort(pb::AbortRequest { game_id: id() }));
-    call!(play.hint(pb::HintRequest { game_id: id() }));
-    call!(play.legal_moves(pb::LegalMovesRequest { game_id: id() }));
-    call!(play.board(pb::BoardRequest { game_id: id() }));
-    call!(play.get_game(pb::GetGameRequest { game_id: id() }));
-    call!(play.list_my_games(pb::ListMyGamesRequest {
-        page_token: huge(),
-        ..Default::default()
-    }));
-    call!(play.export_pgn(pb::ExportPgnRequest { game_id: id() }));
+    by_id!(play, game_id: resign(ResignRequest), offer_draw(OfferDrawRequest),
+        accept_draw(AcceptDrawRequest), decline_draw(DeclineDrawRequest),
+        claim_draw(ClaimDrawRequest), abort(AbortRequest), hint(HintRequest),
+        legal_moves(LegalMovesRequest), board(BoardRequest), get_game(GetGameRequest),
+        export_pgn(ExportPgnRequest));
+    paged!(play: list_my_games(ListMyGamesRequest));
     call!(play.watch_game(pb::WatchGameRequest {
         game_id: id(),
         ..Default::default()
