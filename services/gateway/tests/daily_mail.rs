@@ -4,7 +4,7 @@
 mod common;
 
 use chess_proto::{common::v1 as wire, gateway::v1 as pb};
-use common::{Answer as _, System, blitz, daily};
+use common::{System, blitz, daily};
 
 #[tokio::test]
 async fn daily_moves_are_emailed_over_smtp() {
@@ -24,27 +24,14 @@ async fn daily_moves_are_emailed_over_smtp() {
     let alice = system.sign_up("alice").await;
     let bob = system.sign_up("bob").await;
     // A correspondence table: Alice takes white, Bob joins it.
-    let mut lobby = system.lobby().await;
-    let table = lobby
-        .create_seek(alice.call(pb::CreateSeekRequest {
-            time_control: Some(daily(48)),
-            color: wire::ColorChoice::White as i32,
-            accept_mode: wire::AcceptMode::Automatic as i32,
-            ..Default::default()
-        }))
-        .answer()
-        .await
-        .seek
-        .unwrap();
-    let joined = lobby
-        .request_seek(bob.call(pb::RequestSeekRequest {
-            seek_id: table.seek_id,
-        }))
-        .answer()
-        .await
-        .request
-        .unwrap();
-    let game_id = joined.game_id;
+    let table = pb::CreateSeekRequest {
+        time_control: Some(daily(48)),
+        color: wire::ColorChoice::White as i32,
+        accept_mode: wire::AcceptMode::Automatic as i32,
+        ..Default::default()
+    };
+    let table = system.post_seek(&alice, table).await;
+    let game_id = system.request_seek(&bob, &table.seek_id).await.game_id;
     // Nobody is connected; the moves are still announced.
     system.make_move(&alice, &game_id, "e2e4").await.unwrap();
     let first = sink.messages(1).await;

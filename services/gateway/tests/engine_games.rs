@@ -32,16 +32,12 @@ async fn playing_the_engine_at_full_strength() {
             .unwrap_err();
         assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
     }
-    let game = lobby
-        .play_engine(alice.call(pb::PlayEngineRequest {
-            full_strength: true,
-            color: wire::ColorChoice::Black as i32,
-            ..Default::default()
-        }))
-        .answer()
-        .await
-        .game
-        .unwrap();
+    let request = pb::PlayEngineRequest {
+        full_strength: true,
+        color: wire::ColorChoice::Black as i32,
+        ..Default::default()
+    };
+    let game = system.engine_game(&alice, request).await;
     assert!(matches!(
         game.white.and_then(|p| p.kind),
         Some(wire::player::Kind::Engine(wire::EnginePlayer { level: 0 }))
@@ -245,32 +241,20 @@ async fn hints_between_people_need_their_consent() {
         });
         async move { play.hint(request).await }
     };
-    let mut game_of = async |allow_hints: bool| {
-        let seek = lobby
-            .create_seek(alice.call(pb::CreateSeekRequest {
-                time_control: Some(blitz()),
-                color: wire::ColorChoice::Black as i32,
-                rated: false,
-                accept_mode: wire::AcceptMode::Automatic as i32,
-                allow_hints,
-                ..Default::default()
-            }))
-            .answer()
-            .await
-            .seek
-            .unwrap();
+    let game_of = async |allow_hints: bool| {
+        let seek = pb::CreateSeekRequest {
+            time_control: Some(blitz()),
+            color: wire::ColorChoice::Black as i32,
+            rated: false,
+            accept_mode: wire::AcceptMode::Automatic as i32,
+            allow_hints,
+            ..Default::default()
+        };
+        let seek = system.post_seek(&alice, seek).await;
         let listed = system.seeks().await;
         let shown = listed.iter().find(|s| s.seek_id == seek.seek_id).unwrap();
         assert_eq!(shown.allow_hints, allow_hints);
-        lobby
-            .request_seek(bob.call(pb::RequestSeekRequest {
-                seek_id: seek.seek_id,
-            }))
-            .answer()
-            .await
-            .request
-            .unwrap()
-            .game_id
+        system.request_seek(&bob, &seek.seek_id).await.game_id
     };
     let with_hints = game_of(true).await;
     let without = game_of(false).await;

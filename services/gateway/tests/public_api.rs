@@ -266,6 +266,19 @@ async fn only_a_games_players_act_in_it() {
     assert!(pgn.trim_end().ends_with("1-0"), "{pgn}");
 }
 
+/// A rated blitz seek for `color` that shows its poster's name and waits
+/// for the poster to accept whoever asks.
+fn named_blitz_seek(color: wire::ColorChoice) -> pb::CreateSeekRequest {
+    pb::CreateSeekRequest {
+        time_control: Some(blitz()),
+        color: color as i32,
+        rated: true,
+        show_name: true,
+        accept_mode: wire::AcceptMode::Manual as i32,
+        ..Default::default()
+    }
+}
+
 #[tokio::test]
 async fn one_stream_carries_the_lobby_and_every_game() {
     let system = System::start(&[]).await;
@@ -273,49 +286,28 @@ async fn one_stream_carries_the_lobby_and_every_game() {
     let bob = system.sign_up("bob").await;
     let mut alice_events = events(&system, &alice).await;
     let mut bob_events = events(&system, &bob).await;
-    let mut lobby = system.lobby().await;
 
     // Alice posts a seek; Bob asks; Alice hears of it and accepts.
-    let seek = lobby
-        .create_seek(alice.call(pb::CreateSeekRequest {
-            time_control: Some(blitz()),
-            color: wire::ColorChoice::Black as i32,
-            rated: true,
-            show_name: true,
-            accept_mode: wire::AcceptMode::Manual as i32,
-            ..Default::default()
-        }))
-        .answer()
-        .await
-        .seek
-        .unwrap();
+    let seek = system
+        .post_seek(&alice, named_blitz_seek(wire::ColorChoice::Black))
+        .await;
     let listed = system.seeks().await;
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].poster_username, "alice");
     assert_eq!(listed[0].poster_id, "", "only the poster sees the id");
-    let request = lobby
-        .request_seek(bob.call(pb::RequestSeekRequest {
-            seek_id: seek.seek_id.clone(),
-        }))
-        .answer()
-        .await
-        .request
-        .unwrap();
+    let request = system.request_seek(&bob, &seek.seek_id).await;
     match next_event(&mut alice_events).await {
         Event::Lobby(wire::LobbyEvent {
             kind: Some(LobbyKind::SeekRequestReceived(r)),
         }) => assert_eq!(r.requester_username, "bob"),
         other => panic!("unexpected {other:?}"),
     }
-    let accepted = lobby
-        .accept_seek_request(alice.call(pb::AcceptSeekRequestRequest {
-            request_id: request.request_id,
-        }))
-        .answer()
-        .await
-        .request
-        .unwrap();
-    let first_game = accepted.game_id;
+    let accept = pb::AcceptSeekRequestRequest {
+        request_id: request.request_id,
+    };
+    let mut lobby = system.lobby().await;
+    let accepted = lobby.accept_seek_request(alice.call(accept)).answer().await;
+    let first_game = accepted.request.expect("the accepted request").game_id;
     for stream in [&mut alice_events, &mut bob_events] {
         let started = next_game_event(stream, |k| matches!(k, GameKind::GameStarted(_))).await;
         assert_eq!(started.game_id, first_game);
@@ -366,18 +358,9 @@ async fn a_real_time_seek_lapses_once_its_posters_event_stream_is_closed() {
     let system = System::start_with(&[], &["--presence-grace-secs", "1"]).await;
     let alice = system.sign_up("alice").await;
     let stream = events(&system, &alice).await;
-    let mut lobby = system.lobby().await;
-    lobby
-        .create_seek(alice.call(pb::CreateSeekRequest {
-            time_control: Some(blitz()),
-            color: wire::ColorChoice::White as i32,
-            rated: true,
-            show_name: true,
-            accept_mode: wire::AcceptMode::Manual as i32,
-            ..Default::default()
-        }))
-        .await
-        .unwrap();
+    system
+        .post_seek(&alice, named_blitz_seek(wire::ColorChoice::White))
+        .await;
     let seeks = async || system.seeks().await.len();
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(seeks().await, 1, "kept while the stream is open");

@@ -27,6 +27,8 @@ use tonic::{Request, transport::Channel};
 
 pub use chess_testkit::{Service, SmtpSink, connect, free_port, workspace_binary};
 
+pub mod steps;
+
 /// A call that must succeed, for a test's every step that is not the one
 /// under test.
 pub trait Answer<T>: Future<Output = Result<tonic::Response<T>, tonic::Status>> + Sized {
