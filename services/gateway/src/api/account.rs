@@ -6,7 +6,7 @@
 //! Sign-outs and password changes are recorded by the rating service and
 //! enforced through [`crate::core::sessions`].
 
-use std::{net::IpAddr, sync::Arc};
+use std::net::IpAddr;
 
 use chess_proto::{
     gateway::v1::{self as pb, account_service_server::AccountService},
@@ -14,28 +14,17 @@ use chess_proto::{
 };
 use chess_runtime::identity::Signed;
 use tonic::{Code, Request, Response, Status};
-use tracing::instrument;
 
-use super::public_service;
 use super::{
-    Answer, Shared,
+    Answer,
     convert::{expiry, require},
     edge::CallerOf as _,
     forward, relay, with_retries,
 };
+use super::{custom, public_service};
 use crate::{api::limits::AddressLimits, core::auth::Session};
 
-/// Implements `chess.gateway.v1.AccountService`.
-#[derive(Debug)]
-pub struct Accounts {
-    shared: Arc<Shared>,
-}
-
 impl Accounts {
-    pub fn new(shared: Arc<Shared>) -> Self {
-        Self { shared }
-    }
-
     /// The rating service.
     fn rating(&self) -> Rating {
         self.shared.backends.rating.rpc()
@@ -134,13 +123,14 @@ macro_rules! list {
 }
 
 public_service! {
-    impl AccountService for Accounts;
-    custom: register(RegisterRequest -> pb::RegisterResponse),
-        login(LoginRequest -> pb::LoginResponse),
-        change_password(ChangePasswordRequest -> pb::ChangePasswordResponse),
-        me(MeRequest -> pb::MeResponse),
+    /// Implements `chess.gateway.v1.AccountService`.
+    pub struct Accounts: AccountService;
+    custom() [username]: register(RegisterRequest -> pb::RegisterResponse),
         get_profile(GetProfileRequest -> pb::GetProfileResponse),
         get_rating_history(GetRatingHistoryRequest -> pb::GetRatingHistoryResponse);
+    custom() []: login(LoginRequest -> pb::LoginResponse),
+        change_password(ChangePasswordRequest -> pb::ChangePasswordResponse),
+        me(MeRequest -> pb::MeResponse);
     sign_out(false) []: logout(LogoutRequest -> pb::LogoutResponse);
     sign_out(true) []: logout_everywhere(LogoutEverywhereRequest -> pb::LogoutEverywhereResponse);
     list(category, page_size, page_token -> rating_system, entries, next_page_token) []:
@@ -149,7 +139,6 @@ public_service! {
 
 /// The methods written out: those that do more than forward a call.
 impl Accounts {
-    #[instrument(level = "debug", skip_all, fields(username = %request.get_ref().username))]
     async fn register(
         &self,
         request: Request<pb::RegisterRequest>,
@@ -167,7 +156,6 @@ impl Accounts {
         Ok(pb::RegisterResponse { profile })
     }
 
-    #[instrument(level = "debug", skip_all)]
     async fn login(&self, request: Request<pb::LoginRequest>) -> Answer<pb::LoginResponse> {
         let source = AddressLimits::source(&request);
         let r = request.into_inner();
@@ -195,7 +183,6 @@ impl Accounts {
         ))
     }
 
-    #[instrument(level = "debug", skip_all)]
     async fn change_password(
         &self,
         request: Request<pb::ChangePasswordRequest>,
@@ -226,7 +213,6 @@ impl Accounts {
         Ok(self.sign_in(player_id, &changed.username, generation, answer))
     }
 
-    #[instrument(level = "debug", skip_all)]
     async fn me(&self, request: Request<pb::MeRequest>) -> Answer<pb::MeResponse> {
         let session = request.caller()?;
         let player = self.player(Key::PlayerId(session.player_id)).await?;
@@ -236,7 +222,6 @@ impl Accounts {
         })
     }
 
-    #[instrument(level = "debug", skip_all, fields(username = %request.get_ref().username))]
     async fn get_profile(
         &self,
         request: Request<pb::GetProfileRequest>,
@@ -250,7 +235,6 @@ impl Accounts {
         })
     }
 
-    #[instrument(level = "debug", skip_all, fields(username = %request.get_ref().username))]
     async fn get_rating_history(
         &self,
         request: Request<pb::GetRatingHistoryRequest>,

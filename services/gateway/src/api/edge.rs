@@ -47,16 +47,27 @@ pub struct Caller(pub Session);
 
 /// What a handler reads of the [`Caller`] [`Admit`] left in its request.
 pub(super) trait CallerOf {
+    /// The request's message.
+    type Message;
     /// The caller of a method that must be signed in.
     fn caller(&self) -> Result<Session, Status>;
     /// The caller of a method open to all, if signed in.
     fn viewer(&self) -> Option<Session>;
+    /// The caller of a method that must be signed in, and the message.
+    fn signed_in(self) -> Result<(Session, Self::Message), Status>;
 }
 
 impl<T> CallerOf for Request<T> {
+    type Message = T;
+
     fn caller(&self) -> Result<Session, Status> {
         self.viewer()
             .ok_or_else(|| SessionError::from(TokenError::Missing).into())
+    }
+
+    fn signed_in(self) -> Result<(Session, T), Status> {
+        let session = self.caller()?;
+        Ok((session, self.into_inner()))
     }
 
     fn viewer(&self) -> Option<Session> {

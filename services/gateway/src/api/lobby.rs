@@ -2,8 +2,6 @@
 //! the caller's identity from their session; games against the engine,
 //! created directly by the game service.
 
-use std::sync::Arc;
-
 use chess_internal_clients::NewGame;
 use chess_proto::{
     gateway::v1::{self as pb, lobby_service_server::LobbyService},
@@ -11,24 +9,13 @@ use chess_proto::{
 };
 use chess_runtime::identity::Signed;
 use tonic::{Request, Status};
-use tracing::instrument;
 
 use super::{
-    Answer, Shared, convert, edge::CallerOf as _, forward, public_service, relay, with_retries,
+    Answer, convert, custom, edge::CallerOf as _, forward, public_service, relay, with_retries,
 };
 use crate::core::auth::Session;
 
-/// Implements `chess.gateway.v1.LobbyService`.
-#[derive(Debug)]
-pub struct Lobby {
-    shared: Arc<Shared>,
-}
-
 impl Lobby {
-    pub fn new(shared: Arc<Shared>) -> Self {
-        Self { shared }
-    }
-
     /// The matchmaking service, acting for `player_id`.
     fn acting(&self, player_id: &str) -> Matchmaking {
         self.shared.backends.matchmaking.acting(player_id)
@@ -37,12 +24,8 @@ impl Lobby {
     /// The caller of `request`, with the matchmaking service acting for
     /// them and the request's message.
     fn me<T>(&self, request: Request<T>) -> Result<(Matchmaking, Session, T), Status> {
-        let session = request.caller()?;
-        Ok((
-            self.acting(&session.player_id),
-            session,
-            request.into_inner(),
-        ))
+        let (session, message) = request.signed_in()?;
+        Ok((self.acting(&session.player_id), session, message))
     }
 }
 
@@ -75,9 +58,10 @@ macro_rules! mine {
 }
 
 public_service! {
-    impl LobbyService for Lobby;
-    custom: list_seeks(ListSeeksRequest -> pb::ListSeeksResponse),
-        play_engine(PlayEngineRequest -> pb::PlayEngineResponse);
+    /// Implements `chess.gateway.v1.LobbyService`.
+    pub struct Lobby: LobbyService;
+    custom() []: list_seeks(ListSeeksRequest -> pb::ListSeeksResponse);
+    custom() [level]: play_engine(PlayEngineRequest -> pb::PlayEngineResponse);
     act(player_id, username | time_control, color, rated, min_rating, max_rating, show_name,
         accept_mode, allow_hints -> seek) []: create_seek(CreateSeekRequest -> pb::CreateSeekResponse);
     act(player_id | seek_id -> seek) [seek_id]: cancel_seek(CancelSeekRequest -> pb::CancelSeekResponse);
@@ -102,7 +86,6 @@ public_service! {
 
 /// The methods written out: those that do more than forward a call.
 impl Lobby {
-    #[instrument(level = "debug", skip_all)]
     async fn list_seeks(
         &self,
         request: Request<pb::ListSeeksRequest>,
@@ -128,13 +111,11 @@ impl Lobby {
         })
     }
 
-    #[instrument(level = "debug", skip_all, fields(level = request.get_ref().level))]
     async fn play_engine(
         &self,
         request: Request<pb::PlayEngineRequest>,
     ) -> Answer<pb::PlayEngineResponse> {
-        let session = request.caller()?;
-        let r = request.into_inner();
+        let (session, r) = request.signed_in()?;
         let level = convert::engine_level(r.full_strength, r.level)?;
         let choice = convert::color_choice(r.color)?;
         let white = choice.resolve(rand::random()) == chess_domain::Color::White;

@@ -85,18 +85,36 @@ pub(super) type Answer<T> = Result<T, Status>;
 /// so that the methods which forward a call the same way are written once.
 ///
 /// A method is `name(Request -> Response)`, the request named alike in the
-/// public `pb` and in the internal package. `custom` methods are answered
-/// by the service's inherent method of the same name (taking the request,
-/// giving an [`Answer`]), which carries its own span. Every other group,
-/// `kind(args) [field]: methods`, is answered by the macro `kind!`
-/// written beside the service, given the service, the request, the method,
-/// the request's and the response's names, and `(args)`; each of its
-/// methods gets a span with the request's `field` (none for `[]`).
+/// public `pb` and in the internal package. A group of methods, `kind(args)
+/// [field]: methods`, is answered by the macro `kind!` given the service,
+/// the request, the method, the request's and the response's names, and
+/// `(args)`; each of its methods gets a span with the request's `field`
+/// (none for `[]`). [`custom!`] answers by the service's inherent method of
+/// the same name; the other kinds are written beside their service.
+///
+/// `pub struct Name: Trait;` declares the service too, as a struct holding
+/// only the [`Shared`] state, made by `Name::new`; `impl Trait for Name;`
+/// implements the trait for a service declared apart.
 ///
 /// The whole `impl` is written here, the table's methods and all, because
 /// `#[tonic::async_trait]` rewrites the methods it sees and would not see
 /// ones a macro inside it writes later.
 macro_rules! public_service {
+    ($(#[$doc:meta])* pub struct $service:ident: $trait:ident; $($rest:tt)*) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $service {
+            shared: std::sync::Arc<$crate::api::Shared>,
+        }
+
+        impl $service {
+            pub fn new(shared: std::sync::Arc<$crate::api::Shared>) -> Self {
+                Self { shared }
+            }
+        }
+
+        public_service!(impl $trait for $service; $($rest)*);
+    };
     (impl $trait:ident for $service:ident; $($rest:tt)*) => {
         public_service!(@methods $trait $service [] $($rest)*);
     };
@@ -109,17 +127,6 @@ macro_rules! public_service {
     (@methods $trait:ident $service:ident [$($done:tt)*]
         type $assoc:ident = $assoc_ty:ty; $($rest:tt)*) => {
         public_service!(@methods $trait $service [$($done)* type $assoc = $assoc_ty;] $($rest)*);
-    };
-    (@methods $trait:ident $service:ident [$($done:tt)*]
-        custom: $($method:ident($request:ident -> $($response:ident)::+)),+; $($rest:tt)*) => {
-        public_service!(@methods $trait $service [$($done)* $(
-            async fn $method(
-                &self,
-                request: tonic::Request<pb::$request>,
-            ) -> Result<tonic::Response<$($response)::+>, tonic::Status> {
-                <$service>::$method(self, request).await.map(tonic::Response::new)
-            }
-        )+] $($rest)*);
     };
     (@methods $trait:ident $service:ident [$($done:tt)*]
         $kind:ident $args:tt [$field:ident]: $($rest:tt)*) => {
@@ -146,6 +153,16 @@ macro_rules! public_service {
     };
 }
 pub(crate) use public_service;
+
+/// The `custom()` group of [`public_service!`]: each method is answered by
+/// the service's inherent method of the same name, which takes the request
+/// and gives an [`Answer`] (inherent methods come before the trait's).
+macro_rules! custom {
+    ($this:ident, $request:ident, $method:ident, $name:ident, [$($response:ident)::+], ()) => {
+        Self::$method($this, $request).await?
+    };
+}
+pub(crate) use custom;
 
 /// An internal service's error as the public API reports it: the same code,
 /// message and `chess-reason`, nothing else of the internal call's metadata.

@@ -11,10 +11,9 @@ use std::sync::Arc;
 use chess_proto::gateway::v1::{self as pb, nostr_service_server::NostrService};
 use chess_runtime::Reason;
 use nostr_sdk::prelude::{Event, JsonUtil as _};
-use tonic::{Code, Request, Response, Status};
-use tracing::instrument;
+use tonic::{Code, Request, Status};
 
-use super::{Shared, edge::CallerOf as _, relay};
+use super::{Answer, Shared, custom, edge::CallerOf as _, public_service, relay};
 use crate::fronts::nostr::Handle;
 
 /// The kind of a proof of key ownership.
@@ -73,18 +72,23 @@ pub fn check_proof(json: &str, server: &str, username: &str, now: u64) -> Result
     Ok(event.pubkey.to_hex())
 }
 
-#[tonic::async_trait]
-impl NostrService for Nostr {
-    #[instrument(level = "debug", skip_all)]
+public_service! {
+    impl NostrService for Nostr;
+    custom() []: get_nostr_info(GetNostrInfoRequest -> pb::GetNostrInfoResponse),
+        link_nostr_key(LinkNostrKeyRequest -> pb::LinkNostrKeyResponse),
+        unlink_nostr_key(UnlinkNostrKeyRequest -> pb::UnlinkNostrKeyResponse);
+}
+
+impl Nostr {
     async fn get_nostr_info(
         &self,
         _request: Request<pb::GetNostrInfoRequest>,
-    ) -> Result<Response<pb::GetNostrInfoResponse>, Status> {
+    ) -> Answer<pb::GetNostrInfoResponse> {
         let Some(bridge) = &self.bridge else {
-            return Ok(Response::new(pb::GetNostrInfoResponse::default()));
+            return Ok(pb::GetNostrInfoResponse::default());
         };
         let info = bridge.info().await;
-        Ok(Response::new(pb::GetNostrInfoResponse {
+        Ok(pb::GetNostrInfoResponse {
             enabled: true,
             public_key: info.public_key,
             npub: info.npub,
@@ -97,14 +101,13 @@ impl NostrService for Nostr {
                     subscribed: r.subscribed,
                 })
                 .collect(),
-        }))
+        })
     }
 
-    #[instrument(level = "debug", skip_all)]
     async fn link_nostr_key(
         &self,
         request: Request<pb::LinkNostrKeyRequest>,
-    ) -> Result<Response<pb::LinkNostrKeyResponse>, Status> {
+    ) -> Answer<pb::LinkNostrKeyResponse> {
         let session = request.caller()?;
         let Some(bridge) = &self.bridge else {
             return Err(Reason::NotAllowed
@@ -125,14 +128,13 @@ impl NostrService for Nostr {
             .await
             .map_err(relay)?
             .profile;
-        Ok(Response::new(pb::LinkNostrKeyResponse { profile }))
+        Ok(pb::LinkNostrKeyResponse { profile })
     }
 
-    #[instrument(level = "debug", skip_all)]
     async fn unlink_nostr_key(
         &self,
         request: Request<pb::UnlinkNostrKeyRequest>,
-    ) -> Result<Response<pb::UnlinkNostrKeyResponse>, Status> {
+    ) -> Answer<pb::UnlinkNostrKeyResponse> {
         let session = request.caller()?;
         let profile = self
             .shared
@@ -142,7 +144,7 @@ impl NostrService for Nostr {
             .await
             .map_err(relay)?
             .profile;
-        Ok(Response::new(pb::UnlinkNostrKeyResponse { profile }))
+        Ok(pb::UnlinkNostrKeyResponse { profile })
     }
 }
 

@@ -17,11 +17,11 @@ use chess_proto::{
 use tokio::time::{self, Instant, Interval, MissedTickBehavior};
 use tokio_stream::{Stream, StreamExt as _};
 use tonic::{Request, Response, Status, Streaming};
-use tracing::instrument;
 
 use super::{
     Answer, Shared,
     convert::{self, require},
+    custom,
     edge::CallerOf as _,
     forward, public_service, relay, with_retries,
 };
@@ -29,17 +29,7 @@ use crate::core::{auth::Session, sessions::SessionError};
 
 type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
-/// Implements `chess.gateway.v1.PlayService`.
-#[derive(Debug)]
-pub struct Play {
-    shared: Arc<Shared>,
-}
-
 impl Play {
-    pub fn new(shared: Arc<Shared>) -> Self {
-        Self { shared }
-    }
-
     /// The game service holding `game_id`, for reading it.
     fn game(&self, game_id: &str) -> GameRpc {
         self.shared.backends.game.for_game(game_id)
@@ -53,8 +43,8 @@ impl Play {
         request: Request<T>,
         game_id: impl FnOnce(T) -> String,
     ) -> Result<(GameRpc, String, String), Status> {
-        let session = request.caller()?;
-        let game_id = game_id(request.into_inner());
+        let (session, message) = request.signed_in()?;
+        let game_id = game_id(message);
         require("game_id", &game_id)?;
         let rpc = self
             .shared
@@ -104,15 +94,16 @@ macro_rules! read {
 }
 
 public_service! {
-    impl PlayService for Play;
+    /// Implements `chess.gateway.v1.PlayService`.
+    pub struct Play: PlayService;
     type StreamEventsStream = EventStream<pb::StreamEventsResponse>;
     type WatchGameStream = EventStream<pb::WatchGameResponse>;
-    custom: make_move(MakeMoveRequest -> pb::MakeMoveResponse),
+    custom() [game_id]: make_move(MakeMoveRequest -> pb::MakeMoveResponse),
         hint(HintRequest -> pb::HintResponse),
         legal_moves(LegalMovesRequest -> pb::LegalMovesResponse),
-        list_my_games(ListMyGamesRequest -> pb::ListMyGamesResponse),
-        stream_events(StreamEventsRequest -> Self::StreamEventsStream),
         watch_game(WatchGameRequest -> Self::WatchGameStream);
+    custom() []: list_my_games(ListMyGamesRequest -> pb::ListMyGamesResponse),
+        stream_events(StreamEventsRequest -> Self::StreamEventsStream);
     seat(game_ended) [game_id]: resign(ResignRequest -> pb::ResignResponse),
         offer_draw(OfferDrawRequest -> pb::OfferDrawResponse),
         accept_draw(AcceptDrawRequest -> pb::AcceptDrawResponse),
@@ -126,13 +117,11 @@ public_service! {
 
 /// The methods written out: those that do more than forward a call.
 impl Play {
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn make_move(
         &self,
         request: Request<pb::MakeMoveRequest>,
     ) -> Answer<pb::MakeMoveResponse> {
-        let session = request.caller()?;
-        let r = request.into_inner();
+        let (session, r) = request.signed_in()?;
         require("game_id", &r.game_id)?;
         let request = game::MakeMoveRequest {
             game_id: r.game_id,
@@ -159,7 +148,6 @@ impl Play {
         })
     }
 
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn hint(&self, request: Request<pb::HintRequest>) -> Answer<pb::HintResponse> {
         let (mut game, game_id, player_id) = self.seat(request, |r| r.game_id)?;
         let kind = game::HintKind::Best as i32;
@@ -177,7 +165,6 @@ impl Play {
         Ok(pb::HintResponse { best_move })
     }
 
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn legal_moves(
         &self,
         request: Request<pb::LegalMovesRequest>,
@@ -197,13 +184,11 @@ impl Play {
         Ok(pb::LegalMovesResponse { moves })
     }
 
-    #[instrument(level = "debug", skip_all)]
     async fn list_my_games(
         &self,
         request: Request<pb::ListMyGamesRequest>,
     ) -> Answer<pb::ListMyGamesResponse> {
-        let session = request.caller()?;
-        let r = request.into_inner();
+        let (session, r) = request.signed_in()?;
         let filter = convert::game_filter(r.filter);
         let request = game::ListGamesRequest {
             player_id: session.player_id,
@@ -222,13 +207,11 @@ impl Play {
         })
     }
 
-    #[instrument(level = "debug", skip_all)]
     async fn stream_events(
         &self,
         request: Request<pb::StreamEventsRequest>,
     ) -> Answer<EventStream<pb::StreamEventsResponse>> {
-        let session = request.caller()?;
-        let r = request.into_inner();
+        let (session, r) = request.signed_in()?;
         // Both internal streams are open (so the player counts as present in
         // the lobby) before the client's stream starts.
         let lobby = self
@@ -253,7 +236,6 @@ impl Play {
         Ok(Merge::new(lobby, games, Arc::clone(&self.shared), session).stream())
     }
 
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn watch_game(
         &self,
         request: Request<pb::WatchGameRequest>,
