@@ -156,6 +156,45 @@ impl Accounts {
         Ok(pb::RegisterResponse { profile })
     }
 
+    async fn get_profile(
+        &self,
+        request: Request<pb::GetProfileRequest>,
+    ) -> Answer<pb::GetProfileResponse> {
+        let username = request.into_inner().username;
+        require("username", &username)?;
+        // The email stays private.
+        let player = self.player(Key::Username(username)).await?;
+        Ok(pb::GetProfileResponse {
+            profile: player.profile,
+        })
+    }
+
+    async fn get_rating_history(
+        &self,
+        request: Request<pb::GetRatingHistoryRequest>,
+    ) -> Answer<pb::GetRatingHistoryResponse> {
+        let r = request.into_inner();
+        require("username", &r.username)?;
+        let player_id = self
+            .player(Key::Username(r.username))
+            .await?
+            .profile
+            .map(|p| p.player_id)
+            .ok_or_else(|| Status::unavailable("the rating service sent no profile"))?;
+        let request = rating::GetRatingHistoryRequest {
+            player_id,
+            category: r.category,
+            page_size: r.page_size,
+            page_token: r.page_token,
+        };
+        let call = |mut rating: Rating, r| async move { rating.get_rating_history(r).await };
+        let history = with_retries(self.rating(), request, call).await?;
+        Ok(pb::GetRatingHistoryResponse {
+            entries: history.entries,
+            next_page_token: history.next_page_token,
+        })
+    }
+
     async fn login(&self, request: Request<pb::LoginRequest>) -> Answer<pb::LoginResponse> {
         let source = AddressLimits::source(&request);
         let r = request.into_inner();
@@ -219,45 +258,6 @@ impl Accounts {
         Ok(pb::MeResponse {
             profile: player.profile,
             email: player.email,
-        })
-    }
-
-    async fn get_profile(
-        &self,
-        request: Request<pb::GetProfileRequest>,
-    ) -> Answer<pb::GetProfileResponse> {
-        let username = request.into_inner().username;
-        require("username", &username)?;
-        // The email stays private.
-        let player = self.player(Key::Username(username)).await?;
-        Ok(pb::GetProfileResponse {
-            profile: player.profile,
-        })
-    }
-
-    async fn get_rating_history(
-        &self,
-        request: Request<pb::GetRatingHistoryRequest>,
-    ) -> Answer<pb::GetRatingHistoryResponse> {
-        let r = request.into_inner();
-        require("username", &r.username)?;
-        let player_id = self
-            .player(Key::Username(r.username))
-            .await?
-            .profile
-            .map(|p| p.player_id)
-            .ok_or_else(|| Status::unavailable("the rating service sent no profile"))?;
-        let request = rating::GetRatingHistoryRequest {
-            player_id,
-            category: r.category,
-            page_size: r.page_size,
-            page_token: r.page_token,
-        };
-        let call = |mut rating: Rating, r| async move { rating.get_rating_history(r).await };
-        let history = with_retries(self.rating(), request, call).await?;
-        Ok(pb::GetRatingHistoryResponse {
-            entries: history.entries,
-            next_page_token: history.next_page_token,
         })
     }
 }

@@ -28,10 +28,11 @@ pub struct Nostr {
     bridge: Option<Handle>,
 }
 
-impl Nostr {
-    pub fn new(shared: Arc<Shared>, bridge: Option<Handle>) -> Self {
-        Self { shared, bridge }
-    }
+public_service! {
+    impl NostrService for Nostr;
+    custom() []: get_nostr_info(GetNostrInfoRequest -> pb::GetNostrInfoResponse),
+        link_nostr_key(LinkNostrKeyRequest -> pb::LinkNostrKeyResponse),
+        unlink_nostr_key(UnlinkNostrKeyRequest -> pb::UnlinkNostrKeyResponse);
 }
 
 fn invalid(message: impl Into<String>) -> Status {
@@ -72,14 +73,11 @@ pub fn check_proof(json: &str, server: &str, username: &str, now: u64) -> Result
     Ok(event.pubkey.to_hex())
 }
 
-public_service! {
-    impl NostrService for Nostr;
-    custom() []: get_nostr_info(GetNostrInfoRequest -> pb::GetNostrInfoResponse),
-        link_nostr_key(LinkNostrKeyRequest -> pb::LinkNostrKeyResponse),
-        unlink_nostr_key(UnlinkNostrKeyRequest -> pb::UnlinkNostrKeyResponse);
-}
-
 impl Nostr {
+    pub fn new(shared: Arc<Shared>, bridge: Option<Handle>) -> Self {
+        Self { shared, bridge }
+    }
+
     async fn get_nostr_info(
         &self,
         _request: Request<pb::GetNostrInfoRequest>,
