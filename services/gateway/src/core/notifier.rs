@@ -181,6 +181,7 @@ fn compose(to: &str, state: &Game, mover: &str, made: &DailyMove, public_url: &P
 #[cfg(test)]
 mod tests {
     use chess_domain::Participant;
+    use shakmaty::ByColor;
 
     use super::*;
 
@@ -202,8 +203,10 @@ mod tests {
     fn notices_name_the_game_the_move_and_the_link() {
         let state = Game {
             id: "g123".into(),
-            white: registered("a", "alice"),
-            black: registered("b", "bob"),
+            players: ByColor {
+                white: registered("a", "alice"),
+                black: registered("b", "bob"),
+            },
             time_control: Some(TimeControl::Daily { turn_hours: 48 }),
             ..Game::default()
         };

@@ -16,6 +16,7 @@ use chess_proto::{
     rating::v1 as rating_pb,
 };
 use chess_runtime::Reason;
+use shakmaty::ByColor;
 use tokio_stream::StreamExt as _;
 use tonic::{Code, Status, Streaming};
 
@@ -137,26 +138,21 @@ pub struct PlayedMove {
 }
 
 /// A game as the game service keeps it: who plays it and on what terms,
-/// where it stands, its moves, and how it ended.
+/// where it stands, its moves, and how it ended. Its category, plies and
+/// side to move follow from these.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Game {
     pub id: String,
     /// `None` for a side the service names in a way this gateway cannot read.
-    pub white: Option<Participant>,
-    pub black: Option<Participant>,
+    pub players: ByColor<Option<Participant>>,
     /// `None` when the service sends a clock this gateway does not know.
     pub time_control: Option<TimeControl>,
-    pub speed: Option<SpeedCategory>,
     pub rated: bool,
     /// The starting position.
     pub initial_fen: String,
+    pub moves: Vec<PlayedMove>,
     /// The position now.
     pub fen: String,
-    /// Plies played.
-    pub ply: u32,
-    pub moves: Vec<PlayedMove>,
-    /// The side to move (`None` when the service does not say).
-    pub turn: Option<Color>,
     /// Whether the side to move is in check.
     pub check: bool,
     /// The side offering a draw, if one is.
@@ -166,14 +162,14 @@ pub struct Game {
 
 impl Game {
     fn of(game: common::GameState) -> Self {
+        let player = |player: Option<&common::Player>| Participant::from_pb(player).ok();
         Self {
-            white: Participant::from_pb(game.white.as_ref()).ok(),
-            black: Participant::from_pb(game.black.as_ref()).ok(),
+            players: ByColor {
+                white: player(game.white.as_ref()),
+                black: player(game.black.as_ref()),
+            },
             time_control: TimeControl::try_from(game.time_control.as_ref()).ok(),
-            speed: SpeedCategory::try_from(game.speed).ok(),
             rated: game.rated,
-            ply: game.ply,
-            turn: color_from_pb(game.turn),
             check: game.check,
             draw_offer: color_from_pb(game.draw_offer),
             ended: Ended::of_game(&game),
@@ -193,10 +189,22 @@ impl Game {
 
     /// The player of side `color`.
     pub fn player(&self, color: Color) -> Option<&Participant> {
-        match color {
-            Color::White => self.white.as_ref(),
-            Color::Black => self.black.as_ref(),
-        }
+        self.players.get(color).as_ref()
+    }
+
+    /// The category its time control is rated in.
+    pub fn speed(&self) -> Option<SpeedCategory> {
+        self.time_control.map(TimeControl::speed)
+    }
+
+    /// Plies played.
+    pub fn ply(&self) -> u32 {
+        u32::try_from(self.moves.len()).unwrap_or(u32::MAX)
+    }
+
+    /// The side to move (`None` when the position does not say).
+    pub fn turn(&self) -> Option<Color> {
+        chess_domain::side_to_move(&self.fen)
     }
 
     /// The account id of the player of side `color`, if registered (not a

@@ -270,8 +270,8 @@ impl Bridge {
             return Some(OwnedSeats::new(game_id, &game.white, &game.black));
         }
         let game = self.cx.get_game(game_id).await.ok()??;
-        let white = self.key_of(game.white.as_ref()?).await?;
-        let black = self.key_of(game.black.as_ref()?).await?;
+        let white = self.key_of(game.player(Color::White)?).await?;
+        let black = self.key_of(game.player(Color::Black)?).await?;
         Some(OwnedSeats::new(game_id, &white, &black))
     }
 
@@ -358,7 +358,7 @@ impl Bridge {
         };
         let ply = loop {
             match self.cx.get_game(game_id).await {
-                Ok(Some(game)) => break game.ply + 1,
+                Ok(Some(game)) => break game.ply() + 1,
                 Ok(None) => {
                     return Err(PlayError::refused(Reason::NotFound, "no such game"));
                 }

@@ -32,7 +32,7 @@ async fn follow(cx: &Context, inbox: &Inbox, game_id: &str) {
         match cx.get_game(game_id).await {
             Ok(Some(game)) => {
                 fen.get_or_insert(game.fen.clone());
-                if let Some(ended) = game.ended.filter(|_| game.ply <= told) {
+                if let Some(ended) = game.ended.filter(|_| game.ply() <= told) {
                     announce_end(cx, inbox, &seats, &game.fen, ending_of(&ended));
                     return;
                 }

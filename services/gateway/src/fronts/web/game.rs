@@ -89,7 +89,7 @@ async fn ratings(games: &Games, state: &Game) -> Vec<Rating> {
         .filter_map(|color| state.account_of(color))
         .map(str::to_owned)
         .collect();
-    let Some(category) = state.speed else {
+    let Some(category) = state.speed() else {
         return Vec::new();
     };
     if player_ids.is_empty() {
@@ -124,7 +124,7 @@ fn status_line(state: &Game) -> String {
     let Some(ended) = state.ended else {
         let mut line = format!(
             "{} to move",
-            color_title(state.turn.unwrap_or(Color::White))
+            color_title(state.turn().unwrap_or(Color::White))
         );
         if state.check {
             line.push_str(", in check");
@@ -184,7 +184,7 @@ fn render(state: &Game, ratings: &[Rating]) -> String {
     let white = state.name_of(Color::White);
     let black = state.name_of(Color::Black);
     let mut meta = Vec::new();
-    if let Some(speed) = state.speed {
+    if let Some(speed) = state.speed() {
         let name = speed.to_string();
         let mut chars = name.chars();
         meta.push(
@@ -237,7 +237,8 @@ fn render(state: &Game, ratings: &[Rating]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use chess_domain::{GameResult, Participant, SpeedCategory, Termination, TimeControl};
+    use chess_domain::{GameResult, Participant, Termination, TimeControl};
+    use shakmaty::ByColor;
 
     use super::*;
     use crate::core::play::{Ended, PlayedMove};
@@ -252,30 +253,29 @@ mod tests {
     fn mated() -> Game {
         Game {
             id: "g1".into(),
-            white: Some(Participant::Registered {
-                id: "a".into(),
-                username: "alice".into(),
-            }),
-            black: Some(Participant::Guest {
-                id: "guest-1".into(),
-                name: "<script>x</script>".into(),
-            }),
+            players: ByColor {
+                white: Some(Participant::Registered {
+                    id: "a".into(),
+                    username: "alice".into(),
+                }),
+                black: Some(Participant::Guest {
+                    id: "guest-1".into(),
+                    name: "<script>x</script>".into(),
+                }),
+            },
             time_control: Some(TimeControl::Incremental {
                 initial_secs: 300,
                 increment_secs: 2,
             }),
-            speed: Some(SpeedCategory::Blitz),
             rated: true,
             initial_fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".into(),
             fen: "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3".into(),
-            ply: 4,
             moves: vec![
                 played("f2f3", "f3"),
                 played("e7e5", "e5"),
                 played("g2g4", "g4"),
                 played("d8h4", "Qh4#"),
             ],
-            turn: Some(Color::White),
             check: false,
             draw_offer: None,
             ended: Some(Ended {
@@ -314,7 +314,7 @@ mod tests {
         let mut state = mated();
         state.ended = None;
         state.moves.truncate(3);
-        state.turn = Some(Color::Black);
+        state.fen = "rnbqkbnr/pppp1ppp/8/4p3/6P1/5P2/PPPPP2P/RNBQKBNR b KQkq - 0 2".into();
         state.draw_offer = Some(Color::White);
         assert_eq!(status_line(&state), "Black to move. White offers a draw.");
         let list = move_list(&state);
@@ -363,13 +363,14 @@ mod tests {
     #[test]
     fn an_unnamed_guest_against_the_engine_at_full_strength() {
         let mut state = mated();
-        state.white = Some(Participant::Guest {
-            id: "guest-2".into(),
-            name: String::new(),
-        });
-        state.black = Some(Participant::Engine { level: 0 });
+        state.players = ByColor {
+            white: Some(Participant::Guest {
+                id: "guest-2".into(),
+                name: String::new(),
+            }),
+            black: Some(Participant::Engine { level: 0 }),
+        };
         state.time_control = Some(TimeControl::Untimed);
-        state.speed = Some(SpeedCategory::Untimed);
         state.rated = false;
         let page = render(&state, &[]);
         assert!(page.contains("<h1>Guest vs Stockfish</h1>"), "{page}");
