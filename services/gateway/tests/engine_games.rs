@@ -11,14 +11,20 @@ use chess_proto::{
 };
 use chess_runtime::Reason;
 use chess_testkit::process::{children_of, cpu_ticks, process_name};
-use common::{Answer as _, System, blitz, events, next_game_event};
-use tonic::Code;
+use common::{Answer as _, System, User, blitz, events, next_game_event};
+use tonic::{Code, Streaming};
+
+/// The system, with Alice signed up and her event stream open.
+async fn alice_listening() -> (System, User, Streaming<pb::StreamEventsResponse>) {
+    let system = System::start(&[]).await;
+    let alice = system.sign_up("alice").await;
+    let alice_events = events(&system, &alice).await;
+    (system, alice, alice_events)
+}
 
 #[tokio::test]
 async fn playing_the_engine_at_full_strength() {
-    let system = System::start(&[]).await;
-    let alice = system.sign_up("alice").await;
-    let mut alice_events = events(&system, &alice).await;
+    let (system, alice, mut alice_events) = alice_listening().await;
     let mut lobby = system.lobby().await;
     // Full strength is asked for by name, never by a missing level.
     for (level, full_strength) in [(0, false), (3, true)] {
@@ -49,17 +55,7 @@ async fn playing_the_engine_at_full_strength() {
         (game.game_id.as_str(), 1)
     );
     // A reply of Alice's, and the engine answers it.
-    let reply = system
-        .play()
-        .await
-        .legal_moves(pb::LegalMovesRequest {
-            game_id: game.game_id.clone(),
-        })
-        .answer()
-        .await
-        .moves
-        .swap_remove(0)
-        .uci;
+    let reply = system.legal_moves(&game.game_id).await.swap_remove(0).uci;
     system
         .make_move(&alice, &game.game_id, &reply)
         .await
@@ -75,9 +71,7 @@ async fn playing_the_engine_at_full_strength() {
 
 #[tokio::test]
 async fn playing_the_engine_with_hints() {
-    let system = System::start(&[]).await;
-    let alice = system.sign_up("alice").await;
-    let mut alice_events = events(&system, &alice).await;
+    let (system, alice, mut alice_events) = alice_listening().await;
     let mut lobby = system.lobby().await;
     let bad = lobby
         .play_engine(alice.call(pb::PlayEngineRequest {
@@ -97,13 +91,7 @@ async fn playing_the_engine_with_hints() {
         Some(wire::player::Kind::Engine(wire::EnginePlayer { level: 1 }))
     ));
     let mut play = system.play().await;
-    let legal = play
-        .legal_moves(pb::LegalMovesRequest {
-            game_id: game.game_id.clone(),
-        })
-        .answer()
-        .await
-        .moves;
+    let legal = system.legal_moves(&game.game_id).await;
     assert_eq!(legal.len(), 20);
     let hint = play
         .hint(alice.call(pb::HintRequest {
@@ -139,16 +127,7 @@ async fn playing_the_engine_with_hints() {
     }))
     .await
     .unwrap();
-    let profile = system
-        .accounts()
-        .await
-        .get_profile(pb::GetProfileRequest {
-            username: "alice".into(),
-        })
-        .answer()
-        .await
-        .profile
-        .unwrap();
+    let profile = system.profile("alice").await;
     assert!(profile.ratings.iter().all(|r| r.games_played == 0));
     assert!(
         profile

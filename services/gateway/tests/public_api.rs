@@ -49,14 +49,7 @@ async fn accounts_sessions_and_profiles() {
         assert_eq!(status.code(), Code::Unauthenticated, "{bad}");
     }
 
-    let profile = accounts
-        .get_profile(pb::GetProfileRequest {
-            username: "Alice".into(),
-        })
-        .answer()
-        .await
-        .profile
-        .unwrap();
+    let profile = system.profile("Alice").await;
     assert_eq!(profile.player_id, alice.id);
     let unknown = accounts
         .get_profile(pb::GetProfileRequest {
@@ -158,13 +151,7 @@ async fn only_a_games_players_act_in_it() {
         (0, wire::GameStatus::Active as i32)
     );
     assert!(unchanged.rated && !unchanged.hints_allowed);
-    let legal = play
-        .legal_moves(pb::LegalMovesRequest {
-            game_id: game_id.clone(),
-        })
-        .answer()
-        .await
-        .moves;
+    let legal = system.legal_moves(&game_id).await;
     assert_eq!(legal.len(), 20);
     // Bob cannot move for Alice.
     let status = system.make_move(&bob, &game_id, "e4").await.unwrap_err();

@@ -1,6 +1,7 @@
-//! The lobby steps many gateway tests take on the way to what they test
-//! (posting a seek, joining one, accepting a request, a game against the
-//! engine), each a call that must succeed, as [`System`] methods.
+//! The steps many gateway tests take on the way to what they test (posting
+//! a seek, joining one, a game against the engine, reading a game's legal
+//! moves or a player's profile), each a call that must succeed, as
+//! [`System`] methods.
 
 use chess_proto::{common::v1 as common, gateway::v1 as pb};
 
@@ -34,5 +35,21 @@ impl System {
         let mut lobby = self.lobby().await;
         let started = lobby.play_engine(user.call(request)).answer().await;
         started.game.expect("the game against the engine")
+    }
+
+    /// The legal moves in the game `game_id` now, as anyone reads them.
+    pub async fn legal_moves(&self, game_id: &str) -> Vec<pb::LegalMove> {
+        let game_id = game_id.to_owned();
+        let mut play = self.play().await;
+        let legal = play.legal_moves(pb::LegalMovesRequest { game_id });
+        legal.answer().await.moves
+    }
+
+    /// The public profile of the player called `username` (in any case).
+    pub async fn profile(&self, username: &str) -> common::PlayerProfile {
+        let username = username.to_owned();
+        let mut accounts = self.accounts().await;
+        let read = accounts.get_profile(pb::GetProfileRequest { username });
+        read.answer().await.profile.expect("the profile")
     }
 }
