@@ -7,7 +7,6 @@
 use std::pin::Pin;
 
 use chess_domain::require;
-use chess_proto::common::v1 as common;
 use chess_proto::matchmaking::v1::{self as pb, matchmaking_service_server::MatchmakingService};
 use chess_runtime::Claims;
 use tokio::sync::mpsc;
@@ -16,8 +15,8 @@ use tonic::{Request, Response, Status};
 use tracing::instrument;
 
 use crate::{
-    convert::{cursor_token, ids, member, parse_cursor, seeker, speed_filter},
-    lobby::{LobbyHandle, NewChallenge, NewSeek, Settled, error::LobbyError, model::Challenge},
+    convert::{Reply as _, cursor_token, ids, member, parse_cursor, replies, seeker, speed_filter},
+    lobby::{LobbyHandle, NewChallenge, NewSeek, error::LobbyError},
     pairing::PairingHandle,
 };
 
@@ -35,65 +34,155 @@ const DEFAULT_PAGE_SIZE: usize = 50;
 /// Most seeks in a page.
 const MAX_PAGE_SIZE: u32 = 100;
 
-#[tonic::async_trait]
-impl MatchmakingService for MatchmakingApi {
-    type JoinPairingQueueStream = EventStream<pb::JoinPairingQueueResponse>;
+/// The service's trait implementation from the table of its methods, so
+/// that the calls served the same way are written once.
+///
+/// Each method is checked to act for the request's `acting` player and gets
+/// a span with the request's `field`. A stream `method(Request -> Stream of
+/// Item)` is answered by the service's inherent method of the same name.
+/// Every other group, `kind(args) [acting, field]: methods`, is answered by
+/// the macro `kind!` below, given the service, the request, the method, the
+/// response's name and `(args)`.
+///
+/// The whole `impl` is written here because `#[tonic::async_trait]`
+/// rewrites the methods it sees and would not see ones a macro inside it
+/// writes later.
+macro_rules! matchmaking_service {
+    (streams: $($stream_method:ident($stream_request:ident -> $stream:ident of $item:ident)
+            [$stream_acting:ident, $stream_field:ident]),+;
+        $($kind:ident $args:tt [$acting:ident, $field:ident]:
+            $($method:ident($request:ident -> $response:ident)),+;)+) => {
+        #[tonic::async_trait]
+        impl MatchmakingService for MatchmakingApi {
+            $(
+                type $stream = EventStream<pb::$item>;
 
-    #[instrument(level = "debug", skip_all, fields(guest_id = %request.get_ref().guest_id))]
+                #[instrument(level = "debug", skip_all,
+                    fields($stream_field = %request.get_ref().$stream_field))]
+                async fn $stream_method(
+                    &self,
+                    request: Request<pb::$stream_request>,
+                ) -> Result<Response<Self::$stream>, Status> {
+                    acting_for(&request, &request.get_ref().$stream_acting)?;
+                    self.$stream_method(request.into_inner()).await.map(Response::new)
+                }
+            )+
+            $($(
+                #[instrument(level = "debug", skip_all, fields($field = %request.get_ref().$field))]
+                async fn $method(
+                    &self,
+                    request: Request<pb::$request>,
+                ) -> Result<Response<pb::$response>, Status> {
+                    acting_for(&request, &request.get_ref().$acting)?;
+                    let r = request.into_inner();
+                    Ok(Response::new($kind!(self, r, $method, $response, $args)))
+                }
+            )+)+
+        }
+    };
+}
+
+/// A call that makes a seek or a challenge from the request (`$new`), the
+/// answer's `$answer` the thing made.
+macro_rules! make {
+    ($this:ident, $r:ident, $method:ident, $response:ident, ($new:ident -> $answer:ident)) => {{
+        let player_id = $r.player_id.clone();
+        let made = $this.lobby.$method($new::try_from($r)?).await?;
+        pb::$response {
+            $answer: Some(made.reply(&player_id)?),
+        }
+    }};
+}
+
+/// A call by a player on one seek, request or challenge, named by the
+/// request's `$id` (with the request's `$extra` fields passed on), the
+/// answer's `$answer` what it became.
+macro_rules! one {
+    ($this:ident, $r:ident, $method:ident, $response:ident,
+        ($id:ident $(, $extra:ident)* -> $answer:ident)) => {{
+        let (id, player_id) = ids(stringify!($id), $r.$id, $r.player_id)?;
+        let done = $this.lobby.$method(id, player_id.clone() $(, &$r.$extra)*).await?;
+        pb::$response {
+            $answer: Some(done.reply(&player_id)?),
+        }
+    }};
+}
+
+/// A player's own lists, the answer's fields `$list` in the order the
+/// lobby gives them.
+macro_rules! mine {
+    ($this:ident, $r:ident, $method:ident, $response:ident, ($($list:ident),+)) => {{
+        require("player_id", &$r.player_id).map_err(LobbyError::from)?;
+        let ($($list),+) = $this.lobby.$method($r.player_id.clone()).await?;
+        pb::$response {
+            $($list: replies(&$list, &$r.player_id)?),+
+        }
+    }};
+}
+
+/// A call answered by the service's inherent method of the same name.
+macro_rules! custom {
+    ($this:ident, $r:ident, $method:ident, $response:ident, ()) => {
+        $this.$method($r).await?
+    };
+}
+
+matchmaking_service! {
+    streams:
+        join_pairing_queue(JoinPairingQueueRequest -> JoinPairingQueueStream of JoinPairingQueueResponse)
+            [guest_id, guest_id],
+        watch_player(WatchPlayerRequest -> WatchPlayerStream of WatchPlayerResponse)
+            [player_id, player_id];
+    make(NewSeek -> seek) [player_id, player_id]: create_seek(CreateSeekRequest -> CreateSeekResponse);
+    make(NewChallenge -> challenge) [player_id, player_id]:
+        create_challenge(CreateChallengeRequest -> CreateChallengeResponse);
+    one(seek_id -> seek) [player_id, seek_id]: cancel_seek(CancelSeekRequest -> CancelSeekResponse);
+    one(request_id -> request) [player_id, request_id]:
+        accept_seek_request(AcceptSeekRequestRequest -> AcceptSeekRequestResponse),
+        reject_seek_request(RejectSeekRequestRequest -> RejectSeekRequestResponse),
+        withdraw_seek_request(WithdrawSeekRequestRequest -> WithdrawSeekRequestResponse);
+    one(challenge_id -> challenge) [player_id, challenge_id]:
+        accept_challenge(AcceptChallengeRequest -> AcceptChallengeResponse),
+        cancel_challenge(CancelChallengeRequest -> CancelChallengeResponse);
+    one(challenge_id, reason -> challenge) [player_id, challenge_id]:
+        decline_challenge(DeclineChallengeRequest -> DeclineChallengeResponse);
+    mine(received, sent, seeks) [player_id, player_id]:
+        list_seek_requests(ListSeekRequestsRequest -> ListSeekRequestsResponse);
+    mine(incoming, outgoing) [player_id, player_id]:
+        list_challenges(ListChallengesRequest -> ListChallengesResponse);
+    custom() [player_id, seek_id]: request_seek(RequestSeekRequest -> RequestSeekResponse);
+    custom() [viewer_id, viewer_id]: list_seeks(ListSeeksRequest -> ListSeeksResponse);
+}
+
+/// The calls served by more than a table row.
+impl MatchmakingApi {
     async fn join_pairing_queue(
         &self,
-        request: Request<pb::JoinPairingQueueRequest>,
-    ) -> Result<Response<Self::JoinPairingQueueStream>, Status> {
-        acting_for(&request, &request.get_ref().guest_id)?;
+        r: pb::JoinPairingQueueRequest,
+    ) -> Result<EventStream<pb::JoinPairingQueueResponse>, Status> {
         let (updates, rx) = mpsc::channel(4);
-        self.pairing
-            .join(seeker(request.into_inner(), updates)?)
-            .await?;
-        Ok(Response::new(Box::pin(ReceiverStream::new(rx).map(
-            |update| {
-                update
-                    .map(pb::JoinPairingQueueResponse::from)
-                    .map_err(Status::from)
-            },
-        ))))
+        self.pairing.join(seeker(r, updates)?).await?;
+        Ok(Box::pin(ReceiverStream::new(rx).map(|update| {
+            update
+                .map(pb::JoinPairingQueueResponse::from)
+                .map_err(Status::from)
+        })))
     }
 
-    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
-    async fn create_seek(
+    /// The player's lobby events until the stream closes. The stream counts
+    /// as open (for the player's real-time seeks) from when this returns.
+    async fn watch_player(
         &self,
-        request: Request<pb::CreateSeekRequest>,
-    ) -> Result<Response<pb::CreateSeekResponse>, Status> {
-        acting_for(&request, &request.get_ref().player_id)?;
-        let seek = self
-            .lobby
-            .create_seek(NewSeek::try_from(request.into_inner())?)
-            .await?;
-        Ok(Response::new(pb::CreateSeekResponse {
-            seek: Some(seek.to_pb(Some(&seek.poster.id))),
-        }))
+        r: pb::WatchPlayerRequest,
+    ) -> Result<EventStream<pb::WatchPlayerResponse>, Status> {
+        require("player_id", &r.player_id).map_err(LobbyError::from)?;
+        let events = self.lobby.watch_player(r.player_id).await?;
+        Ok(Box::pin(
+            ReceiverStream::new(events).map(|event| Ok(pb::WatchPlayerResponse::from(event))),
+        ))
     }
 
-    #[instrument(level = "debug", skip_all, fields(seek_id = %request.get_ref().seek_id))]
-    async fn cancel_seek(
-        &self,
-        request: Request<pb::CancelSeekRequest>,
-    ) -> Result<Response<pb::CancelSeekResponse>, Status> {
-        acting_for(&request, &request.get_ref().player_id)?;
-        let r = request.into_inner();
-        let (seek_id, player_id) = ids("seek_id", r.seek_id, r.player_id)?;
-        let seek = self.lobby.cancel_seek(seek_id, player_id.clone()).await?;
-        Ok(Response::new(pb::CancelSeekResponse {
-            seek: Some(seek.to_pb(Some(&player_id))),
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all)]
-    async fn list_seeks(
-        &self,
-        request: Request<pb::ListSeeksRequest>,
-    ) -> Result<Response<pb::ListSeeksResponse>, Status> {
-        acting_for(&request, &request.get_ref().viewer_id)?;
-        let r = request.into_inner();
+    async fn list_seeks(&self, r: pb::ListSeeksRequest) -> Result<pb::ListSeeksResponse, Status> {
         let speed = speed_filter(r.speed)?;
         let after = if r.page_token.is_empty() {
             None
@@ -106,202 +195,23 @@ impl MatchmakingService for MatchmakingApi {
         };
         let (seeks, next) = self.lobby.list_seeks(speed, after, limit).await?;
         let viewer = Some(r.viewer_id.as_str()).filter(|v| !v.is_empty());
-        Ok(Response::new(pb::ListSeeksResponse {
+        Ok(pb::ListSeeksResponse {
             seeks: seeks.iter().map(|s| s.to_pb(viewer)).collect(),
             next_page_token: next.as_ref().map(cursor_token).unwrap_or_default(),
-        }))
+        })
     }
 
-    #[instrument(level = "debug", skip_all, fields(seek_id = %request.get_ref().seek_id))]
     async fn request_seek(
         &self,
-        request: Request<pb::RequestSeekRequest>,
-    ) -> Result<Response<pb::RequestSeekResponse>, Status> {
-        acting_for(&request, &request.get_ref().player_id)?;
-        let r = request.into_inner();
+        r: pb::RequestSeekRequest,
+    ) -> Result<pb::RequestSeekResponse, Status> {
         require("seek_id", &r.seek_id).map_err(LobbyError::from)?;
         let requester = member(r.player_id, r.username)?;
+        let viewer = requester.id.clone();
         let settled = self.lobby.request_seek(r.seek_id, requester).await?;
-        Ok(Response::new(pb::RequestSeekResponse {
-            request: Some(settled_request(settled)?),
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(request_id = %request.get_ref().request_id))]
-    async fn accept_seek_request(
-        &self,
-        request: Request<pb::AcceptSeekRequestRequest>,
-    ) -> Result<Response<pb::AcceptSeekRequestResponse>, Status> {
-        acting_for(&request, &request.get_ref().player_id)?;
-        let r = request.into_inner();
-        let (request_id, player_id) = ids("request_id", r.request_id, r.player_id)?;
-        let settled = self
-            .lobby
-            .accept_seek_request(request_id, player_id)
-            .await?;
-        Ok(Response::new(pb::AcceptSeekRequestResponse {
-            request: Some(settled_request(settled)?),
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(request_id = %request.get_ref().request_id))]
-    async fn reject_seek_request(
-        &self,
-        request: Request<pb::RejectSeekRequestRequest>,
-    ) -> Result<Response<pb::RejectSeekRequestResponse>, Status> {
-        acting_for(&request, &request.get_ref().player_id)?;
-        let r = request.into_inner();
-        let (request_id, player_id) = ids("request_id", r.request_id, r.player_id)?;
-        let request = self
-            .lobby
-            .reject_seek_request(request_id, player_id)
-            .await?;
-        Ok(Response::new(pb::RejectSeekRequestResponse {
-            request: Some(request.to_pb()),
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(request_id = %request.get_ref().request_id))]
-    async fn withdraw_seek_request(
-        &self,
-        request: Request<pb::WithdrawSeekRequestRequest>,
-    ) -> Result<Response<pb::WithdrawSeekRequestResponse>, Status> {
-        acting_for(&request, &request.get_ref().player_id)?;
-        let r = request.into_inner();
-        let (request_id, player_id) = ids("request_id", r.request_id, r.player_id)?;
-        let request = self
-            .lobby
-            .withdraw_seek_request(request_id, player_id)
-            .await?;
-        Ok(Response::new(pb::WithdrawSeekRequestResponse {
-            request: Some(request.to_pb()),
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
-    async fn list_seek_requests(
-        &self,
-        request: Request<pb::ListSeekRequestsRequest>,
-    ) -> Result<Response<pb::ListSeekRequestsResponse>, Status> {
-        acting_for(&request, &request.get_ref().player_id)?;
-        let r = request.into_inner();
-        require("player_id", &r.player_id).map_err(LobbyError::from)?;
-        let player_id = r.player_id;
-        let (received, sent, seeks) = self.lobby.list_seek_requests(player_id.clone()).await?;
-        Ok(Response::new(pb::ListSeekRequestsResponse {
-            received: received.iter().map(|r| r.to_pb()).collect(),
-            sent: sent.iter().map(|r| r.to_pb()).collect(),
-            seeks: seeks.iter().map(|s| s.to_pb(Some(&player_id))).collect(),
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
-    async fn create_challenge(
-        &self,
-        request: Request<pb::CreateChallengeRequest>,
-    ) -> Result<Response<pb::CreateChallengeResponse>, Status> {
-        acting_for(&request, &request.get_ref().player_id)?;
-        let challenge = self
-            .lobby
-            .create_challenge(NewChallenge::try_from(request.into_inner())?)
-            .await?;
-        Ok(Response::new(pb::CreateChallengeResponse {
-            challenge: Some(challenge.to_pb()),
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
-    async fn accept_challenge(
-        &self,
-        request: Request<pb::AcceptChallengeRequest>,
-    ) -> Result<Response<pb::AcceptChallengeResponse>, Status> {
-        acting_for(&request, &request.get_ref().player_id)?;
-        let r = request.into_inner();
-        let (challenge_id, player_id) = ids("challenge_id", r.challenge_id, r.player_id)?;
-        let settled = self.lobby.accept_challenge(challenge_id, player_id).await?;
-        Ok(Response::new(pb::AcceptChallengeResponse {
-            challenge: Some(settled_challenge(settled)?),
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
-    async fn decline_challenge(
-        &self,
-        request: Request<pb::DeclineChallengeRequest>,
-    ) -> Result<Response<pb::DeclineChallengeResponse>, Status> {
-        acting_for(&request, &request.get_ref().player_id)?;
-        let r = request.into_inner();
-        let (challenge_id, player_id) = ids("challenge_id", r.challenge_id, r.player_id)?;
-        let challenge = self
-            .lobby
-            .decline_challenge(challenge_id, player_id, &r.reason)
-            .await?;
-        Ok(Response::new(pb::DeclineChallengeResponse {
-            challenge: Some(challenge.to_pb()),
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(challenge_id = %request.get_ref().challenge_id))]
-    async fn cancel_challenge(
-        &self,
-        request: Request<pb::CancelChallengeRequest>,
-    ) -> Result<Response<pb::CancelChallengeResponse>, Status> {
-        acting_for(&request, &request.get_ref().player_id)?;
-        let r = request.into_inner();
-        let (challenge_id, player_id) = ids("challenge_id", r.challenge_id, r.player_id)?;
-        let challenge = self.lobby.cancel_challenge(challenge_id, player_id).await?;
-        Ok(Response::new(pb::CancelChallengeResponse {
-            challenge: Some(challenge.to_pb()),
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
-    async fn list_challenges(
-        &self,
-        request: Request<pb::ListChallengesRequest>,
-    ) -> Result<Response<pb::ListChallengesResponse>, Status> {
-        acting_for(&request, &request.get_ref().player_id)?;
-        let r = request.into_inner();
-        require("player_id", &r.player_id).map_err(LobbyError::from)?;
-        let (incoming, outgoing) = self.lobby.list_challenges(r.player_id).await?;
-        Ok(Response::new(pb::ListChallengesResponse {
-            incoming: incoming.iter().map(Challenge::to_pb).collect(),
-            outgoing: outgoing.iter().map(Challenge::to_pb).collect(),
-        }))
-    }
-
-    type WatchPlayerStream = EventStream<pb::WatchPlayerResponse>;
-
-    /// The player's lobby events until the stream closes. The stream counts
-    /// as open (for the player's real-time seeks) from when this returns.
-    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
-    async fn watch_player(
-        &self,
-        request: Request<pb::WatchPlayerRequest>,
-    ) -> Result<Response<Self::WatchPlayerStream>, Status> {
-        acting_for(&request, &request.get_ref().player_id)?;
-        let r = request.into_inner();
-        require("player_id", &r.player_id).map_err(LobbyError::from)?;
-        let events = self.lobby.watch_player(r.player_id).await?;
-        Ok(Response::new(Box::pin(
-            ReceiverStream::new(events).map(|event| Ok(pb::WatchPlayerResponse::from(event))),
-        )))
-    }
-}
-
-/// The request a seek settled as (a seek never settles as a challenge).
-fn settled_request(settled: Settled) -> Result<common::SeekRequest, Status> {
-    match settled {
-        Settled::Request(request) => Ok(request.to_pb()),
-        Settled::Challenge(_) => Err(Status::internal("a seek settled as a challenge")),
-    }
-}
-
-/// The challenge a challenge settled as.
-fn settled_challenge(settled: Settled) -> Result<common::Challenge, Status> {
-    match settled {
-        Settled::Challenge(challenge) => Ok(challenge.to_pb()),
-        Settled::Request(_) => Err(Status::internal("a challenge settled as a seek")),
+        Ok(pb::RequestSeekResponse {
+            request: Some(settled.reply(&viewer)?),
+        })
     }
 }
 

@@ -10,7 +10,7 @@ use tonic::{Code, Status};
 
 use crate::{
     lobby::{
-        NewChallenge, NewSeek, challenge_lifetime, check_terms,
+        NewChallenge, NewSeek, Settled, challenge_lifetime, check_terms,
         error::LobbyError,
         model::{
             AcceptMode, Challenge, ChallengeStatus, LobbyEvent, Member, RequestStatus, Seek,
@@ -277,6 +277,55 @@ impl Challenge {
             allow_hints: self.allow_hints,
         }
     }
+}
+
+/// A lobby answer as the message shown to `viewer`, the player the call
+/// acts for.
+pub trait Reply<T> {
+    fn reply(&self, viewer: &str) -> Result<T, Status>;
+}
+
+impl Reply<common::Seek> for Seek {
+    fn reply(&self, viewer: &str) -> Result<common::Seek, Status> {
+        Ok(self.to_pb(Some(viewer)))
+    }
+}
+
+impl Reply<common::SeekRequest> for SeekRequest {
+    fn reply(&self, _: &str) -> Result<common::SeekRequest, Status> {
+        Ok(self.to_pb())
+    }
+}
+
+impl Reply<common::Challenge> for Challenge {
+    fn reply(&self, _: &str) -> Result<common::Challenge, Status> {
+        Ok(self.to_pb())
+    }
+}
+
+/// The request a seek settled as (a seek never settles as a challenge).
+impl Reply<common::SeekRequest> for Settled {
+    fn reply(&self, _: &str) -> Result<common::SeekRequest, Status> {
+        match self {
+            Settled::Request(request) => Ok(request.to_pb()),
+            Settled::Challenge(_) => Err(Status::internal("a seek settled as a challenge")),
+        }
+    }
+}
+
+/// The challenge a challenge settled as.
+impl Reply<common::Challenge> for Settled {
+    fn reply(&self, _: &str) -> Result<common::Challenge, Status> {
+        match self {
+            Settled::Challenge(challenge) => Ok(challenge.to_pb()),
+            Settled::Request(_) => Err(Status::internal("a challenge settled as a seek")),
+        }
+    }
+}
+
+/// A list of lobby answers as shown to `viewer`.
+pub fn replies<A: Reply<T>, T>(answers: &[A], viewer: &str) -> Result<Vec<T>, Status> {
+    answers.iter().map(|a| a.reply(viewer)).collect()
 }
 
 impl From<LobbyEvent> for pb::WatchPlayerResponse {
