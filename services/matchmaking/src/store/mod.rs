@@ -9,10 +9,10 @@
 pub mod entities;
 pub mod migration;
 
-use chess_domain::{ColorChoice, Timestamp};
+use chess_domain::{ColorChoice, TimeControl, Timestamp};
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait as _, DatabaseConnection, EntityTrait as _, QueryFilter as _,
-    sea_query::Expr,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait,
+    QueryFilter as _, Value, sea_query::Expr,
 };
 use sea_orm_migration::MigratorTrait as _;
 
@@ -62,36 +62,20 @@ impl Store {
 
     /// Open tables, the pending requests to them and pending challenges.
     pub async fn load(&self) -> Result<Loaded, StoreError> {
-        let seeks = seeks::Entity::find()
-            .filter(seeks::Column::Status.eq("open"))
-            .all(&self.db)
-            .await?
-            .into_iter()
-            .map(seek_from_row)
-            .collect::<Result<Vec<_>, _>>()?;
-        let requests = seek_requests::Entity::find()
-            .filter(seek_requests::Column::Status.eq(RequestStatus::Pending.as_str()))
-            .all(&self.db)
-            .await?
-            .into_iter()
-            .map(request_from_row)
-            .collect::<Result<Vec<_>, _>>()?;
-        let challenges = challenges::Entity::find()
-            .filter(challenges::Column::Status.eq(ChallengeStatus::Pending.as_str()))
-            .all(&self.db)
-            .await?
-            .into_iter()
-            .map(challenge_from_row)
-            .collect::<Result<Vec<_>, _>>()?;
+        let seeks = self.rows(seeks::Column::Status, "open", seek_from_row);
+        let pending = RequestStatus::Pending.as_str();
+        let requests = self.rows(seek_requests::Column::Status, pending, request_from_row);
+        let pending = ChallengeStatus::Pending.as_str();
+        let challenges = self.rows(challenges::Column::Status, pending, challenge_from_row);
         Ok(Loaded {
-            seeks,
-            requests,
-            challenges,
+            seeks: seeks.await?,
+            requests: requests.await?,
+            challenges: challenges.await?,
         })
     }
 
     pub async fn insert_seek(&self, seek: &Seek) -> Result<(), StoreError> {
-        seeks::Entity::insert(seeks::ActiveModel {
+        self.insert(seeks::ActiveModel {
             id: Set(seek.id.clone()),
             poster_id: Set(seek.poster.id.clone()),
             poster_username: Set(seek.poster.username.clone()),
@@ -109,29 +93,11 @@ impl Store {
             created_at: Set(seek.created_at.millis()),
             closed_at: Set(None),
         })
-        .exec(&self.db)
-        .await?;
-        Ok(())
-    }
-
-    /// Marks a table `taken` or `cancelled`.
-    pub async fn close_seek(
-        &self,
-        id: &str,
-        status: &str,
-        now: Timestamp,
-    ) -> Result<(), StoreError> {
-        seeks::Entity::update_many()
-            .col_expr(seeks::Column::Status, Expr::value(status))
-            .col_expr(seeks::Column::ClosedAt, Expr::value(now.millis()))
-            .filter(seeks::Column::Id.eq(id))
-            .exec(&self.db)
-            .await?;
-        Ok(())
+        .await
     }
 
     pub async fn insert_request(&self, request: &SeekRequest) -> Result<(), StoreError> {
-        seek_requests::Entity::insert(seek_requests::ActiveModel {
+        self.insert(seek_requests::ActiveModel {
             id: Set(request.id.clone()),
             seek_id: Set(request.seek_id.clone()),
             requester_id: Set(request.requester.id.clone()),
@@ -142,35 +108,11 @@ impl Store {
             created_at: Set(request.created_at.millis()),
             updated_at: Set(request.created_at.millis()),
         })
-        .exec(&self.db)
-        .await?;
-        Ok(())
-    }
-
-    /// Records a request's final status (and game).
-    pub async fn settle_request(
-        &self,
-        request: &SeekRequest,
-        now: Timestamp,
-    ) -> Result<(), StoreError> {
-        seek_requests::Entity::update_many()
-            .col_expr(
-                seek_requests::Column::Status,
-                Expr::value(request.status.as_str()),
-            )
-            .col_expr(
-                seek_requests::Column::GameId,
-                Expr::value(request.game_id.clone()),
-            )
-            .col_expr(seek_requests::Column::UpdatedAt, Expr::value(now.millis()))
-            .filter(seek_requests::Column::Id.eq(request.id.as_str()))
-            .exec(&self.db)
-            .await?;
-        Ok(())
+        .await
     }
 
     pub async fn insert_challenge(&self, challenge: &Challenge) -> Result<(), StoreError> {
-        challenges::Entity::insert(challenges::ActiveModel {
+        self.insert(challenges::ActiveModel {
             id: Set(challenge.id.clone()),
             challenger_id: Set(challenge.challenger.id.clone()),
             challenger_username: Set(challenge.challenger.username.clone()),
@@ -187,9 +129,42 @@ impl Store {
             expires_at: Set(challenge.expires_at.millis()),
             updated_at: Set(challenge.created_at.millis()),
         })
-        .exec(&self.db)
-        .await?;
-        Ok(())
+        .await
+    }
+
+    /// Marks a table `taken` or `cancelled`.
+    pub async fn close_seek(
+        &self,
+        id: &str,
+        status: &str,
+        now: Timestamp,
+    ) -> Result<(), StoreError> {
+        let columns = [
+            (seeks::Column::Status, status.into()),
+            (seeks::Column::ClosedAt, now.millis().into()),
+        ];
+        self.update(seeks::Column::Id, id, columns).await
+    }
+
+    /// Records a request's final status (and game).
+    pub async fn settle_request(
+        &self,
+        request: &SeekRequest,
+        now: Timestamp,
+    ) -> Result<(), StoreError> {
+        let columns = [
+            (
+                seek_requests::Column::Status,
+                request.status.as_str().into(),
+            ),
+            (
+                seek_requests::Column::GameId,
+                request.game_id.clone().into(),
+            ),
+            (seek_requests::Column::UpdatedAt, now.millis().into()),
+        ];
+        self.update(seek_requests::Column::Id, &request.id, columns)
+            .await
     }
 
     /// Records a challenge's final status (with its reason or game).
@@ -198,41 +173,69 @@ impl Store {
         challenge: &Challenge,
         now: Timestamp,
     ) -> Result<(), StoreError> {
-        challenges::Entity::update_many()
-            .col_expr(
-                challenges::Column::Status,
-                Expr::value(challenge.status.as_str()),
-            )
-            .col_expr(
+        let columns = [
+            (challenges::Column::Status, challenge.status.as_str().into()),
+            (
                 challenges::Column::DeclineReason,
-                Expr::value(challenge.decline_reason.clone()),
-            )
-            .col_expr(
-                challenges::Column::GameId,
-                Expr::value(challenge.game_id.clone()),
-            )
-            .col_expr(challenges::Column::UpdatedAt, Expr::value(now.millis()))
-            .filter(challenges::Column::Id.eq(challenge.id.as_str()))
-            .exec(&self.db)
+                challenge.decline_reason.clone().into(),
+            ),
+            (challenges::Column::GameId, challenge.game_id.clone().into()),
+            (challenges::Column::UpdatedAt, now.millis().into()),
+        ];
+        self.update(challenges::Column::Id, &challenge.id, columns)
+            .await
+    }
+
+    /// The rows of `column`'s table whose `column` is `value`, read with
+    /// `read`.
+    async fn rows<C: ColumnTrait, T>(
+        &self,
+        column: C,
+        value: &str,
+        read: fn(Row<C>) -> Result<T, StoreError>,
+    ) -> Result<Vec<T>, StoreError>
+    where
+        C::EntityName: EntityTrait<Column = C>,
+    {
+        let rows = C::EntityName::find()
+            .filter(column.eq(value))
+            .all(&self.db)
             .await?;
+        rows.into_iter().map(read).collect()
+    }
+
+    /// Adds a row.
+    async fn insert<A: ActiveModelTrait>(&self, row: A) -> Result<(), StoreError> {
+        A::Entity::insert(row).exec(&self.db).await?;
+        Ok(())
+    }
+
+    /// Sets `columns` of the row whose `key` is `id`.
+    async fn update<C: ColumnTrait>(
+        &self,
+        key: C,
+        id: &str,
+        columns: impl IntoIterator<Item = (C, Value)>,
+    ) -> Result<(), StoreError>
+    where
+        C::EntityName: EntityTrait<Column = C>,
+    {
+        let mut update = C::EntityName::update_many().filter(key.eq(id));
+        for (column, value) in columns {
+            update = update.col_expr(column, Expr::value(value));
+        }
+        update.exec(&self.db).await?;
         Ok(())
     }
 }
 
 fn seek_from_row(row: seeks::Model) -> Result<Seek, StoreError> {
-    let corrupt = || StoreError::Corrupt {
-        what: "seek",
-        id: row.id.clone(),
-    };
+    let corrupt = corrupt("seek", &row.id);
     Ok(Seek {
-        time_control: chess_domain::TimeControl::from_storage(&row.time_control)
-            .ok_or_else(corrupt)?,
-        color: ColorChoice::from_name(&row.color).ok_or_else(corrupt)?,
-        accept: AcceptMode::from_name(&row.accept_mode).ok_or_else(corrupt)?,
-        poster: Member {
-            id: row.poster_id,
-            username: row.poster_username,
-        },
+        time_control: TimeControl::from_storage(&row.time_control).ok_or_else(&corrupt)?,
+        color: ColorChoice::from_name(&row.color).ok_or_else(&corrupt)?,
+        accept: AcceptMode::from_name(&row.accept_mode).ok_or_else(&corrupt)?,
+        poster: member(row.poster_id, row.poster_username),
         rated: row.rated,
         allow_hints: row.allow_hints,
         min_rating: row.min_rating,
@@ -248,17 +251,12 @@ fn seek_from_row(row: seeks::Model) -> Result<Seek, StoreError> {
 }
 
 fn request_from_row(row: seek_requests::Model) -> Result<SeekRequest, StoreError> {
-    let status = RequestStatus::from_name(&row.status).ok_or_else(|| StoreError::Corrupt {
-        what: "seek request",
-        id: row.id.clone(),
-    })?;
+    let corrupt = corrupt("seek request", &row.id);
+    let status = RequestStatus::from_name(&row.status).ok_or_else(&corrupt)?;
     Ok(SeekRequest {
         id: row.id,
         seek_id: row.seek_id,
-        requester: Member {
-            id: row.requester_id,
-            username: row.requester_username,
-        },
+        requester: member(row.requester_id, row.requester_username),
         requester_rating: row.requester_rating,
         status,
         game_id: row.game_id,
@@ -267,23 +265,13 @@ fn request_from_row(row: seek_requests::Model) -> Result<SeekRequest, StoreError
 }
 
 fn challenge_from_row(row: challenges::Model) -> Result<Challenge, StoreError> {
-    let corrupt = || StoreError::Corrupt {
-        what: "challenge",
-        id: row.id.clone(),
-    };
+    let corrupt = corrupt("challenge", &row.id);
     Ok(Challenge {
-        time_control: chess_domain::TimeControl::from_storage(&row.time_control)
-            .ok_or_else(corrupt)?,
-        color: ColorChoice::from_name(&row.color).ok_or_else(corrupt)?,
-        status: ChallengeStatus::from_name(&row.status).ok_or_else(corrupt)?,
-        challenger: Member {
-            id: row.challenger_id,
-            username: row.challenger_username,
-        },
-        challenged: Member {
-            id: row.challenged_id,
-            username: row.challenged_username,
-        },
+        time_control: TimeControl::from_storage(&row.time_control).ok_or_else(&corrupt)?,
+        color: ColorChoice::from_name(&row.color).ok_or_else(&corrupt)?,
+        status: ChallengeStatus::from_name(&row.status).ok_or_else(&corrupt)?,
+        challenger: member(row.challenger_id, row.challenger_username),
+        challenged: member(row.challenged_id, row.challenged_username),
         rated: row.rated,
         allow_hints: row.allow_hints,
         decline_reason: row.decline_reason,
@@ -293,6 +281,23 @@ fn challenge_from_row(row: challenges::Model) -> Result<Challenge, StoreError> {
         id: row.id,
     })
 }
+
+/// Why a stored `what` `id` cannot be read: a name in it that this version
+/// does not know.
+fn corrupt(what: &'static str, id: &str) -> impl Fn() -> StoreError + use<> {
+    let id = id.to_owned();
+    move || StoreError::Corrupt {
+        what,
+        id: id.clone(),
+    }
+}
+
+fn member(id: String, username: String) -> Member {
+    Member { id, username }
+}
+
+/// A row of `C`'s table.
+type Row<C> = <<C as ColumnTrait>::EntityName as EntityTrait>::Model;
 
 #[cfg(test)]
 mod tests {
