@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use chess_domain::{SpeedCategory, TimeControl};
 use chess_internal_clients::{self as internal, NewGame};
 use chess_proto::common::v1 as common;
+use chess_runtime::{Signer, client};
 use tonic::{Code, Status};
 
 use crate::lobby::{
@@ -54,20 +55,22 @@ impl GameError {
     }
 }
 
-/// The game service. Cloning is cheap.
+/// A client of another service, whose answers it turns into the lobby's
+/// values and errors. Cloning is cheap.
 #[derive(Clone, Debug)]
-pub struct GameClient {
-    inner: internal::GameClient,
+pub struct Client<C> {
+    inner: C,
 }
 
+/// The game service.
+pub type GameClient = Client<internal::GameClient>;
+
+/// The rating service.
+pub type RatingClient = Client<internal::RatingClient>;
+
 impl GameClient {
-    pub fn connect(
-        addr: &str,
-        signer: chess_runtime::Signer,
-    ) -> Result<Self, chess_runtime::client::Error> {
-        Ok(Self {
-            inner: internal::GameClient::connect(addr, signer)?,
-        })
+    pub fn connect(addr: &str, signer: Signer) -> Result<Self, client::Error> {
+        internal::GameClient::connect(addr, signer).map(|inner| Self { inner })
     }
 
     /// Creates the game of `plan` (idempotent: the plan's key names it) and
@@ -123,20 +126,9 @@ impl GameClient {
     }
 }
 
-/// The rating service. Cloning is cheap.
-#[derive(Clone, Debug)]
-pub struct RatingClient {
-    inner: internal::RatingClient,
-}
-
 impl RatingClient {
-    pub fn connect(
-        addr: &str,
-        signer: chess_runtime::Signer,
-    ) -> Result<Self, chess_runtime::client::Error> {
-        Ok(Self {
-            inner: internal::RatingClient::connect(addr, signer)?,
-        })
+    pub fn connect(addr: &str, signer: Signer) -> Result<Self, client::Error> {
+        internal::RatingClient::connect(addr, signer).map(|inner| Self { inner })
     }
 
     /// Ratings of `ids` in `category`, by player id. Players the rating
