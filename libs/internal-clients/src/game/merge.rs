@@ -40,22 +40,38 @@ type Sub<T> = Pin<Box<dyn Stream<Item = Option<Result<T, Status>>> + Send>>;
 /// Streams opened, each with the key of its replica.
 type Opened<T> = Vec<(Arc<str>, Sub<T>)>;
 
+/// Cursors to resume after, if it resumes.
+type Resume = Option<Vec<common::GameCursor>>;
+/// A replica's stream being opened.
+type Opening<T> = BoxFuture<'static, Result<Streaming<T>, Status>>;
+
 /// A stream across games, as each replica serves it.
 pub(crate) trait Feed: Send + Sync + 'static {
-    type Item: Send + 'static;
+    type Item: Carries + Send + 'static;
     /// Whether it resumes: opened again on every replica after what was
     /// forwarded, rather than only where it is missing.
     const RESUMES: bool;
 
-    fn event(item: &Self::Item) -> Option<&common::GameEvent>;
-
     /// Opens it on `endpoint`, resuming after `cursors` when given.
-    fn open(
-        &self,
-        endpoint: &Endpoint,
-        cursors: Option<Vec<common::GameCursor>>,
-    ) -> BoxFuture<'static, Result<Streaming<Self::Item>, Status>>;
+    fn open(&self, endpoint: &Endpoint, cursors: Resume) -> Opening<Self::Item>;
 }
+
+/// A message of a stream across games, which may carry a game's event.
+pub(crate) trait Carries {
+    fn event(&self) -> Option<&common::GameEvent>;
+}
+
+macro_rules! carries {
+    ($($message:ty),+) => {
+        $(impl Carries for $message {
+            fn event(&self) -> Option<&common::GameEvent> {
+                self.event.as_ref()
+            }
+        })+
+    };
+}
+
+carries!(pb::WatchPlayerResponse, pb::WatchDailyGamesResponse);
 
 /// The events of every game of a player.
 #[derive(Debug)]
@@ -68,15 +84,7 @@ impl Feed for PlayerFeed {
     type Item = pb::WatchPlayerResponse;
     const RESUMES: bool = true;
 
-    fn event(item: &Self::Item) -> Option<&common::GameEvent> {
-        item.event.as_ref()
-    }
-
-    fn open(
-        &self,
-        endpoint: &Endpoint,
-        cursors: Option<Vec<common::GameCursor>>,
-    ) -> BoxFuture<'static, Result<Streaming<Self::Item>, Status>> {
+    fn open(&self, endpoint: &Endpoint, cursors: Resume) -> Opening<Self::Item> {
         let mut client = GameServiceClient::new(self.signer.channel(
             endpoint.channel.clone(),
             Some(&self.player_id),
@@ -101,15 +109,7 @@ impl Feed for DailyFeed {
     type Item = pb::WatchDailyGamesResponse;
     const RESUMES: bool = false;
 
-    fn event(item: &Self::Item) -> Option<&common::GameEvent> {
-        item.event.as_ref()
-    }
-
-    fn open(
-        &self,
-        endpoint: &Endpoint,
-        _cursors: Option<Vec<common::GameCursor>>,
-    ) -> BoxFuture<'static, Result<Streaming<Self::Item>, Status>> {
+    fn open(&self, endpoint: &Endpoint, _cursors: Resume) -> Opening<Self::Item> {
         let mut client =
             GameServiceClient::new(self.signer.channel(endpoint.channel.clone(), None, None));
         async move {
@@ -277,7 +277,7 @@ impl<F: Feed> Merged<F> {
             };
             match woke {
                 Woke::Sub(_, Some(Ok(item))) => {
-                    if let (Some(seen), Some(event)) = (self.seen.as_mut(), F::event(&item))
+                    if let (Some(seen), Some(event)) = (self.seen.as_mut(), item.event())
                         && !seen.admit(event)
                     {
                         continue;
