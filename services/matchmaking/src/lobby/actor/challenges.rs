@@ -11,6 +11,13 @@ use crate::lobby::{
     model::{Challenge, ChallengeStatus, GamePlan, LobbyEvent, Origin, sides},
 };
 
+/// A side of a challenge.
+#[derive(Clone, Copy)]
+enum Party {
+    Challenger,
+    Challenged,
+}
+
 impl Lobby {
     pub(super) async fn create_challenge(
         &mut self,
@@ -45,17 +52,33 @@ impl Lobby {
             .ok_or_else(|| LobbyError::NotFound(format!("no pending challenge {id}")))
     }
 
+    /// The pending, unreserved challenge `id`, if `player_id` is its
+    /// `party`: only they may act on it so.
+    fn challenge_of(
+        &self,
+        id: &str,
+        player_id: &str,
+        party: Party,
+    ) -> Result<&Challenge, LobbyError> {
+        let challenge = self.pending_challenge(id)?;
+        let (player, refusal) = match party {
+            Party::Challenged => (&challenge.challenged, "is not addressed to you"),
+            Party::Challenger => (&challenge.challenger, "is not yours"),
+        };
+        if player.id != player_id {
+            return Err(LobbyError::NotYours(format!("challenge {id} {refusal}")));
+        }
+        Ok(challenge)
+    }
+
     pub(super) async fn accept_challenge(
         &mut self,
         challenge_id: &str,
         player_id: &str,
     ) -> Result<GamePlan, LobbyError> {
-        let challenge = self.pending_challenge(challenge_id)?.clone();
-        if challenge.challenged.id != player_id {
-            return Err(LobbyError::NotYours(format!(
-                "challenge {challenge_id} is not addressed to you"
-            )));
-        }
+        let challenge = self
+            .challenge_of(challenge_id, player_id, Party::Challenged)?
+            .clone();
         if challenge.expires_at <= Timestamp::now() {
             self.settle_challenge(challenge_id, ChallengeStatus::Expired, String::new())
                 .await?;
@@ -92,12 +115,7 @@ impl Lobby {
         player_id: &str,
         reason: String,
     ) -> Result<Challenge, LobbyError> {
-        let challenge = self.pending_challenge(challenge_id)?;
-        if challenge.challenged.id != player_id {
-            return Err(LobbyError::NotYours(format!(
-                "challenge {challenge_id} is not addressed to you"
-            )));
-        }
+        self.challenge_of(challenge_id, player_id, Party::Challenged)?;
         self.settle_challenge(challenge_id, ChallengeStatus::Declined, reason)
             .await
     }
@@ -107,12 +125,7 @@ impl Lobby {
         challenge_id: &str,
         player_id: &str,
     ) -> Result<Challenge, LobbyError> {
-        let challenge = self.pending_challenge(challenge_id)?;
-        if challenge.challenger.id != player_id {
-            return Err(LobbyError::NotYours(format!(
-                "challenge {challenge_id} is not yours"
-            )));
-        }
+        self.challenge_of(challenge_id, player_id, Party::Challenger)?;
         self.settle_challenge(challenge_id, ChallengeStatus::Cancelled, String::new())
             .await
     }
