@@ -49,6 +49,11 @@ impl GameError {
         self.0.message()
     }
 
+    /// The game service's code.
+    pub(crate) fn code(&self) -> Code {
+        self.0.code()
+    }
+
     /// The game service's status, for the gRPC edge.
     pub(crate) fn into_status(self) -> Status {
         self.0

@@ -373,25 +373,27 @@ impl From<PairingUpdate> for pb::JoinPairingQueueResponse {
 
 impl From<LobbyError> for Status {
     fn from(error: LobbyError) -> Self {
-        let message = error.to_string();
-        match error {
-            LobbyError::Invalid(_) => Reason::InvalidRequest.status(Code::InvalidArgument, message),
-            LobbyError::NotFound(_) => Reason::NotFound.status(Code::NotFound, message),
-            LobbyError::NotYours(_) => Reason::NotAllowed.status(Code::PermissionDenied, message),
-            LobbyError::Refused(_) => Reason::NotAllowed.status(Code::FailedPrecondition, message),
-            LobbyError::Game(game) => match game.into_status().code() {
-                Code::InvalidArgument => {
-                    Reason::InvalidRequest.status(Code::InvalidArgument, message)
-                }
+        let (code, reason) = match &error {
+            LobbyError::Invalid(_) => (Code::InvalidArgument, Some(Reason::InvalidRequest)),
+            LobbyError::NotFound(_) => (Code::NotFound, Some(Reason::NotFound)),
+            LobbyError::NotYours(_) => (Code::PermissionDenied, Some(Reason::NotAllowed)),
+            LobbyError::Refused(_) => (Code::FailedPrecondition, Some(Reason::NotAllowed)),
+            LobbyError::Game(game) => match game.code() {
+                Code::InvalidArgument => (Code::InvalidArgument, Some(Reason::InvalidRequest)),
                 Code::Unavailable | Code::DeadlineExceeded | Code::Unknown => {
-                    Status::unavailable(message)
+                    (Code::Unavailable, None)
                 }
-                _ => Status::internal(message),
+                _ => (Code::Internal, None),
             },
-            LobbyError::Store(StoreError::Corrupt { .. }) => Status::internal(message),
+            LobbyError::Store(StoreError::Corrupt { .. }) => (Code::Internal, None),
             LobbyError::Unavailable(_) | LobbyError::Store(_) | LobbyError::Stopped => {
-                Status::unavailable(message)
+                (Code::Unavailable, None)
             }
+        };
+        let message = error.to_string();
+        match reason {
+            Some(reason) => reason.status(code, message),
+            None => Status::new(code, message),
         }
     }
 }
