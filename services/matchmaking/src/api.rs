@@ -15,7 +15,7 @@ use tonic::{Request, Response, Status};
 use tracing::instrument;
 
 use crate::{
-    convert::{Reply as _, cursor_token, ids, member, parse_cursor, replies, seeker, speed_filter},
+    convert::{Reply as _, act, cursor_token, member, parse_cursor, replies, seeker, speed_filter},
     lobby::{LobbyHandle, NewChallenge, NewSeek, error::LobbyError},
     pairing::PairingHandle,
 };
@@ -100,8 +100,9 @@ macro_rules! make {
 macro_rules! one {
     ($this:ident, $r:ident, $method:ident, $response:ident,
         ($id:ident $(, $extra:ident)* -> $answer:ident)) => {{
-        let (id, player_id) = ids(stringify!($id), $r.$id, $r.player_id)?;
-        let done = $this.lobby.$method(id, player_id.clone() $(, &$r.$extra)*).await?;
+        let act = act(stringify!($id), $r.$id, $r.player_id)?;
+        let player_id = act.player_id.clone();
+        let done = $this.lobby.$method(act $(, &$r.$extra)*).await?;
         pb::$response {
             $answer: Some(done.reply(&player_id)?),
         }

@@ -10,7 +10,7 @@ use tonic::{Code, Status};
 
 use crate::{
     lobby::{
-        NewChallenge, NewSeek, Settled, challenge_lifetime, check_terms,
+        Act, NewChallenge, NewSeek, Settled, challenge_lifetime, check_terms,
         error::LobbyError,
         model::{
             AcceptMode, Challenge, ChallengeStatus, LobbyEvent, Member, RequestStatus, Seek,
@@ -117,12 +117,12 @@ pub fn seeker(r: pb::JoinPairingQueueRequest, updates: Updates) -> Result<Seeker
     })
 }
 
-/// The id of the seek, request or challenge a call is about and of the
-/// player acting on it, both of which must be given.
-pub fn ids(field: &str, id: String, player_id: String) -> Result<(String, String), LobbyError> {
+/// A call on the seek, request or challenge `id` (the request's `field`)
+/// by `player_id`, both of which must be given.
+pub fn act(field: &str, id: String, player_id: String) -> Result<Act, LobbyError> {
     require(field, &id)?;
     require("player_id", &player_id)?;
-    Ok((id, player_id))
+    Ok(Act { id, player_id })
 }
 
 /// A registered player named in a request.

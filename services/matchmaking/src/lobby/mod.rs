@@ -22,7 +22,7 @@ use chess_domain::{ColorChoice, SpeedCategory, TimeControl, Timestamp};
 use chess_runtime::Shutdown;
 use tokio::sync::{mpsc, oneshot, watch};
 
-pub use self::actor::{Requests, SeekPage, Settled};
+pub use self::actor::{Act, Requests, SeekPage, Settled};
 use self::{
     actor::{Lobby, Message, RequestEnd, Requested},
     error::LobbyError,
@@ -181,17 +181,8 @@ impl LobbyHandle {
     }
 
     /// Withdraws `player_id`'s seek `seek_id`.
-    pub async fn cancel_seek(
-        &self,
-        seek_id: String,
-        player_id: String,
-    ) -> Result<Seek, LobbyError> {
-        self.ask(|reply| Message::CancelSeek {
-            seek_id,
-            player_id,
-            reply,
-        })
-        .await?
+    pub async fn cancel_seek(&self, act: Act) -> Result<Seek, LobbyError> {
+        self.ask(|reply| Message::CancelSeek { act, reply }).await?
     }
 
     /// A page of open seeks (of `speed`, if given) after `after`, with their
@@ -278,54 +269,24 @@ impl LobbyHandle {
     }
 
     /// The poster accepts request `request_id`; the game starts.
-    pub async fn accept_seek_request(
-        &self,
-        request_id: String,
-        player_id: String,
-    ) -> Result<Settled, LobbyError> {
-        let plan = self
-            .ask(|reply| Message::AcceptRequest {
-                request_id,
-                player_id,
-                reply,
-            })
-            .await??;
-        self.start(plan).await
+    pub async fn accept_seek_request(&self, act: Act) -> Result<Settled, LobbyError> {
+        let plan = self.ask(|reply| Message::AcceptRequest { act, reply });
+        self.start(plan.await??).await
     }
 
     /// The poster rejects request `request_id`.
-    pub async fn reject_seek_request(
-        &self,
-        request_id: String,
-        player_id: String,
-    ) -> Result<SeekRequest, LobbyError> {
-        self.end_request(request_id, player_id, RequestEnd::Rejected)
-            .await
+    pub async fn reject_seek_request(&self, act: Act) -> Result<SeekRequest, LobbyError> {
+        self.end_request(act, RequestEnd::Rejected).await
     }
 
     /// The requester withdraws request `request_id`.
-    pub async fn withdraw_seek_request(
-        &self,
-        request_id: String,
-        player_id: String,
-    ) -> Result<SeekRequest, LobbyError> {
-        self.end_request(request_id, player_id, RequestEnd::Withdrawn)
-            .await
+    pub async fn withdraw_seek_request(&self, act: Act) -> Result<SeekRequest, LobbyError> {
+        self.end_request(act, RequestEnd::Withdrawn).await
     }
 
-    async fn end_request(
-        &self,
-        request_id: String,
-        player_id: String,
-        end: RequestEnd,
-    ) -> Result<SeekRequest, LobbyError> {
-        self.ask(|reply| Message::EndRequest {
-            request_id,
-            player_id,
-            end,
-            reply,
-        })
-        .await?
+    async fn end_request(&self, act: Act, end: RequestEnd) -> Result<SeekRequest, LobbyError> {
+        self.ask(|reply| Message::EndRequest { act, end, reply })
+            .await?
     }
 
     /// A player's requests: received, sent, and their own seeks (with
@@ -364,50 +325,22 @@ impl LobbyHandle {
     }
 
     /// The challenged player accepts; the game starts.
-    pub async fn accept_challenge(
-        &self,
-        challenge_id: String,
-        player_id: String,
-    ) -> Result<Settled, LobbyError> {
-        let plan = self
-            .ask(|reply| Message::AcceptChallenge {
-                challenge_id,
-                player_id,
-                reply,
-            })
-            .await??;
-        self.start(plan).await
+    pub async fn accept_challenge(&self, act: Act) -> Result<Settled, LobbyError> {
+        let plan = self.ask(|reply| Message::AcceptChallenge { act, reply });
+        self.start(plan.await??).await
     }
 
     /// The challenged player declines, with a reason (trimmed and cut short).
-    pub async fn decline_challenge(
-        &self,
-        challenge_id: String,
-        player_id: String,
-        reason: &str,
-    ) -> Result<Challenge, LobbyError> {
+    pub async fn decline_challenge(&self, act: Act, reason: &str) -> Result<Challenge, LobbyError> {
         let reason: String = reason.trim().chars().take(MAX_REASON_CHARS).collect();
-        self.ask(|reply| Message::DeclineChallenge {
-            challenge_id,
-            player_id,
-            reason,
-            reply,
-        })
-        .await?
+        self.ask(|reply| Message::DeclineChallenge { act, reason, reply })
+            .await?
     }
 
     /// The challenger withdraws.
-    pub async fn cancel_challenge(
-        &self,
-        challenge_id: String,
-        player_id: String,
-    ) -> Result<Challenge, LobbyError> {
-        self.ask(|reply| Message::CancelChallenge {
-            challenge_id,
-            player_id,
-            reply,
-        })
-        .await?
+    pub async fn cancel_challenge(&self, act: Act) -> Result<Challenge, LobbyError> {
+        self.ask(|reply| Message::CancelChallenge { act, reply })
+            .await?
     }
 
     /// A player's pending challenges: incoming and outgoing.

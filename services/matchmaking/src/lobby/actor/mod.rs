@@ -84,6 +84,14 @@ pub type SeekPage = (Vec<Seek>, Option<(Timestamp, String)>);
 /// A player's requests: received (to their seeks), sent, and their seeks.
 pub type Requests = (Vec<SeekRequest>, Vec<SeekRequest>, Vec<Seek>);
 
+/// A player's call on one seek, request or challenge: its id, and the
+/// player acting on it.
+#[derive(Debug)]
+pub struct Act {
+    pub id: String,
+    pub player_id: String,
+}
+
 /// Messages to the lobby task.
 #[derive(Debug)]
 pub(super) enum Message {
@@ -92,8 +100,7 @@ pub(super) enum Message {
         reply: Reply<Seek>,
     },
     CancelSeek {
-        seek_id: String,
-        player_id: String,
+        act: Act,
         reply: Reply<Seek>,
     },
     GetSeek {
@@ -114,13 +121,11 @@ pub(super) enum Message {
         reply: Reply<Requested>,
     },
     AcceptRequest {
-        request_id: String,
-        player_id: String,
+        act: Act,
         reply: Reply<GamePlan>,
     },
     EndRequest {
-        request_id: String,
-        player_id: String,
+        act: Act,
         end: RequestEnd,
         reply: Reply<SeekRequest>,
     },
@@ -133,19 +138,16 @@ pub(super) enum Message {
         reply: Reply<Challenge>,
     },
     AcceptChallenge {
-        challenge_id: String,
-        player_id: String,
+        act: Act,
         reply: Reply<GamePlan>,
     },
     DeclineChallenge {
-        challenge_id: String,
-        player_id: String,
+        act: Act,
         reason: String,
         reply: Reply<Challenge>,
     },
     CancelChallenge {
-        challenge_id: String,
-        player_id: String,
+        act: Act,
         reply: Reply<Challenge>,
     },
     ListChallenges {
@@ -351,12 +353,8 @@ impl Lobby {
             Message::CreateSeek { seek, reply } => {
                 let _ = reply.send(self.create_seek(seek).await);
             }
-            Message::CancelSeek {
-                seek_id,
-                player_id,
-                reply,
-            } => {
-                let _ = reply.send(self.cancel_seek(&seek_id, &player_id).await);
+            Message::CancelSeek { act, reply } => {
+                let _ = reply.send(self.cancel_seek(&act.id, &act.player_id).await);
             }
             Message::GetSeek { seek_id, reply } => {
                 let _ = reply.send(self.open_seek(&seek_id).cloned());
@@ -377,20 +375,11 @@ impl Lobby {
             } => {
                 let _ = reply.send(self.request_seek(&seek_id, requester, rating).await);
             }
-            Message::AcceptRequest {
-                request_id,
-                player_id,
-                reply,
-            } => {
-                let _ = reply.send(self.accept_request(&request_id, &player_id));
+            Message::AcceptRequest { act, reply } => {
+                let _ = reply.send(self.accept_request(&act.id, &act.player_id));
             }
-            Message::EndRequest {
-                request_id,
-                player_id,
-                end,
-                reply,
-            } => {
-                let _ = reply.send(self.end_request(&request_id, &player_id, end).await);
+            Message::EndRequest { act, end, reply } => {
+                let _ = reply.send(self.end_request(&act.id, &act.player_id, end).await);
             }
             Message::ListRequests { player_id, reply } => {
                 let _ = reply.send(self.list_requests(&player_id));
@@ -398,30 +387,17 @@ impl Lobby {
             Message::CreateChallenge { challenge, reply } => {
                 let _ = reply.send(self.create_challenge(challenge).await);
             }
-            Message::AcceptChallenge {
-                challenge_id,
-                player_id,
-                reply,
-            } => {
-                let _ = reply.send(self.accept_challenge(&challenge_id, &player_id).await);
+            Message::AcceptChallenge { act, reply } => {
+                let _ = reply.send(self.accept_challenge(&act.id, &act.player_id).await);
             }
-            Message::DeclineChallenge {
-                challenge_id,
-                player_id,
-                reason,
-                reply,
-            } => {
+            Message::DeclineChallenge { act, reason, reply } => {
                 let result = self
-                    .decline_challenge(&challenge_id, &player_id, reason)
+                    .decline_challenge(&act.id, &act.player_id, reason)
                     .await;
                 let _ = reply.send(result);
             }
-            Message::CancelChallenge {
-                challenge_id,
-                player_id,
-                reply,
-            } => {
-                let _ = reply.send(self.cancel_challenge(&challenge_id, &player_id).await);
+            Message::CancelChallenge { act, reply } => {
+                let _ = reply.send(self.cancel_challenge(&act.id, &act.player_id).await);
             }
             Message::ListChallenges { player_id, reply } => {
                 let _ = reply.send(self.list_challenges(&player_id));
