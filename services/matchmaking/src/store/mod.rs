@@ -139,11 +139,12 @@ impl Store {
         status: &str,
         now: Timestamp,
     ) -> Result<(), StoreError> {
+        use seeks::Column;
         let columns = [
-            (seeks::Column::Status, status.into()),
-            (seeks::Column::ClosedAt, now.millis().into()),
+            (Column::Status, status.into()),
+            (Column::ClosedAt, now.millis().into()),
         ];
-        self.update(seeks::Column::Id, id, columns).await
+        self.update(Column::Id, id, columns).await
     }
 
     /// Records a request's final status (and game).
@@ -152,19 +153,13 @@ impl Store {
         request: &SeekRequest,
         now: Timestamp,
     ) -> Result<(), StoreError> {
+        use seek_requests::Column;
         let columns = [
-            (
-                seek_requests::Column::Status,
-                request.status.as_str().into(),
-            ),
-            (
-                seek_requests::Column::GameId,
-                request.game_id.clone().into(),
-            ),
-            (seek_requests::Column::UpdatedAt, now.millis().into()),
+            (Column::Status, request.status.as_str().into()),
+            (Column::GameId, request.game_id.clone().into()),
+            (Column::UpdatedAt, now.millis().into()),
         ];
-        self.update(seek_requests::Column::Id, &request.id, columns)
-            .await
+        self.update(Column::Id, &request.id, columns).await
     }
 
     /// Records a challenge's final status (with its reason or game).
@@ -173,17 +168,17 @@ impl Store {
         challenge: &Challenge,
         now: Timestamp,
     ) -> Result<(), StoreError> {
+        use challenges::Column;
         let columns = [
-            (challenges::Column::Status, challenge.status.as_str().into()),
+            (Column::Status, challenge.status.as_str().into()),
             (
-                challenges::Column::DeclineReason,
+                Column::DeclineReason,
                 challenge.decline_reason.clone().into(),
             ),
-            (challenges::Column::GameId, challenge.game_id.clone().into()),
-            (challenges::Column::UpdatedAt, now.millis().into()),
+            (Column::GameId, challenge.game_id.clone().into()),
+            (Column::UpdatedAt, now.millis().into()),
         ];
-        self.update(challenges::Column::Id, &challenge.id, columns)
-            .await
+        self.update(Column::Id, &challenge.id, columns).await
     }
 
     /// The rows of `column`'s table whose `column` is `value`, read with
