@@ -68,7 +68,8 @@ manifest.sort();
 fs.writeFileSync(path.join(DIST, "manifest.txt"), `${manifest.join("\n")}\n`);
 
 // The licences page: this project, then every package whose code is in the
-// bundle, with its licence text.
+// bundle, and the licence texts, each once: packages under the same text
+// (the GPL of chessground and chessops, say) point to one copy of it.
 function licencesPage(metafile) {
   const dirs = new Set();
   for (const input of Object.keys(metafile.inputs)) {
@@ -82,22 +83,31 @@ function licencesPage(metafile) {
         .readdirSync(dir)
         .sort()
         .find((f) => /^(licen[cs]e|copying)(\.md|\.txt)?$/i.test(f));
-      const text = licenceFile ? fs.readFileSync(path.join(dir, licenceFile), "utf8") : "";
+      const text = licenceFile ? fs.readFileSync(path.join(dir, licenceFile), "utf8").trim() : "";
       return { name: pkg.name, version: pkg.version, licence: pkg.license, homepage: pkg.homepage ?? "", text };
     })
     .sort((a, b) => a.name.localeCompare(b.name));
+  const texts = new Map();
+  for (const p of packages.filter((p) => p.text)) {
+    if (!texts.has(p.text)) texts.set(p.text, { id: `text-${texts.size + 1}`, licence: p.licence, users: [] });
+    texts.get(p.text).users.push(p);
+  }
   const esc = (s) =>
     String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
   const list = packages
-    .map((p) => `<li><a href="#${esc(p.name)}">${esc(p.name)}</a> ${esc(p.version)} (${esc(p.licence)})</li>`)
-    .join("\n");
-  const texts = packages
     .map(
       (p) =>
-        `<section id="${esc(p.name)}">\n<h2>${esc(p.name)} ${esc(p.version)}</h2>\n` +
-        `<p>Licence: ${esc(p.licence)}${p.homepage ? ` · <a href="${esc(p.homepage)}">${esc(p.homepage)}</a>` : ""}</p>\n` +
-        (p.text ? `<pre>${esc(p.text.trim())}</pre>\n` : "") +
-        "</section>",
+        `<li id="${esc(p.name)}">${esc(p.name)} ${esc(p.version)} (${esc(p.licence)})` +
+        (p.homepage ? ` · <a href="${esc(p.homepage)}">${esc(p.homepage)}</a>` : "") +
+        (p.text ? ` · <a href="#${texts.get(p.text).id}">licence text</a>` : "") +
+        "</li>",
+    )
+    .join("\n");
+  const sections = [...texts]
+    .map(
+      ([text, { id, licence, users }]) =>
+        `<section id="${id}">\n<h2>${esc(licence)}: ${users.map((p) => esc(p.name)).join(", ")}</h2>\n` +
+        `<pre>${esc(text)}</pre>\n</section>`,
     )
     .join("\n");
   return `<!DOCTYPE html>
@@ -115,7 +125,7 @@ The page you are using is built from its sources and from these packages, whose 
 <ul>
 ${list}
 </ul>
-${texts}
+${sections}
 </body>
 </html>
 `;
