@@ -54,13 +54,12 @@ pub const EXIT_ENGINE_UNAVAILABLE: u8 = chess_runtime::exit::ENGINE_UNAVAILABLE;
 /// `stockfish` is not on `PATH` (Debian installs it here).
 pub const FALLBACK_STOCKFISH: &str = "/usr/games/stockfish";
 
-/// Flags of `chess-engine`; each has an environment twin `CHESS_ENGINE_<FLAG>`.
+/// The engine service: a supervised pool of Stockfish processes
+///
+/// The flags of `chess-engine`, under the summary above that `--help` prints;
+/// each has an environment twin `CHESS_ENGINE_<FLAG>`.
 #[derive(Debug, clap::Parser)]
-#[command(
-    name = "chess-engine",
-    version,
-    about = "The engine service: a supervised pool of Stockfish processes"
-)]
+#[command(version, long_about = None)]
 pub struct Config {
     #[command(flatten)]
     pub service: chess_runtime::ServiceArgs,

@@ -40,13 +40,12 @@ use std::sync::Arc;
 
 use chess_proto::game::v1::game_service_server::{GameServiceServer, SERVICE_NAME};
 
-/// Flags of `chess-game`; each has an environment twin `CHESS_GAME_<FLAG>`.
+/// The game service: positions, rules, clocks and durable games
+///
+/// The flags of `chess-game`, under the summary above that `--help` prints;
+/// each has an environment twin `CHESS_GAME_<FLAG>`.
 #[derive(Debug, clap::Parser)]
-#[command(
-    name = "chess-game",
-    version,
-    about = "The game service: positions, rules, clocks and durable games"
-)]
+#[command(version, long_about = None)]
 pub struct Config {
     #[command(flatten)]
     pub service: chess_runtime::ServiceArgs,

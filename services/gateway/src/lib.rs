@@ -22,14 +22,12 @@ use crate::{
     fronts::{nostr, uqchess, web},
 };
 
-/// Flags of `chess-gateway`; each has an environment twin
-/// `CHESS_GATEWAY_<FLAG>`.
+/// The gateway: public gRPC API, the uqchess line protocol and the Nostr bridge
+///
+/// The flags of `chess-gateway`, under the summary above that `--help` prints;
+/// each has an environment twin `CHESS_GATEWAY_<FLAG>`.
 #[derive(Debug, clap::Parser)]
-#[command(
-    name = "chess-gateway",
-    version,
-    about = "The gateway: public gRPC API, the uqchess line protocol and the Nostr bridge"
-)]
+#[command(version, long_about = None)]
 pub struct Config {
     #[command(flatten)]
     pub service: chess_runtime::ServiceArgs,

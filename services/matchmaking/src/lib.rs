@@ -20,14 +20,12 @@ use chess_proto::matchmaking::v1::matchmaking_service_server::{
     MatchmakingServiceServer, SERVICE_NAME,
 };
 
-/// Flags of `chess-matchmaking`; each has an environment twin
-/// `CHESS_MATCHMAKING_<FLAG>`.
+/// The matchmaking service: pairing, seeks, tables and challenges
+///
+/// The flags of `chess-matchmaking`, under the summary above that `--help`
+/// prints; each has an environment twin `CHESS_MATCHMAKING_<FLAG>`.
 #[derive(Debug, clap::Parser)]
-#[command(
-    name = "chess-matchmaking",
-    version,
-    about = "The matchmaking service: pairing, seeks, tables and challenges"
-)]
+#[command(version, long_about = None)]
 pub struct Config {
     #[command(flatten)]
     pub service: chess_runtime::ServiceArgs,

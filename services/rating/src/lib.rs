@@ -29,13 +29,12 @@ pub mod store;
 use chess_proto::rating::v1::rating_service_server::{RatingServiceServer, SERVICE_NAME};
 use chess_ratings::{RatingSystem, System, glicko2};
 
-/// Flags of `chess-rating`; each has an environment twin `CHESS_RATING_<FLAG>`.
+/// The rating service: accounts, ratings, rating history and leaderboards
+///
+/// The flags of `chess-rating`, under the summary above that `--help` prints;
+/// each has an environment twin `CHESS_RATING_<FLAG>`.
 #[derive(Debug, clap::Parser)]
-#[command(
-    name = "chess-rating",
-    version,
-    about = "The rating service: accounts, ratings, rating history and leaderboards"
-)]
+#[command(version, long_about = None)]
 pub struct Config {
     #[command(flatten)]
     pub service: chess_runtime::ServiceArgs,

@@ -80,13 +80,12 @@ impl InternalListen {
     }
 }
 
-/// Flags of `chess-stack`; each has an environment twin `CHESS_STACK_<FLAG>`.
+/// Starts the five chess services on this machine and supervises them until Ctrl-C
+///
+/// The flags of `chess-stack`, under the summary above that `--help` prints;
+/// each has an environment twin `CHESS_STACK_<FLAG>`.
 #[derive(Debug, clap::Parser)]
-#[command(
-    name = "chess-stack",
-    version,
-    about = "Starts the five chess services on this machine and supervises them until Ctrl-C"
-)]
+#[command(version, long_about = None)]
 pub struct Config {
     /// Directory for the databases, outgoing mail and the session key.
     #[arg(long, default_value = "data")]
