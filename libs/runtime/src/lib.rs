@@ -2,7 +2,8 @@
 //!
 //! - [`addr`]: the default address of every service; [`exit`]: the exit
 //!   statuses services and their launchers share.
-//! - [`service`]: the flags every service shares and its `main`.
+//! - [`service`]: the flags every service shares, the start-up failures
+//!   they share, and its `main`.
 //! - [`cli`]: flag parsing where every flag has an environment twin
 //!   (`CHESS_<SERVICE>_<FLAG>`), with bad flags reported on one line.
 //! - [`server`]: binding the listen address, the gRPC server with the standard
@@ -37,7 +38,7 @@ pub use client::{Channel, channel};
 pub use identity::{Claims, InternalKey, Signer};
 pub use reason::Reason;
 pub use server::{Health, Server, ServerArgs, Shutdown};
-pub use service::ServiceArgs;
+pub use service::{ServiceArgs, StartError};
 
 use std::process::ExitCode;
 

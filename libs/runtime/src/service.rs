@@ -1,6 +1,7 @@
 //! What every service binary declares and does the same way: the flags
 //! they all accept ([`ServiceArgs`]), binding its port from them
-//! ([`ServiceArgs::bind_verified`]) and their `main` ([`main`]).
+//! ([`ServiceArgs::bind_verified`]), the ways they all can fail to start
+//! ([`StartError`]) and their `main` ([`main`]).
 
 use std::{future::Future, process::ExitCode};
 
@@ -35,17 +36,13 @@ impl ServiceArgs {
 
     /// Loads the internal key, then binds as [`Self::bind`] a server that
     /// takes only calls signed with it. The key is handed back: the
-    /// service signs its own calls to the others with it. Either failure
-    /// converts into the service's own error.
-    pub async fn bind_verified<E>(
+    /// service signs its own calls to the others with it.
+    pub async fn bind_verified(
         &self,
         service: &'static str,
         default_addr: &str,
         services: &[&'static str],
-    ) -> Result<(crate::Server, crate::InternalKey), E>
-    where
-        E: From<crate::identity::KeyError> + From<crate::server::Error>,
-    {
+    ) -> Result<(crate::Server, crate::InternalKey), StartError> {
         let key = self.internal_key.load()?;
         let server = self
             .bind(service, default_addr, services)
@@ -53,6 +50,44 @@ impl ServiceArgs {
             .with_verified_callers(key.clone());
         Ok((server, key))
     }
+}
+
+/// The ways every service can fail to start, said once: each service's own
+/// `StartError` wraps it transparently in a variant `Runtime` and lists only
+/// the failures that are its own; [`shared_start_errors!`] lets `?` turn
+/// each of these sources into it.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Server(#[from] crate::server::Error),
+    #[error(transparent)]
+    Lock(#[from] crate::lock::Error),
+    #[error("invalid service address: {0}")]
+    Address(#[from] crate::client::Error),
+    #[error(transparent)]
+    InternalKey(#[from] crate::identity::KeyError),
+}
+
+/// `From` each source of the shared [`StartError`] for a service's own
+/// start-up error `$error`, through its variant `Runtime`: what `#[from]`
+/// on that variant cannot give, as conversions do not chain.
+#[macro_export]
+macro_rules! shared_start_errors {
+    ($error:ty) => {
+        $crate::shared_start_errors!(
+            @from $error: $crate::server::Error, $crate::lock::Error,
+            $crate::client::Error, $crate::identity::KeyError
+        );
+    };
+    (@from $error:ty: $($source:ty),+) => {
+        $(
+            impl ::core::convert::From<$source> for $error {
+                fn from(error: $source) -> Self {
+                    Self::Runtime($crate::service::StartError::from(error))
+                }
+            }
+        )+
+    };
 }
 
 /// A service's `main`: parses its flags (see [`crate::cli::parse`]), starts

@@ -50,10 +50,10 @@ pub enum StartError {
         reason: chess_uci::Error,
     },
     #[error(transparent)]
-    Server(#[from] chess_runtime::server::Error),
-    #[error(transparent)]
-    InternalKey(#[from] chess_runtime::identity::KeyError),
+    Runtime(#[from] chess_runtime::StartError),
 }
+
+chess_runtime::shared_start_errors!(StartError);
 
 #[cfg(test)]
 mod tests {

@@ -162,7 +162,7 @@ pub fn default_pool_size() -> usize {
 pub async fn run(config: Config) -> Result<(), StartError> {
     let (server, _) = config
         .service
-        .bind_verified::<StartError>("engine", DEFAULT_LISTEN, &[SERVICE_NAME])
+        .bind_verified("engine", DEFAULT_LISTEN, &[SERVICE_NAME])
         .await?;
     let pool = Pool::start(config.pool(), server.shutdown()).await?;
     tracing::info!(

@@ -131,20 +131,16 @@ const REPORTER_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error(transparent)]
-    Server(#[from] chess_runtime::server::Error),
+    Runtime(#[from] chess_runtime::StartError),
     #[error("cannot open the game database: {0}")]
     Store(#[from] store::StoreError),
-    #[error(transparent)]
-    Lock(#[from] chess_runtime::lock::Error),
-    #[error("invalid service address: {0}")]
-    Address(#[from] chess_runtime::client::Error),
-    #[error(transparent)]
-    InternalKey(#[from] chess_runtime::identity::KeyError),
     #[error("cannot resume the active games: {0}")]
     Resume(String),
     #[error("{0}")]
     Flags(String),
 }
+
+chess_runtime::shared_start_errors!(StartError);
 
 /// Runs the service until shutdown.
 pub async fn run(config: Config) -> Result<(), StartError> {
@@ -158,7 +154,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         })?;
     let (server, key) = config
         .service
-        .bind_verified::<StartError>("game", DEFAULT_LISTEN, &[SERVICE_NAME])
+        .bind_verified("game", DEFAULT_LISTEN, &[SERVICE_NAME])
         .await?;
     let signer = chess_runtime::Signer::new(key.clone(), "game");
     let me = shards::Replica {

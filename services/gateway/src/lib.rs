@@ -108,18 +108,16 @@ pub const DEFAULT_LISTEN: &str = chess_runtime::addr::GATEWAY;
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error(transparent)]
-    Server(#[from] chess_runtime::server::Error),
-    #[error("invalid service address: {0}")]
-    Address(#[from] chess_runtime::client::Error),
+    Runtime(#[from] chess_runtime::StartError),
     #[error(transparent)]
     TokenKey(#[from] auth::KeyError),
-    #[error(transparent)]
-    InternalKey(#[from] chess_runtime::identity::KeyError),
     #[error("mail: {0}")]
     Mail(#[from] mail::MailError),
     #[error(transparent)]
     Nostr(#[from] nostr::NostrError),
 }
+
+chess_runtime::shared_start_errors!(StartError);
 
 /// Runs the gateway until shutdown.
 pub async fn run(config: Config) -> Result<(), StartError> {

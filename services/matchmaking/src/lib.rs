@@ -54,22 +54,18 @@ pub const DEFAULT_LISTEN: &str = chess_runtime::addr::MATCHMAKING;
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error(transparent)]
-    Server(#[from] chess_runtime::server::Error),
+    Runtime(#[from] chess_runtime::StartError),
     #[error("cannot open the lobby database: {0}")]
     Storage(#[from] store::StoreError),
-    #[error(transparent)]
-    Lock(#[from] chess_runtime::lock::Error),
-    #[error("invalid service address: {0}")]
-    Address(#[from] chess_runtime::client::Error),
-    #[error(transparent)]
-    InternalKey(#[from] chess_runtime::identity::KeyError),
 }
+
+chess_runtime::shared_start_errors!(StartError);
 
 /// Runs the service until shutdown.
 pub async fn run(config: Config) -> Result<(), StartError> {
     let (server, key) = config
         .service
-        .bind_verified::<StartError>("matchmaking", DEFAULT_LISTEN, &[SERVICE_NAME])
+        .bind_verified("matchmaking", DEFAULT_LISTEN, &[SERVICE_NAME])
         .await?;
     let signer = chess_runtime::Signer::new(key, "matchmaking");
     // Held until the service stops; taken once the flags have proved good.

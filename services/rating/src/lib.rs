@@ -114,16 +114,14 @@ pub enum StartError {
     #[error("invalid configuration: {0}")]
     Config(#[from] glicko2::ConfigError),
     #[error(transparent)]
-    Server(#[from] chess_runtime::server::Error),
+    Runtime(#[from] chess_runtime::StartError),
     #[error("cannot open the rating database: {0}")]
     Store(#[from] store::StoreError),
     #[error(transparent)]
-    Lock(#[from] chess_runtime::lock::Error),
-    #[error(transparent)]
     Hash(#[from] accounts::HashError),
-    #[error(transparent)]
-    InternalKey(#[from] chess_runtime::identity::KeyError),
 }
+
+chess_runtime::shared_start_errors!(StartError);
 
 /// Runs the service until shutdown. Health turns SERVING once the migrations
 /// have run.
@@ -131,7 +129,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     let system = config.system()?;
     let (server, _) = config
         .service
-        .bind_verified::<StartError>("rating", DEFAULT_LISTEN, &[SERVICE_NAME])
+        .bind_verified("rating", DEFAULT_LISTEN, &[SERVICE_NAME])
         .await?;
     // Held until the service stops; taken once the flags have proved good.
     let _database_lock =
