@@ -72,6 +72,47 @@ fn is_infrastructure(service: &str) -> bool {
     service.starts_with("grpc.health.") || service.starts_with("grpc.reflection.")
 }
 
+/// The span of a gRPC call at one end, `name` and `kind` (OpenTelemetry's
+/// span kind) telling which, with the call's service and method.
+macro_rules! rpc_span {
+    ($name:literal, $kind:literal, $service:ident, $method:ident) => {
+        tracing::debug_span!(
+            $name,
+            otel.name = %format_args!("{}/{}", $service, $method),
+            otel.kind = $kind,
+            rpc.system = "grpc",
+            rpc.service = %$service,
+            rpc.method = %$method,
+        )
+    };
+}
+
+/// The `tower::Service` of a tracing layer's `$service`: ready when the
+/// inner service is, it makes each call within the span `$span` gives for
+/// the request (having amended it, a client's to carry the span's context).
+macro_rules! traced_service {
+    ($service:ident, $span:ident) => {
+        impl<S, B> tower::Service<http::Request<B>> for $service<S>
+        where
+            S: tower::Service<http::Request<B>>,
+        {
+            type Response = S::Response;
+            type Error = S::Error;
+            type Future = Instrumented<S::Future>;
+
+            fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+                self.inner.poll_ready(cx)
+            }
+
+            fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
+                let span = $span(&mut request);
+                let future = span.in_scope(|| self.inner.call(request));
+                future.instrument(span)
+            }
+        }
+    };
+}
+
 crate::wrapping_layer!(
     /// Layer for a tonic server: each call runs in a `grpc.server` span whose
     /// parent is the caller's span, taken from the `traceparent` header.
@@ -80,39 +121,21 @@ crate::wrapping_layer!(
     ServerTrace,
 );
 
-impl<S, B> tower::Service<http::Request<B>> for ServerTrace<S>
-where
-    S: tower::Service<http::Request<B>>,
-{
-    type Response = S::Response;
-    type Error = S::Error;
-    type Future = Instrumented<S::Future>;
+traced_service!(ServerTrace, server_span);
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
+/// A call's server span: none for the infrastructure's calls.
+fn server_span<B>(request: &mut http::Request<B>) -> tracing::Span {
+    let (service, method) = rpc_parts(request.uri().path());
+    if is_infrastructure(service) {
+        return tracing::Span::none();
     }
-
-    fn call(&mut self, request: http::Request<B>) -> Self::Future {
-        let (service, method) = rpc_parts(request.uri().path());
-        if is_infrastructure(service) {
-            return self.inner.call(request).instrument(tracing::Span::none());
-        }
-        let span = tracing::debug_span!(
-            "grpc.server",
-            otel.name = %format_args!("{service}/{method}"),
-            otel.kind = "server",
-            rpc.system = "grpc",
-            rpc.service = %service,
-            rpc.method = %method,
-        );
-        let parent =
-            global::get_text_map_propagator(|p| p.extract(&HeaderExtractor(request.headers())));
-        // A parent that cannot be attached (no OpenTelemetry layer installed)
-        // only means the span stays local.
-        let _ = span.set_parent(parent);
-        let future = span.in_scope(|| self.inner.call(request));
-        future.instrument(span)
-    }
+    let span = rpc_span!("grpc.server", "server", service, method);
+    let parent =
+        global::get_text_map_propagator(|p| p.extract(&HeaderExtractor(request.headers())));
+    // A parent that cannot be attached (no OpenTelemetry layer installed)
+    // only means the span stays local.
+    let _ = span.set_parent(parent);
+    span
 }
 
 crate::wrapping_layer!(
@@ -130,35 +153,17 @@ impl<S> ClientTrace<S> {
     }
 }
 
-impl<S, B> tower::Service<http::Request<B>> for ClientTrace<S>
-where
-    S: tower::Service<http::Request<B>>,
-{
-    type Response = S::Response;
-    type Error = S::Error;
-    type Future = Instrumented<S::Future>;
+traced_service!(ClientTrace, client_span);
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
-        let (service, method) = rpc_parts(request.uri().path());
-        let span = tracing::debug_span!(
-            "grpc.client",
-            otel.name = %format_args!("{service}/{method}"),
-            otel.kind = "client",
-            rpc.system = "grpc",
-            rpc.service = %service,
-            rpc.method = %method,
-        );
-        let context = span.context();
-        global::get_text_map_propagator(|p| {
-            p.inject_context(&context, &mut HeaderInjector(request.headers_mut()));
-        });
-        let future = span.in_scope(|| self.inner.call(request));
-        future.instrument(span)
-    }
+/// A call's client span, its context put in the request's headers.
+fn client_span<B>(request: &mut http::Request<B>) -> tracing::Span {
+    let (service, method) = rpc_parts(request.uri().path());
+    let span = rpc_span!("grpc.client", "client", service, method);
+    let context = span.context();
+    global::get_text_map_propagator(|p| {
+        p.inject_context(&context, &mut HeaderInjector(request.headers_mut()));
+    });
+    span
 }
 
 #[cfg(test)]
