@@ -53,9 +53,8 @@ impl ServiceArgs {
 }
 
 /// The ways every service can fail to start, said once: each service's own
-/// `StartError` wraps it transparently in a variant `Runtime` and lists only
-/// the failures that are its own; [`shared_start_errors!`] lets `?` turn
-/// each of these sources into it.
+/// error, declared with [`start_error!`], wraps it and lists only the
+/// failures that are its own.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error(transparent)]
@@ -68,22 +67,35 @@ pub enum StartError {
     InternalKey(#[from] crate::identity::KeyError),
 }
 
-/// `From` each source of the shared [`StartError`] for a service's own
-/// start-up error `$error`, through its variant `Runtime`: what `#[from]`
-/// on that variant cannot give, as conversions do not chain.
+/// Declares a service's `StartError`: the variants given (thiserror's
+/// attributes and all), and `Runtime`, the shared [`StartError`] shown as
+/// it is. `?` takes each source of the shared error directly: the `From`
+/// conversions are written here, as `#[from]` conversions do not chain.
+/// A variant given shows a failure as it is with `#[error("{0}")]`, not
+/// `#[error(transparent)]`, whose expansion by thiserror does not resolve
+/// across this macro's hygiene.
 #[macro_export]
-macro_rules! shared_start_errors {
-    ($error:ty) => {
-        $crate::shared_start_errors!(
-            @from $error: $crate::server::Error, $crate::lock::Error,
+macro_rules! start_error {
+    ($(#[$meta:meta])* $vis:vis enum $error:ident { $($variants:tt)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, thiserror::Error)]
+        $vis enum $error {
+            /// A failure every service can have.
+            #[error(transparent)]
+            Runtime($crate::StartError),
+            $($variants)*
+        }
+
+        $crate::start_error!(
+            @from $error: $crate::StartError, $crate::server::Error, $crate::lock::Error,
             $crate::client::Error, $crate::identity::KeyError
         );
     };
-    (@from $error:ty: $($source:ty),+) => {
+    (@from $error:ident: $($source:ty),+) => {
         $(
             impl ::core::convert::From<$source> for $error {
                 fn from(error: $source) -> Self {
-                    Self::Runtime($crate::service::StartError::from(error))
+                    Self::Runtime($crate::StartError::from(error))
                 }
             }
         )+

@@ -41,19 +41,16 @@ pub enum Error {
     ShuttingDown,
 }
 
-/// Why the service could not start (or its server failed).
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    #[error("cannot start Stockfish ({}): {reason}", .path.display())]
-    CannotStart {
-        path: PathBuf,
-        reason: chess_uci::Error,
-    },
-    #[error(transparent)]
-    Runtime(#[from] chess_runtime::StartError),
+chess_runtime::start_error! {
+    /// Why the service could not start (or its server failed).
+    pub enum StartError {
+        #[error("cannot start Stockfish ({}): {reason}", .path.display())]
+        CannotStart {
+            path: PathBuf,
+            reason: chess_uci::Error,
+        },
+    }
 }
-
-chess_runtime::shared_start_errors!(StartError);
 
 #[cfg(test)]
 mod tests {

@@ -127,20 +127,17 @@ pub const DEFAULT_LISTEN: &str = chess_runtime::addr::GAME;
 /// is waited for before the store closes.
 const REPORTER_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// Why the service could not run.
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    #[error(transparent)]
-    Runtime(#[from] chess_runtime::StartError),
-    #[error("cannot open the game database: {0}")]
-    Store(#[from] store::StoreError),
-    #[error("cannot resume the active games: {0}")]
-    Resume(String),
-    #[error("{0}")]
-    Flags(String),
+chess_runtime::start_error! {
+    /// Why the service could not run.
+    pub enum StartError {
+        #[error("cannot open the game database: {0}")]
+        Store(#[from] store::StoreError),
+        #[error("cannot resume the active games: {0}")]
+        Resume(String),
+        #[error("{0}")]
+        Flags(String),
+    }
 }
-
-chess_runtime::shared_start_errors!(StartError);
 
 /// Runs the service until shutdown.
 pub async fn run(config: Config) -> Result<(), StartError> {

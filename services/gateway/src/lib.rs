@@ -104,20 +104,17 @@ pub struct Config {
 /// Default address of the public gRPC API.
 pub const DEFAULT_LISTEN: &str = chess_runtime::addr::GATEWAY;
 
-/// Why the gateway could not run.
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    #[error(transparent)]
-    Runtime(#[from] chess_runtime::StartError),
-    #[error(transparent)]
-    TokenKey(#[from] auth::KeyError),
-    #[error("mail: {0}")]
-    Mail(#[from] mail::MailError),
-    #[error(transparent)]
-    Nostr(#[from] nostr::NostrError),
+chess_runtime::start_error! {
+    /// Why the gateway could not run.
+    pub enum StartError {
+        #[error("{0}")]
+        TokenKey(#[from] auth::KeyError),
+        #[error("mail: {0}")]
+        Mail(#[from] mail::MailError),
+        #[error("{0}")]
+        Nostr(#[from] nostr::NostrError),
+    }
 }
-
-chess_runtime::shared_start_errors!(StartError);
 
 /// Runs the gateway until shutdown.
 pub async fn run(config: Config) -> Result<(), StartError> {

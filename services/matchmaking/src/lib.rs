@@ -50,16 +50,13 @@ pub struct Config {
 /// Default gRPC address.
 pub const DEFAULT_LISTEN: &str = chess_runtime::addr::MATCHMAKING;
 
-/// Why the service could not run.
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    #[error(transparent)]
-    Runtime(#[from] chess_runtime::StartError),
-    #[error("cannot open the lobby database: {0}")]
-    Storage(#[from] store::StoreError),
+chess_runtime::start_error! {
+    /// Why the service could not run.
+    pub enum StartError {
+        #[error("cannot open the lobby database: {0}")]
+        Storage(#[from] store::StoreError),
+    }
 }
-
-chess_runtime::shared_start_errors!(StartError);
 
 /// Runs the service until shutdown.
 pub async fn run(config: Config) -> Result<(), StartError> {

@@ -108,20 +108,17 @@ impl Config {
 /// Default gRPC address.
 pub const DEFAULT_LISTEN: &str = chess_runtime::addr::RATING;
 
-/// Why the service could not run.
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    #[error("invalid configuration: {0}")]
-    Config(#[from] glicko2::ConfigError),
-    #[error(transparent)]
-    Runtime(#[from] chess_runtime::StartError),
-    #[error("cannot open the rating database: {0}")]
-    Store(#[from] store::StoreError),
-    #[error(transparent)]
-    Hash(#[from] accounts::HashError),
+chess_runtime::start_error! {
+    /// Why the service could not run.
+    pub enum StartError {
+        #[error("invalid configuration: {0}")]
+        Config(#[from] glicko2::ConfigError),
+        #[error("cannot open the rating database: {0}")]
+        Store(#[from] store::StoreError),
+        #[error("{0}")]
+        Hash(#[from] accounts::HashError),
+    }
 }
-
-chess_runtime::shared_start_errors!(StartError);
 
 /// Runs the service until shutdown. Health turns SERVING once the migrations
 /// have run.
