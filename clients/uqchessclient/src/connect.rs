@@ -22,14 +22,7 @@ impl std::error::Error for CannotConnect {}
 /// Connects to `localhost` on `port` (a decimal number or a TCP service
 /// name), trying every address localhost resolves to in turn.
 pub fn connect(port: &OsStr) -> Result<TcpStream, CannotConnect> {
-    let port = port.to_str().ok_or(CannotConnect)?;
-    let number = if is_decimal(port) {
-        port.parse().map_err(|_out_of_range| CannotConnect)?
-    } else {
-        // An unreadable services file simply means no service names.
-        let services = std::fs::read_to_string(SERVICES_FILE).unwrap_or_default();
-        lookup_service(&services, port).ok_or(CannotConnect)?
-    };
+    let number = port.to_str().and_then(port_number).ok_or(CannotConnect)?;
     let addresses = ("localhost", number)
         .to_socket_addrs()
         .map_err(|_unresolvable| CannotConnect)?;
@@ -37,6 +30,18 @@ pub fn connect(port: &OsStr) -> Result<TcpStream, CannotConnect> {
         .into_iter()
         .find_map(|address| TcpStream::connect(address).ok())
         .ok_or(CannotConnect)
+}
+
+/// The TCP port `port` names: a decimal number up to 65535, or a TCP
+/// service name. `uqchessserver` takes its port the same way.
+pub fn port_number(port: &str) -> Option<u16> {
+    if is_decimal(port) {
+        port.parse().ok()
+    } else {
+        // An unreadable services file simply means no service names.
+        let services = std::fs::read_to_string(SERVICES_FILE).unwrap_or_default();
+        lookup_service(&services, port)
+    }
 }
 
 /// Whether `port` is a port number rather than a service name.
@@ -103,6 +108,11 @@ kerberos\t88/tcp\t\tkerberos5 krb5 kerberos-sec\t# Kerberos v5
         assert!(!is_decimal(" 80"));
         assert!(!is_decimal("http"));
         assert!(!is_decimal(""));
+        assert_eq!(port_number("0"), Some(0));
+        assert_eq!(port_number("65535"), Some(65535));
+        assert_eq!(port_number("65536"), None);
+        assert_eq!(port_number(""), None);
+        assert_eq!(port_number("not-a-service-name-anywhere"), None);
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! (`shared/protocols/uqchess.md`), byte for byte.
 //!
 //! - [`args`]: the command line and the `start` message it implies.
-//! - [`connect`]: connecting to localhost by port number or service name.
+//! - [`connect`]: connecting to localhost by port number or service name
+//!   (the way `uqchessserver` names its port too).
 //! - [`session`]: game-state and turn tracking: which typed commands are sent,
 //!   which refused, and which server lines are shown.
 //! - `terminal` (private): the running program, with one thread reading the

@@ -27,7 +27,7 @@
 //! - `children`: each service's binary and command line.
 //! - [`health`]: waiting until every service is SERVING.
 //! - [`stack`]: the running system; [`supervisor`]: child processes and
-//!   their restarts; [`ports`]: free ports and service names.
+//!   their restarts.
 
 mod children;
 pub mod config;
@@ -35,7 +35,6 @@ pub mod data_dir;
 pub mod health;
 mod listeners;
 mod mint;
-pub mod ports;
 pub mod stack;
 pub mod supervisor;
 

@@ -16,9 +16,7 @@ use std::{
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
-use chess_stack::{
-    ENGINE_UNAVAILABLE, InternalListen, Output, Stack, StackOptions, StartError, ports,
-};
+use chess_stack::{ENGINE_UNAVAILABLE, InternalListen, Output, Stack, StackOptions, StartError};
 
 const USAGE: &str = "Usage: ./uqchessserver [--listenOn portno]";
 const EXIT_USAGE: u8 = 8;
@@ -89,7 +87,7 @@ async fn main() -> ExitCode {
             EXIT_LISTEN,
         )
     };
-    let Some(port) = ports::resolve_port(spec) else {
+    let Some(port) = chess_uqchessclient::connect::port_number(spec) else {
         return cannot_listen();
     };
     let (Ok(mut int), Ok(mut term)) = (
