@@ -68,6 +68,35 @@ export const SPEEDS: [SpeedCategory, string][] = [
   [SpeedCategory.CORRESPONDENCE, "Correspondence"],
 ];
 
+/** Fills the tablist `tabs` with a tab for each of `categories`, `selected`
+ * marked; choosing another calls `choose` with it. `label` names a tab. */
+export function fillSpeedTabs(
+  tabs: HTMLElement,
+  categories: [SpeedCategory, string][],
+  selected: SpeedCategory,
+  label: (category: SpeedCategory, name: string) => string,
+  choose: (category: SpeedCategory) => void,
+): void {
+  fill(
+    tabs,
+    categories.map(([category, name]) =>
+      h(
+        "button",
+        {
+          type: "button",
+          role: "tab",
+          class: "tab",
+          "aria-selected": category === selected ? "true" : "false",
+          onclick: () => {
+            if (category !== selected) choose(category);
+          },
+        },
+        label(category, name),
+      ),
+    ),
+  );
+}
+
 export function speedName(s: SpeedCategory): string {
   if (s === SpeedCategory.UNTIMED) return "Untimed";
   return SPEEDS.find(([v]) => v === s)?.[1] ?? "—";

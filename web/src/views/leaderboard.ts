@@ -3,7 +3,7 @@
 import { accounts, describeError } from "../api.js";
 import { type LeaderboardEntry, RatingSystem, SpeedCategory } from "../gen/chess/common/v1/common_pb.js";
 import type { View } from "../router.js";
-import { fill, h, rating, SPEEDS } from "../ui.js";
+import { fill, fillSpeedTabs, h, rating, SPEEDS } from "../ui.js";
 
 const PAGE_SIZE = 25;
 
@@ -44,29 +44,19 @@ export function leaderboardView(query: URLSearchParams): View {
   const pager = h("div", { class: "pager", hidden: true }, prev, pageInfo, next);
 
   function drawTabs(): void {
-    fill(
+    fillSpeedTabs(
       tabs,
-      SPEEDS.map(([value, name]) =>
-        h(
-          "button",
-          {
-            type: "button",
-            role: "tab",
-            class: "tab",
-            "aria-selected": value === category ? "true" : "false",
-            onclick: () => {
-              if (value === category) return;
-              category = value;
-              tokens = [""];
-              page = 0;
-              history.replaceState(null, "", `/leaderboard?speed=${speedSlug(value)}`);
-              drawTabs();
-              void load();
-            },
-          },
-          name,
-        ),
-      ),
+      SPEEDS,
+      category,
+      (_, name) => name,
+      (chosen) => {
+        category = chosen;
+        tokens = [""];
+        page = 0;
+        history.replaceState(null, "", `/leaderboard?speed=${speedSlug(chosen)}`);
+        drawTabs();
+        void load();
+      },
     );
   }
 

@@ -155,23 +155,19 @@ export function lobbyView(): View {
   const tablesEmpty = h("p", { class: "muted empty" }, "No open correspondence tables.");
   const listErrorEl = h("p", { class: "error line", role: "alert" });
 
-  const requestsBody = h("tbody");
-  const requestRows = new KeyedRows(requestsBody);
-  const requestsSection = h(
-    "section",
-    { class: "card highlight", hidden: true, "aria-label": "Requests to play your seeks" },
-    h("h2", {}, "Requests to play your seeks"),
-    h("table", { class: "list" }, requestsBody),
-  );
-
-  const challengesBody = h("tbody");
-  const challengeRows = new KeyedRows(challengesBody);
-  const challengesSection = h(
-    "section",
-    { class: "card", hidden: true, "aria-label": "Challenges" },
-    h("h2", {}, "Challenges"),
-    h("table", { class: "list" }, challengesBody),
-  );
+  // A card listing what awaits the player's answer, hidden while empty.
+  const answerCard = (title: string, cardClass: string) => {
+    const body = h("tbody");
+    const section = h(
+      "section",
+      { class: cardClass, hidden: true, "aria-label": title },
+      h("h2", {}, title),
+      h("table", { class: "list" }, body),
+    );
+    return { rows: new KeyedRows(body), section };
+  };
+  const { rows: requestRows, section: requestsSection } = answerCard("Requests to play your seeks", "card highlight");
+  const { rows: challengeRows, section: challengesSection } = answerCard("Challenges", "card");
 
   function seekRow(s: Seek): HTMLElement {
     const mine = !!s.posterId;

@@ -11,7 +11,7 @@ import {
   SpeedCategory,
 } from "../gen/chess/common/v1/common_pb.js";
 import type { View } from "../router.js";
-import { fill, h, rating, speedName, SPEEDS } from "../ui.js";
+import { fill, fillSpeedTabs, h, rating, speedName, SPEEDS } from "../ui.js";
 import { ratingSystemName } from "./leaderboard.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -245,24 +245,15 @@ export function profileView(username: string): View {
     // The category with the most games first.
     let shown = categories.reduce((a, b) => (byCategory.get(b[0])!.length > byCategory.get(a[0])!.length ? b : a))[0];
     const draw = () => {
-      fill(
+      fillSpeedTabs(
         tabs,
-        categories.map(([c, name]) =>
-          h(
-            "button",
-            {
-              type: "button",
-              role: "tab",
-              class: "tab",
-              "aria-selected": c === shown ? "true" : "false",
-              onclick: () => {
-                shown = c;
-                draw();
-              },
-            },
-            `${name} (${byCategory.get(c)!.length})`,
-          ),
-        ),
+        categories,
+        shown,
+        (c, name) => `${name} (${byCategory.get(c)!.length})`,
+        (chosen) => {
+          shown = chosen;
+          draw();
+        },
       );
       const entries = byCategory.get(shown)!;
       const ratings = entries.map((e) => e.ratingAfter);
