@@ -195,6 +195,13 @@ mod tests {
         session.on_input(line.as_bytes())
     }
 
+    /// Asserts that each of the typed `lines` is refused with `refusal`.
+    fn refused(session: &mut Session, lines: &[&str], refusal: Action) {
+        for line in lines {
+            assert_eq!(input(session, line), refusal, "{line:?}");
+        }
+    }
+
     #[test]
     fn parses_exact_commands_only() {
         for valid in [
@@ -249,19 +256,18 @@ mod tests {
             &["started white", "gameover resignation black"],
         ] {
             let mut session = after(lines);
-            assert_eq!(input(&mut session, "hello"), REFUSE_INVALID);
-            assert_eq!(input(&mut session, "move e2"), REFUSE_INVALID);
+            refused(&mut session, &["hello", "move e2"], REFUSE_INVALID);
         }
     }
 
     #[test]
     fn before_started_only_newgame_and_quit_act() {
         let mut session = after(&[]);
-        assert_eq!(input(&mut session, "print"), REFUSE_NO_GAME);
-        assert_eq!(input(&mut session, "hint"), REFUSE_NO_GAME);
-        assert_eq!(input(&mut session, "possible"), REFUSE_NO_GAME);
-        assert_eq!(input(&mut session, "move e2e4"), REFUSE_NO_GAME);
-        assert_eq!(input(&mut session, "resign"), REFUSE_NO_GAME);
+        refused(
+            &mut session,
+            &["print", "hint", "possible", "move e2e4", "resign"],
+            REFUSE_NO_GAME,
+        );
         assert_eq!(input(&mut session, "newgame"), send("start computer white"));
         assert_eq!(input(&mut session, "quit"), Action::Quit);
     }
@@ -281,9 +287,11 @@ mod tests {
     fn on_the_opponents_turn_only_print_and_resign_are_sent() {
         let mut session = after(&["started black"]);
         assert_eq!(input(&mut session, "print"), send("board"));
-        assert_eq!(input(&mut session, "hint"), REFUSE_TURN);
-        assert_eq!(input(&mut session, "possible"), REFUSE_TURN);
-        assert_eq!(input(&mut session, "move e7e5"), REFUSE_TURN);
+        refused(
+            &mut session,
+            &["hint", "possible", "move e7e5"],
+            REFUSE_TURN,
+        );
         assert_eq!(input(&mut session, "resign"), send("resign"));
     }
 
@@ -311,10 +319,11 @@ mod tests {
         let mut session = after(&["started white", "ok", "moved f7f6"]);
         assert!(session.on_server_line(b"gameover resignation black"));
         assert_eq!(input(&mut session, "print"), send("board"));
-        assert_eq!(input(&mut session, "hint"), REFUSE_NO_GAME);
-        assert_eq!(input(&mut session, "possible"), REFUSE_NO_GAME);
-        assert_eq!(input(&mut session, "move e2e4"), REFUSE_NO_GAME);
-        assert_eq!(input(&mut session, "resign"), REFUSE_NO_GAME);
+        refused(
+            &mut session,
+            &["hint", "possible", "move e2e4", "resign"],
+            REFUSE_NO_GAME,
+        );
         // Late lines after the end change nothing.
         session.on_server_line(b"moved e2e4");
         assert_eq!(input(&mut session, "hint"), REFUSE_NO_GAME);
@@ -328,9 +337,7 @@ mod tests {
         let mut session = after(&["started white", "ok", "moved e7e5"]);
         assert_eq!(input(&mut session, "newgame"), send("start computer white"));
         // The old game is over for the client as soon as it asks for another.
-        assert_eq!(input(&mut session, "print"), REFUSE_NO_GAME);
-        assert_eq!(input(&mut session, "hint"), REFUSE_NO_GAME);
-        assert_eq!(input(&mut session, "resign"), REFUSE_NO_GAME);
+        refused(&mut session, &["print", "hint", "resign"], REFUSE_NO_GAME);
         // The server's resignation of the old game does not bring its board back.
         session.on_server_line(b"gameover resignation black");
         assert_eq!(input(&mut session, "print"), REFUSE_NO_GAME);
@@ -351,8 +358,7 @@ mod tests {
     #[test]
     fn waiting_for_a_human_is_not_a_game() {
         let mut session = Session::new("start human either");
-        assert_eq!(input(&mut session, "print"), REFUSE_NO_GAME);
-        assert_eq!(input(&mut session, "move e2e4"), REFUSE_NO_GAME);
+        refused(&mut session, &["print", "move e2e4"], REFUSE_NO_GAME);
         assert_eq!(input(&mut session, "newgame"), send("start human either"));
         session.on_server_line(b"started white");
         assert_eq!(input(&mut session, "move e2e4"), send("move e2e4"));
