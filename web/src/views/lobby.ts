@@ -18,7 +18,7 @@ import type { StreamEventsResponse } from "../gen/chess/gateway/v1/gateway_pb.js
 import { navigate, type View } from "../router.js";
 import { keepStreaming } from "../stream.js";
 import { fill, h, speedName, timeControlText, toast } from "../ui.js";
-import { isDaily, KeyedRows, labelled, signedInOrAway, signInPath, timeControlFields } from "./helpers.js";
+import { isDaily, KeyedRows, labelled, signedInOrAway, signInPath, type TimeControlFields, timeControlFields } from "./helpers.js";
 
 const REFRESH_MS = 2500;
 
@@ -99,6 +99,32 @@ function actionForm(
 function checkbox(label: string, name: string, checked = false): [HTMLElement, HTMLInputElement] {
   const input = h("input", { type: "checkbox", name, checked });
   return [h("label", { class: "inline" }, input, label), input];
+}
+
+// Untimed games are never rated, and rated games allow no hints: a form's
+// "Rated" and "Allow hints" boxes follow its time control and each other,
+// from now on; `also` is the rest of the form that follows them.
+function followRatedAndHints(
+  tc: TimeControlFields,
+  ratedLabel: HTMLElement,
+  rated: HTMLInputElement,
+  hintsLabel: HTMLElement,
+  hints: HTMLInputElement,
+  also: (untimed: boolean) => void = () => {},
+): void {
+  const sync = () => {
+    const untimed = tc.kind() === "untimed";
+    ratedLabel.hidden = untimed;
+    rated.disabled = untimed;
+    if (untimed) rated.checked = false;
+    hints.disabled = rated.checked;
+    if (rated.checked) hints.checked = false;
+    hintsLabel.classList.toggle("disabled", rated.checked);
+    also(untimed);
+  };
+  tc.onChange(sync);
+  rated.addEventListener("change", sync);
+  sync();
 }
 
 function colorSelect(label = "Colour"): [HTMLElement, HTMLSelectElement] {
@@ -409,21 +435,11 @@ export function lobbyView(): View {
     h("option", { value: AcceptMode.AUTOMATIC }, "Open table: the first request starts the game"),
   );
   const [hintsLabel, hints] = checkbox("Allow hints", "allow-hints");
-  const syncSeekForm = () => {
-    const untimed = seekTc.kind() === "untimed";
-    ratedLabel.hidden = untimed;
-    rated.disabled = untimed;
-    if (untimed) rated.checked = false;
+  followRatedAndHints(seekTc, ratedLabel, rated, hintsLabel, hints, (untimed) => {
     rangeRow.hidden = untimed;
     minRating.disabled = maxRating.disabled = untimed;
-    hints.disabled = rated.checked;
-    if (rated.checked) hints.checked = false;
-    hintsLabel.classList.toggle("disabled", rated.checked);
     hintsLabel.title = rated.checked ? "Rated games allow no hints" : "";
-  };
-  seekTc.onChange(syncSeekForm);
-  rated.addEventListener("change", syncSeekForm);
-  syncSeekForm();
+  });
   const createSeek = actionForm(
     "create-seek",
     "Create a game",
@@ -473,18 +489,7 @@ export function lobbyView(): View {
     h("option", { value: 259200 }, "3 days"),
     h("option", { value: 1209600 }, "2 weeks"),
   );
-  const syncChallenge = () => {
-    const untimed = chTc.kind() === "untimed";
-    chRatedLabel.hidden = untimed;
-    chRated.disabled = untimed;
-    if (untimed) chRated.checked = false;
-    chHints.disabled = chRated.checked;
-    if (chRated.checked) chHints.checked = false;
-    chHintsLabel.classList.toggle("disabled", chRated.checked);
-  };
-  chTc.onChange(syncChallenge);
-  chRated.addEventListener("change", syncChallenge);
-  syncChallenge();
+  followRatedAndHints(chTc, chRatedLabel, chRated, chHintsLabel, chHints);
   const challengeForm = actionForm(
     "send-challenge",
     "Challenge a player",
