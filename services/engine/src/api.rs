@@ -63,11 +63,7 @@ impl EngineService for EngineApi {
             .and_then(|request| self.pool.analyse(request));
         let receiver = match started {
             Ok(receiver) => receiver,
-            Err(e) => {
-                let status = Status::from(e);
-                record.finish(status.code());
-                return Err(status);
-            }
+            Err(e) => return Err(refuse(&mut record, e)),
         };
         // The stream ends after the outcome or an error; dropped before that
         // (the caller went away), it drops the receiver, which stops the
@@ -92,16 +88,8 @@ impl EngineService for EngineApi {
                             update: Some(pb::analyse_response::Update::Result(found.into())),
                         })
                     }
-                    Some(Err(e)) => {
-                        let status = Status::from(e);
-                        record.finish(status.code());
-                        Err(status)
-                    }
-                    None => {
-                        let status = Status::from(Error::ShuttingDown);
-                        record.finish(status.code());
-                        Err(status)
-                    }
+                    Some(Err(e)) => Err(refuse(&mut record, e)),
+                    None => Err(refuse(&mut record, Error::ShuttingDown)),
                 };
                 Some((item, (receiver, None)))
             },
@@ -139,11 +127,16 @@ fn answer<T>(record: &mut RequestRecord, result: Result<T, Error>) -> Result<Res
             if matches!(e, Error::EngineFailed(_)) {
                 tracing::warn!(error = %e, "request failed");
             }
-            let status = Status::from(e);
-            record.finish(status.code());
-            Err(status)
+            Err(refuse(record, e))
         }
     }
+}
+
+/// The status refusing a request for `error`, counted in `record`.
+fn refuse(record: &mut RequestRecord, error: Error) -> Status {
+    let status = Status::from(error);
+    record.finish(status.code());
+    status
 }
 
 impl TryFrom<pb::Position> for GamePosition {
