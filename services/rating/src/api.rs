@@ -11,10 +11,10 @@ use tracing::instrument;
 
 use crate::{
     accounts::{Email, Hasher, NostrKey, Password, Username},
-    convert,
-    core::Core,
+    convert::{self, ShownProfile},
+    core::{Core, Profile},
     error::Error,
-    model::GameReport,
+    model::{GameReport, SessionState},
     store::{Store, StoreError},
 };
 
@@ -32,17 +32,65 @@ impl RatingApi {
     }
 }
 
-/// Refuses a request acting for `player_id` unless it comes from the gateway
-/// (accounts are its alone: it checked the proof of the key's ownership) and
-/// its assertion acts for that player. A request for nobody (an empty id) is
+/// A call's check of its assertion, before its request is read.
+type Admission<T> = fn(&Request<T>) -> Result<(), Status>;
+
+/// Admits every service: reads of sessions, players and ratings, and the
+/// session changes a signed-in player asks for through the gateway.
+fn any_service<T>(_: &Request<T>) -> Result<(), Status> {
+    Ok(())
+}
+
+/// Admits only the gateway: accounts are its alone, it signs players in.
+fn gateway<T>(request: &Request<T>) -> Result<(), Status> {
+    Claims::of(request)?.check_caller(&["gateway"])
+}
+
+/// A request acting for one player.
+trait ForPlayer {
+    fn player_id(&self) -> &str;
+}
+
+impl ForPlayer for pb::LinkNostrKeyRequest {
+    fn player_id(&self) -> &str {
+        &self.player_id
+    }
+}
+
+impl ForPlayer for pb::UnlinkNostrKeyRequest {
+    fn player_id(&self) -> &str {
+        &self.player_id
+    }
+}
+
+/// Admits the gateway acting for the request's player (a Nostr key is
+/// linked only after the gateway checked the proof of its ownership).
+fn gateway_for_player<T: ForPlayer>(request: &Request<T>) -> Result<(), Status> {
+    let player_id = request.get_ref().player_id();
+    bound_caller(request, "gateway", player_id, Claims::check_player)
+}
+
+/// Admits only the game service, each result reported by the game it is of.
+fn game_reporting(request: &Request<pb::RecordResultRequest>) -> Result<(), Status> {
+    let game_id = &request.get_ref().game_id;
+    bound_caller(request, "game", game_id, Claims::check_game)
+}
+
+/// Refuses a request unless it comes from `caller` with an assertion that
+/// `check` finds bound to `id`. A request naming nothing (an empty id) is
 /// refused as invalid further on.
-fn gateway_acting_for<T>(request: &Request<T>, player_id: &str) -> Result<(), Status> {
+fn bound_caller<T>(
+    request: &Request<T>,
+    caller: &str,
+    id: &str,
+    check: fn(&Claims, &str) -> Result<(), Status>,
+) -> Result<(), Status> {
     let claims = Claims::of(request)?;
-    claims.check_caller(&["gateway"])?;
-    if player_id.is_empty() {
+    claims.check_caller(&[caller])?;
+    if id.is_empty() {
         return Ok(());
     }
-    claims.check_player(player_id)
+    check(&claims, id)
 }
 
 /// Logs faults (bad input is the caller's business) and converts to a status.
@@ -56,306 +104,229 @@ fn status(error: Error) -> Status {
     Status::from(error)
 }
 
-/// The response to a call, or its status.
-fn answer<T>(result: Result<T, Error>) -> Result<Response<T>, Status> {
-    result.map(Response::new).map_err(status)
+/// The trait's implementation from the table of its methods, grouped by
+/// who may call them (an [`Admission`]: a function of the request) and by
+/// what their spans record. Once its admission let the call in, a method
+/// `name(Request -> Response)` is answered by the inherent method of the
+/// same name, and one `name(Request -> Response) = core_method(field)` by
+/// the core's method given the request's field alone; either answers with
+/// the response or a value that converts into it.
+///
+/// The whole `impl` is written by the macro because `#[tonic::async_trait]`
+/// rewrites only the methods it sees.
+macro_rules! rating_service {
+    ($request:ident => $(
+        by $admit:ident, fields $fields:tt:
+            $($method:ident($req:ident -> $resp:ident) $(= $core:ident($field:ident))?),+;
+    )+) => {
+        #[tonic::async_trait]
+        impl rating_service_server::RatingService for RatingApi {
+            $($(
+                #[instrument(level = "debug", skip_all, fields $fields)]
+                async fn $method(
+                    &self,
+                    $request: Request<pb::$req>,
+                ) -> Result<Response<pb::$resp>, Status> {
+                    let admission: Admission<pb::$req> = $admit;
+                    admission(&$request)?;
+                    let request = $request.into_inner();
+                    rating_service!(@answer self, request, $method $(= $core($field))?)
+                        .await
+                        .map(|answer| Response::new(answer.into()))
+                        .map_err(status)
+                }
+            )+)+
+        }
+    };
+    (@answer $api:ident, $request:ident, $method:ident) => {
+        RatingApi::$method($api, $request)
+    };
+    (@answer $api:ident, $request:ident, $method:ident = $core:ident($field:ident)) => {
+        $api.core.$core(&$request.$field)
+    };
 }
 
-#[tonic::async_trait]
-impl rating_service_server::RatingService for RatingApi {
-    #[instrument(level = "debug", skip_all, fields(username = %request.get_ref().username))]
-    async fn register(
-        &self,
-        request: Request<pb::RegisterRequest>,
-    ) -> Result<Response<pb::RegisterResponse>, Status> {
-        // Accounts are the gateway's alone: it signs players in.
-        Claims::of(&request)?.check_caller(&["gateway"])?;
-        let request = request.into_inner();
-        answer(
-            async {
-                let username = Username::parse(&request.username)?;
-                let email = Email::parse(&request.email)?;
-                let password = Password::parse(&request.password)?;
-                let profile = self.core.register(&username, &email, &password).await?;
-                Ok(pb::RegisterResponse {
-                    profile: Some(convert::profile_pb(self.core.system(), &profile)),
-                    email: profile.player.email,
-                })
-            }
-            .await,
-        )
-    }
-
-    #[instrument(level = "debug", skip_all)]
-    async fn authenticate(
-        &self,
-        request: Request<pb::AuthenticateRequest>,
-    ) -> Result<Response<pb::AuthenticateResponse>, Status> {
-        // Accounts are the gateway's alone: it signs players in.
-        Claims::of(&request)?.check_caller(&["gateway"])?;
-        let request = request.into_inner();
-        let signed_in = self
-            .core
-            .authenticate(&request.login, &request.password)
-            .await;
-        answer(signed_in.map(|(player, state)| pb::AuthenticateResponse {
-            player_id: player.id,
-            username: player.username,
-            session_generation: state.generation,
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
-    async fn change_password(
-        &self,
-        request: Request<pb::ChangePasswordRequest>,
-    ) -> Result<Response<pb::ChangePasswordResponse>, Status> {
-        let request = request.into_inner();
-        answer(
-            async {
-                let new_password = Password::parse(&request.new_password)?;
-                let (player, state) = self
-                    .core
-                    .change_password(&request.player_id, &request.old_password, &new_password)
-                    .await?;
-                Ok(pb::ChangePasswordResponse {
-                    state: Some(convert::session_state_pb(state)),
-                    username: player.username,
-                })
-            }
-            .await,
-        )
-    }
-
-    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
-    async fn get_session_state(
-        &self,
-        request: Request<pb::GetSessionStateRequest>,
-    ) -> Result<Response<pb::GetSessionStateResponse>, Status> {
-        let state = self.core.session_state(&request.get_ref().player_id).await;
-        answer(state.map(|state| pb::GetSessionStateResponse {
-            state: Some(convert::session_state_pb(state)),
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(players = request.get_ref().player_ids.len()))]
-    async fn get_session_states(
-        &self,
-        request: Request<pb::GetSessionStatesRequest>,
-    ) -> Result<Response<pb::GetSessionStatesResponse>, Status> {
-        let states = self
-            .core
-            .session_states(&request.get_ref().player_ids)
-            .await;
-        answer(states.map(|states| {
-            pb::GetSessionStatesResponse {
-                states: states
-                    .into_iter()
-                    .map(|(player_id, state)| pb::PlayerSessionState {
-                        player_id,
-                        state: Some(convert::session_state_pb(state)),
-                    })
-                    .collect(),
-            }
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
-    async fn revoke_session(
-        &self,
-        request: Request<pb::RevokeSessionRequest>,
-    ) -> Result<Response<pb::RevokeSessionResponse>, Status> {
-        let request = request.get_ref();
-        answer(
-            async {
-                let (session_id, expires_at_s) = convert::session_to_revoke(request)?;
-                let state = self
-                    .core
-                    .revoke_session(&request.player_id, session_id, expires_at_s)
-                    .await?;
-                Ok(pb::RevokeSessionResponse {
-                    state: Some(convert::session_state_pb(state)),
-                })
-            }
-            .await,
-        )
-    }
-
-    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
-    async fn revoke_all_sessions(
-        &self,
-        request: Request<pb::RevokeAllSessionsRequest>,
-    ) -> Result<Response<pb::RevokeAllSessionsResponse>, Status> {
-        let state = self
-            .core
-            .revoke_all_sessions(&request.get_ref().player_id)
-            .await;
-        answer(state.map(|state| pb::RevokeAllSessionsResponse {
-            state: Some(convert::session_state_pb(state)),
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all)]
-    async fn get_player(
-        &self,
-        request: Request<pb::GetPlayerRequest>,
-    ) -> Result<Response<pb::GetPlayerResponse>, Status> {
-        let request = request.into_inner();
-        answer(
-            async {
-                let profile = self.core.player(convert::player_key(request.key)?).await?;
-                Ok(pb::GetPlayerResponse {
-                    profile: Some(convert::profile_pb(self.core.system(), &profile)),
-                    email: profile.player.email,
-                })
-            }
-            .await,
-        )
-    }
-
-    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
-    async fn link_nostr_key(
-        &self,
-        request: Request<pb::LinkNostrKeyRequest>,
-    ) -> Result<Response<pb::LinkNostrKeyResponse>, Status> {
-        gateway_acting_for(&request, &request.get_ref().player_id)?;
-        let request = request.get_ref();
-        answer(
-            async {
-                let key = NostrKey::parse(&request.public_key)?;
-                require("player_id", &request.player_id)?;
-                let profile = self.core.link_nostr_key(&request.player_id, &key).await?;
-                Ok(pb::LinkNostrKeyResponse {
-                    profile: Some(convert::profile_pb(self.core.system(), &profile)),
-                })
-            }
-            .await,
-        )
-    }
-
-    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
-    async fn unlink_nostr_key(
-        &self,
-        request: Request<pb::UnlinkNostrKeyRequest>,
-    ) -> Result<Response<pb::UnlinkNostrKeyResponse>, Status> {
-        gateway_acting_for(&request, &request.get_ref().player_id)?;
-        let request = request.get_ref();
-        answer(
-            async {
-                require("player_id", &request.player_id)?;
-                let profile = self.core.unlink_nostr_key(&request.player_id).await?;
-                Ok(pb::UnlinkNostrKeyResponse {
-                    profile: Some(convert::profile_pb(self.core.system(), &profile)),
-                })
-            }
-            .await,
-        )
-    }
-
-    #[instrument(level = "debug", skip_all, fields(players = request.get_ref().player_ids.len()))]
-    async fn get_ratings(
-        &self,
-        request: Request<pb::GetRatingsRequest>,
-    ) -> Result<Response<pb::GetRatingsResponse>, Status> {
-        let request = request.get_ref();
-        answer(
-            async {
-                let category = SpeedCategory::try_from(request.category)?.rated()?;
-                let found = self.core.ratings(category, &request.player_ids).await?;
-                let (system, now) = (self.core.system(), Timestamp::now());
-                Ok(pb::GetRatingsResponse {
-                    ratings: found
-                        .into_iter()
-                        .map(|(player_id, rating)| pb::PlayerRating {
-                            player_id,
-                            rating: Some(convert::rating_pb(system, &rating, now)),
-                        })
-                        .collect(),
-                })
-            }
-            .await,
-        )
-    }
-
-    #[instrument(level = "debug", skip_all, fields(
+rating_service! { request =>
+    by gateway, fields(username = %request.get_ref().username):
+        register(RegisterRequest -> RegisterResponse);
+    by gateway, fields(): authenticate(AuthenticateRequest -> AuthenticateResponse);
+    by any_service, fields(player_id = %request.get_ref().player_id):
+        change_password(ChangePasswordRequest -> ChangePasswordResponse),
+        get_session_state(GetSessionStateRequest -> GetSessionStateResponse)
+            = session_state(player_id),
+        revoke_session(RevokeSessionRequest -> RevokeSessionResponse),
+        revoke_all_sessions(RevokeAllSessionsRequest -> RevokeAllSessionsResponse)
+            = revoke_all_sessions(player_id),
+        get_rating_history(GetRatingHistoryRequest -> GetRatingHistoryResponse);
+    by any_service, fields(players = request.get_ref().player_ids.len()):
+        get_session_states(GetSessionStatesRequest -> GetSessionStatesResponse),
+        get_ratings(GetRatingsRequest -> GetRatingsResponse);
+    by any_service, fields(): get_player(GetPlayerRequest -> GetPlayerResponse);
+    by any_service, fields(category = request.get_ref().category):
+        leaderboard(LeaderboardRequest -> LeaderboardResponse);
+    by gateway_for_player, fields(player_id = %request.get_ref().player_id):
+        link_nostr_key(LinkNostrKeyRequest -> LinkNostrKeyResponse),
+        unlink_nostr_key(UnlinkNostrKeyRequest -> UnlinkNostrKeyResponse);
+    by game_reporting, fields(
         game_id = %request.get_ref().game_id,
         white_id = %request.get_ref().white_id,
         black_id = %request.get_ref().black_id,
-    ))]
+    ): record_result(RecordResultRequest -> RecordResultResponse);
+}
+
+/// What each call does once admitted: its request into domain values, the
+/// core's answer back into its response.
+impl RatingApi {
+    fn shown(&self, profile: Profile) -> ShownProfile<'_> {
+        let system = self.core.system();
+        ShownProfile { system, profile }
+    }
+
+    async fn register(&self, request: pb::RegisterRequest) -> Result<ShownProfile<'_>, Error> {
+        let username = Username::parse(&request.username)?;
+        let email = Email::parse(&request.email)?;
+        let password = Password::parse(&request.password)?;
+        let profile = self.core.register(&username, &email, &password).await?;
+        Ok(self.shown(profile))
+    }
+
+    async fn authenticate(
+        &self,
+        request: pb::AuthenticateRequest,
+    ) -> Result<pb::AuthenticateResponse, Error> {
+        let (player, state) = self
+            .core
+            .authenticate(&request.login, &request.password)
+            .await?;
+        Ok(pb::AuthenticateResponse {
+            player_id: player.id,
+            username: player.username,
+            session_generation: state.generation,
+        })
+    }
+
+    async fn change_password(
+        &self,
+        request: pb::ChangePasswordRequest,
+    ) -> Result<pb::ChangePasswordResponse, Error> {
+        let new_password = Password::parse(&request.new_password)?;
+        let (player, state) = self
+            .core
+            .change_password(&request.player_id, &request.old_password, &new_password)
+            .await?;
+        Ok(pb::ChangePasswordResponse {
+            state: Some(convert::session_state_pb(state)),
+            username: player.username,
+        })
+    }
+
+    async fn get_session_states(
+        &self,
+        request: pb::GetSessionStatesRequest,
+    ) -> Result<pb::GetSessionStatesResponse, Error> {
+        let states = self.core.session_states(&request.player_ids).await?;
+        let state_pb = |(player_id, state)| pb::PlayerSessionState {
+            player_id,
+            state: Some(convert::session_state_pb(state)),
+        };
+        Ok(pb::GetSessionStatesResponse {
+            states: states.into_iter().map(state_pb).collect(),
+        })
+    }
+
+    async fn revoke_session(
+        &self,
+        request: pb::RevokeSessionRequest,
+    ) -> Result<SessionState, Error> {
+        let (session_id, expires_at_s) = convert::session_to_revoke(&request)?;
+        self.core
+            .revoke_session(&request.player_id, session_id, expires_at_s)
+            .await
+    }
+
+    async fn get_player(&self, request: pb::GetPlayerRequest) -> Result<ShownProfile<'_>, Error> {
+        let profile = self.core.player(convert::player_key(request.key)?).await?;
+        Ok(self.shown(profile))
+    }
+
+    async fn link_nostr_key(
+        &self,
+        request: pb::LinkNostrKeyRequest,
+    ) -> Result<ShownProfile<'_>, Error> {
+        let key = NostrKey::parse(&request.public_key)?;
+        require("player_id", &request.player_id)?;
+        let profile = self.core.link_nostr_key(&request.player_id, &key).await?;
+        Ok(self.shown(profile))
+    }
+
+    async fn unlink_nostr_key(
+        &self,
+        request: pb::UnlinkNostrKeyRequest,
+    ) -> Result<ShownProfile<'_>, Error> {
+        require("player_id", &request.player_id)?;
+        let profile = self.core.unlink_nostr_key(&request.player_id).await?;
+        Ok(self.shown(profile))
+    }
+
+    async fn get_ratings(
+        &self,
+        request: pb::GetRatingsRequest,
+    ) -> Result<pb::GetRatingsResponse, Error> {
+        let category = SpeedCategory::try_from(request.category)?.rated()?;
+        let found = self.core.ratings(category, &request.player_ids).await?;
+        let (system, now) = (self.core.system(), Timestamp::now());
+        let rating_pb = |(player_id, rating)| pb::PlayerRating {
+            player_id,
+            rating: Some(convert::rating_pb(system, &rating, now)),
+        };
+        Ok(pb::GetRatingsResponse {
+            ratings: found.into_iter().map(rating_pb).collect(),
+        })
+    }
+
     async fn record_result(
         &self,
-        request: Request<pb::RecordResultRequest>,
-    ) -> Result<Response<pb::RecordResultResponse>, Status> {
-        // Only the game service reports results, each bound to its game
-        // (a report without a game is refused as invalid further on).
-        let claims = Claims::of(&request)?;
-        claims.check_caller(&["game"])?;
-        let game_id = &request.get_ref().game_id;
-        if !game_id.is_empty() {
-            claims.check_game(game_id)?;
-        }
-        let request = request.into_inner();
-        answer(
-            async {
-                let recorded = self.core.record(&GameReport::try_from(request)?).await?;
-                Ok(pb::RecordResultResponse {
-                    first_time: recorded.first_time,
-                    white: recorded.white.map(convert::change_pb),
-                    black: recorded.black.map(convert::change_pb),
-                })
-            }
-            .await,
-        )
+        request: pb::RecordResultRequest,
+    ) -> Result<pb::RecordResultResponse, Error> {
+        let recorded = self.core.record(&GameReport::try_from(request)?).await?;
+        Ok(pb::RecordResultResponse {
+            first_time: recorded.first_time,
+            white: recorded.white.map(convert::change_pb),
+            black: recorded.black.map(convert::change_pb),
+        })
     }
 
-    #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
     async fn get_rating_history(
         &self,
-        request: Request<pb::GetRatingHistoryRequest>,
-    ) -> Result<Response<pb::GetRatingHistoryResponse>, Status> {
-        let request = request.get_ref();
-        answer(
-            async {
-                let category = convert::optional_category(request.category)?;
-                let before = convert::history_cursor(&request.page_token)?;
-                let size = convert::page_size(request.page_size);
-                let page = self
-                    .core
-                    .history(&request.player_id, category, before, size)
-                    .await?;
-                Ok(pb::GetRatingHistoryResponse {
-                    entries: page.rows.into_iter().map(convert::history_pb).collect(),
-                    next_page_token: page.next.map(convert::history_token).unwrap_or_default(),
-                })
-            }
-            .await,
-        )
+        request: pb::GetRatingHistoryRequest,
+    ) -> Result<pb::GetRatingHistoryResponse, Error> {
+        let category = convert::optional_category(request.category)?;
+        let before = convert::history_cursor(&request.page_token)?;
+        let size = convert::page_size(request.page_size);
+        let page = self
+            .core
+            .history(&request.player_id, category, before, size)
+            .await?;
+        Ok(pb::GetRatingHistoryResponse {
+            entries: page.rows.into_iter().map(convert::history_pb).collect(),
+            next_page_token: page.next.map(convert::history_token).unwrap_or_default(),
+        })
     }
 
-    #[instrument(level = "debug", skip_all, fields(category = request.get_ref().category))]
     async fn leaderboard(
         &self,
-        request: Request<pb::LeaderboardRequest>,
-    ) -> Result<Response<pb::LeaderboardResponse>, Status> {
-        let request = request.get_ref();
-        answer(
-            async {
-                // No untimed leaderboard: such games are never rated, so an
-                // empty list would suggest nobody had played one yet.
-                let category = SpeedCategory::try_from(request.category)?.rated()?;
-                let after = convert::leaderboard_cursor(&request.page_token)?;
-                let size = convert::page_size(request.page_size);
-                let page = self
-                    .core
-                    .leaderboard(category, after.as_ref(), size)
-                    .await?;
-                Ok(convert::leaderboard_pb(
-                    self.core.system(),
-                    page,
-                    Timestamp::now(),
-                ))
-            }
-            .await,
-        )
+        request: pb::LeaderboardRequest,
+    ) -> Result<pb::LeaderboardResponse, Error> {
+        // No untimed leaderboard: such games are never rated, so an empty
+        // list would suggest nobody had played one yet.
+        let category = SpeedCategory::try_from(request.category)?.rated()?;
+        let after = convert::leaderboard_cursor(&request.page_token)?;
+        let size = convert::page_size(request.page_size);
+        let page = self
+            .core
+            .leaderboard(category, after.as_ref(), size)
+            .await?;
+        let system = self.core.system();
+        Ok(convert::leaderboard_pb(system, page, Timestamp::now()))
     }
 }

@@ -85,6 +85,41 @@ pub fn profile_pb(system: &System, profile: &Profile) -> pb::PlayerProfile {
     }
 }
 
+/// A profile as its system shows it: what the calls that answer with a
+/// player's profile return.
+#[derive(Debug)]
+pub struct ShownProfile<'a> {
+    pub system: &'a System,
+    pub profile: Profile,
+}
+
+/// The answers that are a player's profile and, for the gateway's signed-in
+/// player (`with email`), the email of their account.
+macro_rules! profile_answers {
+    (with email: $($with:ident),+; $($without:ident),+) => {
+        $(impl From<ShownProfile<'_>> for rpc::$with {
+            fn from(shown: ShownProfile<'_>) -> Self {
+                Self {
+                    profile: Some(profile_pb(shown.system, &shown.profile)),
+                    email: shown.profile.player.email,
+                }
+            }
+        })+
+        $(impl From<ShownProfile<'_>> for rpc::$without {
+            fn from(shown: ShownProfile<'_>) -> Self {
+                Self {
+                    profile: Some(profile_pb(shown.system, &shown.profile)),
+                }
+            }
+        })+
+    };
+}
+
+profile_answers!(
+    with email: RegisterResponse, GetPlayerResponse;
+    LinkNostrKeyResponse, UnlinkNostrKeyResponse
+);
+
 /// A leaderboard page as shown at `now`.
 pub fn leaderboard_pb(
     system: &System,
@@ -270,6 +305,25 @@ pub fn session_state_pb(state: SessionState) -> rpc::SessionState {
         revoked_session_ids: state.revoked,
     }
 }
+
+/// The answers that are a player's session state and nothing else.
+macro_rules! session_state_answers {
+    ($($response:ident),+) => {$(
+        impl From<SessionState> for rpc::$response {
+            fn from(state: SessionState) -> Self {
+                Self {
+                    state: Some(session_state_pb(state)),
+                }
+            }
+        }
+    )+};
+}
+
+session_state_answers!(
+    GetSessionStateResponse,
+    RevokeSessionResponse,
+    RevokeAllSessionsResponse
+);
 
 impl From<Error> for Status {
     fn from(error: Error) -> Self {
