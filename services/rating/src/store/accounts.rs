@@ -1,9 +1,11 @@
 //! Registering players and finding them by id, name or login.
 
 use chess_domain::{SpeedCategory, Timestamp};
-use sea_orm::{ColumnTrait as _, DbErr, EntityTrait as _, QueryFilter as _, Set, SqlErr};
+use sea_orm::{
+    ColumnTrait as _, DbErr, EntityTrait as _, QueryFilter as _, Set, SqlErr, sea_query::SimpleExpr,
+};
 
-use super::{Field, Store, StoreError, players, ratings};
+use super::{Field, Store, StoreError, open::transact, players, ratings};
 use crate::{
     accounts::{Email, Username, email_key, username_key},
     model::Player,
@@ -51,28 +53,16 @@ impl Store {
             nostr_public_key: Set(None),
         };
         let (row, player_id) = (&row, player.id.as_str());
-        self.write(|| async move {
-            let txn = self.begin_write().await?;
-            let inserted = async {
-                players::Entity::insert(row.clone())
-                    .exec_without_returning(&txn)
-                    .await?;
-                let ratings = SpeedCategory::RATED.map(|c| self.initial_row(player_id, c));
-                ratings::Entity::insert_many(ratings)
-                    .exec_without_returning(&txn)
-                    .await
-            }
-            .await;
-            match inserted {
-                Ok(_) => Ok(txn.commit().await?),
-                Err(e) => {
-                    let _already_failing = txn.rollback().await;
-                    Err(match taken_field(&e) {
-                        Some(field) => StoreError::Taken(field),
-                        None => e.into(),
-                    })
-                }
-            }
+        transact!(self, |txn| async {
+            players::Entity::insert(row.clone())
+                .exec_without_returning(txn)
+                .await
+                .map_err(taken)?;
+            let ratings = SpeedCategory::RATED.map(|c| self.initial_row(player_id, c));
+            ratings::Entity::insert_many(ratings)
+                .exec_without_returning(txn)
+                .await
+                .map_err(taken)
         })
         .await?;
         Ok(player)
@@ -80,16 +70,23 @@ impl Store {
 
     /// The player with id `id`.
     pub async fn player(&self, id: &str) -> Result<Option<Player>, StoreError> {
-        Ok(players::Entity::find_by_id(id.to_owned())
-            .one(&self.db)
-            .await?
-            .map(Player::from))
+        self.player_where(players::Column::Id.eq(id)).await
     }
 
     /// The player called `name`, in any case.
     pub async fn player_named(&self, name: &str) -> Result<Option<Player>, StoreError> {
+        let key = username_key(name);
+        self.player_where(players::Column::UsernameKey.eq(key))
+            .await
+    }
+
+    /// The player whose row `condition` holds for (a unique column's value).
+    pub(super) async fn player_where(
+        &self,
+        condition: SimpleExpr,
+    ) -> Result<Option<Player>, StoreError> {
         Ok(players::Entity::find()
-            .filter(players::Column::UsernameKey.eq(username_key(name)))
+            .filter(condition)
             .one(&self.db)
             .await?
             .map(Player::from))
@@ -114,6 +111,14 @@ impl Store {
                 let hash = row.password_hash.clone();
                 (Player::from(row), hash)
             }))
+    }
+}
+
+/// `error` as [`StoreError::Taken`] if it violated a unique account field.
+pub(super) fn taken(error: DbErr) -> StoreError {
+    match taken_field(&error) {
+        Some(field) => StoreError::Taken(field),
+        None => error.into(),
     }
 }
 

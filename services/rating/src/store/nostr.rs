@@ -9,7 +9,7 @@ use sea_orm::{
     sea_query::{Expr, SimpleExpr},
 };
 
-use super::{Store, StoreError, accounts::taken_field, players, sessions::finish};
+use super::{Store, StoreError, accounts::taken, open::transact, players};
 use crate::{accounts::NostrKey, model::Player};
 
 impl Store {
@@ -18,11 +18,8 @@ impl Store {
         &self,
         key: &NostrKey,
     ) -> Result<Option<Player>, StoreError> {
-        Ok(players::Entity::find()
-            .filter(players::Column::NostrPublicKey.eq(key.as_str()))
-            .one(&self.db)
-            .await?
-            .map(Player::from))
+        self.player_where(players::Column::NostrPublicKey.eq(key.as_str()))
+            .await
     }
 
     /// Links `key` to player `id`, replacing their earlier key, and returns
@@ -49,13 +46,7 @@ impl Store {
         id: &str,
         value: SimpleExpr,
     ) -> Result<Option<Player>, StoreError> {
-        let value = &value;
-        self.write(|| async move {
-            let txn = self.begin_write().await?;
-            let result = set_in(&txn, id, value.clone()).await;
-            finish(txn, result).await
-        })
-        .await
+        transact!(self, |txn| set_in(txn, id, value.clone())).await
     }
 }
 
@@ -69,10 +60,7 @@ async fn set_in(
         .filter(players::Column::Id.eq(id))
         .exec(txn)
         .await
-        .map_err(|e| match taken_field(&e) {
-            Some(field) => StoreError::Taken(field),
-            None => e.into(),
-        })?;
+        .map_err(taken)?;
     if updated.rows_affected == 0 {
         return Ok(None);
     }

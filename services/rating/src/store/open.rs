@@ -18,6 +18,42 @@ use super::{Store, StoreError, migration, players, ratings};
 /// Attempts at a transaction that keeps failing for transient reasons.
 const MAX_ATTEMPTS: u32 = 12;
 
+/// Runs `$work`, a future of the transaction `$txn`, in a write transaction
+/// of `$store`: committed if the work succeeds, rolled back if not, and
+/// retried as [`Store::write`] retries. (A macro: a function taking the work
+/// as a closure would need it to borrow the transaction for any lifetime,
+/// which rules out its borrowing the caller's values.)
+macro_rules! transact {
+    ($store:expr, |$txn:ident| $work:expr) => {
+        $store.write(|| async {
+            let txn = $store.begin_write().await?;
+            let result = {
+                let $txn = &txn;
+                $work.await
+            };
+            $crate::store::open::finish(txn, result).await
+        })
+    };
+}
+pub(super) use transact;
+
+/// Commits `txn` if `result` is a success, else rolls it back.
+pub(super) async fn finish<T>(
+    txn: DatabaseTransaction,
+    result: Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    match result {
+        Ok(value) => {
+            txn.commit().await?;
+            Ok(value)
+        }
+        Err(e) => {
+            let _already_failing = txn.rollback().await;
+            Err(e)
+        }
+    }
+}
+
 impl Store {
     /// Opens the database at `url`, applies the migrations and gives every
     /// player rows for `system` (players registered under another system, or

@@ -9,7 +9,9 @@ use sea_orm::{
 };
 
 use super::{
-    Store, StoreError, players, rating_history, ratings,
+    Store, StoreError,
+    open::transact,
+    players, rating_history, ratings,
     reads::{category_named, category_rating},
     results,
 };
@@ -23,26 +25,9 @@ impl Store {
         report: &GameReport,
         now: Timestamp,
     ) -> Result<Recorded, StoreError> {
-        let outcome = self
-            .write(|| async move {
-                let txn = self.begin_write().await?;
-                match self.try_record(&txn, report, now).await {
-                    Ok(Some(recorded)) => {
-                        txn.commit().await?;
-                        Ok(Some(recorded))
-                    }
-                    // Recorded before: nothing to keep.
-                    Ok(None) => {
-                        txn.rollback().await?;
-                        Ok(None)
-                    }
-                    Err(e) => {
-                        let _already_failing = txn.rollback().await;
-                        Err(e)
-                    }
-                }
-            })
-            .await?;
+        // Recorded before, the game's transaction wrote nothing: committing
+        // it keeps nothing.
+        let outcome = transact!(self, |txn| self.try_record(txn, report, now)).await?;
         match outcome {
             Some(recorded) => Ok(recorded),
             None => self.recorded(&report.game_id).await,

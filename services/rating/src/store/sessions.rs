@@ -10,11 +10,11 @@ use std::collections::HashMap;
 
 use sea_orm::{
     ColumnTrait as _, ConnectionTrait, DatabaseTransaction, EntityTrait as _, QueryFilter as _,
-    QuerySelect as _, Set,
+    QuerySelect as _, Set, UpdateMany,
     sea_query::{Expr, ExprTrait as _, OnConflict},
 };
 
-use super::{Store, StoreError, players, revoked_sessions};
+use super::{Store, StoreError, open::transact, players, revoked_sessions};
 use crate::model::{Player, SessionState};
 
 impl Store {
@@ -59,11 +59,13 @@ impl Store {
         expires_at_s: i64,
         now_s: i64,
     ) -> Result<Option<SessionState>, StoreError> {
-        self.write(|| async move {
-            let txn = self.begin_write().await?;
-            let result = revoke_in(&txn, id, session_id, expires_at_s, now_s).await;
-            finish(txn, result).await
-        })
+        transact!(self, |txn| revoke_in(
+            txn,
+            id,
+            session_id,
+            expires_at_s,
+            now_s
+        ))
         .await
     }
 
@@ -73,12 +75,8 @@ impl Store {
         id: &str,
         now_s: i64,
     ) -> Result<Option<SessionState>, StoreError> {
-        self.write(|| async move {
-            let txn = self.begin_write().await?;
-            let result = revoke_all_in(&txn, id, now_s).await;
-            finish(txn, result).await
-        })
-        .await
+        let update = players::Entity::update_many();
+        transact!(self, |txn| end_all_in(txn, id, update.clone(), now_s)).await
     }
 
     /// Replaces player `id`'s password hash `old_hash` (the one the old
@@ -92,12 +90,10 @@ impl Store {
         new_hash: &str,
         now_s: i64,
     ) -> Result<Option<SessionState>, StoreError> {
-        self.write(|| async move {
-            let txn = self.begin_write().await?;
-            let result = change_password_in(&txn, id, old_hash, new_hash, now_s).await;
-            finish(txn, result).await
-        })
-        .await
+        let update = players::Entity::update_many()
+            .col_expr(players::Column::PasswordHash, Expr::value(new_hash))
+            .filter(players::Column::PasswordHash.eq(old_hash));
+        transact!(self, |txn| end_all_in(txn, id, update.clone(), now_s)).await
     }
 }
 
@@ -173,23 +169,6 @@ async fn states_in(
     Ok(states)
 }
 
-/// Commits `txn` if `result` is a success, else rolls it back.
-pub(super) async fn finish<T>(
-    txn: DatabaseTransaction,
-    result: Result<T, StoreError>,
-) -> Result<T, StoreError> {
-    match result {
-        Ok(value) => {
-            txn.commit().await?;
-            Ok(value)
-        }
-        Err(e) => {
-            let _already_failing = txn.rollback().await;
-            Err(e)
-        }
-    }
-}
-
 async fn revoke_in(
     txn: &DatabaseTransaction,
     id: &str,
@@ -222,12 +201,17 @@ async fn revoke_in(
     state_in(txn, id, now_s).await
 }
 
-async fn revoke_all_in(
+/// Applies `update` to player `id`'s row, advancing their session
+/// generation with it (which ends every session, so the sessions revoked one
+/// by one are forgotten). None if no row was updated: no such player, or
+/// `update`'s own condition did not hold.
+async fn end_all_in(
     txn: &DatabaseTransaction,
     id: &str,
+    update: UpdateMany<players::Entity>,
     now_s: i64,
 ) -> Result<Option<SessionState>, StoreError> {
-    let advanced = players::Entity::update_many()
+    let advanced = update
         .col_expr(
             players::Column::SessionGeneration,
             Expr::col(players::Column::SessionGeneration).add(1),
@@ -236,30 +220,6 @@ async fn revoke_all_in(
         .exec(txn)
         .await?;
     if advanced.rows_affected == 0 {
-        return Ok(None);
-    }
-    clear_revoked(txn, id).await?;
-    state_in(txn, id, now_s).await
-}
-
-async fn change_password_in(
-    txn: &DatabaseTransaction,
-    id: &str,
-    old_hash: &str,
-    new_hash: &str,
-    now_s: i64,
-) -> Result<Option<SessionState>, StoreError> {
-    let changed = players::Entity::update_many()
-        .col_expr(players::Column::PasswordHash, Expr::value(new_hash))
-        .col_expr(
-            players::Column::SessionGeneration,
-            Expr::col(players::Column::SessionGeneration).add(1),
-        )
-        .filter(players::Column::Id.eq(id))
-        .filter(players::Column::PasswordHash.eq(old_hash))
-        .exec(txn)
-        .await?;
-    if changed.rows_affected == 0 {
         return Ok(None);
     }
     clear_revoked(txn, id).await?;
