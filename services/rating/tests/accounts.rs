@@ -10,7 +10,9 @@ use chess_proto::{
     common::v1::RatingSystem,
     rating::v1::{self as pb, get_player_request::Key},
 };
-use common::{PASSWORD, RatingService, assert_refused, login_request, register, register_request};
+use common::{
+    Client, PASSWORD, RatingService, assert_refused, login_request, register, register_request,
+};
 use futures::future::join_all;
 use tonic::Code;
 
@@ -192,6 +194,24 @@ fn throttled_wait(status: &tonic::Status) -> std::time::Duration {
     chess_runtime::throttle::wait_of(status).unwrap_or_else(|| panic!("no wait in {status:?}"))
 }
 
+/// Signs in as `login` with a wrong password until the login waits: how
+/// many plain refusals came first, and the refusal that asks to wait.
+async fn fail_until_throttled(client: &mut Client, login: &str) -> (u32, tonic::Status) {
+    let mut refused = 0;
+    loop {
+        let status = client
+            .authenticate(login_request(login, "wrong password"))
+            .await
+            .expect_err("wrong password accepted");
+        if status.code() == Code::ResourceExhausted {
+            return (refused, status);
+        }
+        assert_eq!(status.code(), Code::Unauthenticated);
+        refused += 1;
+        assert!(refused <= 8, "never throttled");
+    }
+}
+
 async fn failed_logins_of_an_account_wait(url: &str) {
     let service = RatingService::start_with(url, &["--login-backoff-cap-secs", "2"]).await;
     let mut client = service.client().await;
@@ -199,19 +219,8 @@ async fn failed_logins_of_an_account_wait(url: &str) {
 
     // The free failures are plain refusals; then the account waits, and the
     // password is not even checked: the right one is refused too.
-    let mut refused = 0;
-    let wait = loop {
-        let status = client
-            .authenticate(login_request("target", "wrong password"))
-            .await
-            .expect_err("wrong password accepted");
-        if status.code() == Code::ResourceExhausted {
-            break throttled_wait(&status);
-        }
-        assert_eq!(status.code(), Code::Unauthenticated);
-        refused += 1;
-        assert!(refused <= 8, "never throttled");
-    };
+    let (refused, waiting) = fail_until_throttled(&mut client, "target").await;
+    let wait = throttled_wait(&waiting);
     assert!(refused >= 5, "throttled after {refused} failures");
     assert!(wait <= std::time::Duration::from_secs(2), "{wait:?}");
     let status = client
@@ -221,16 +230,7 @@ async fn failed_logins_of_an_account_wait(url: &str) {
     assert!(throttled_wait(&status) <= std::time::Duration::from_secs(2));
 
     // Names nobody owns wait alike, so the answers tell no names apart.
-    let unknown = loop {
-        let status = client
-            .authenticate(login_request("nobody_here", "wrong password"))
-            .await
-            .expect_err("unknown login accepted");
-        if status.code() == Code::ResourceExhausted {
-            break status;
-        }
-        assert_eq!(status.code(), Code::Unauthenticated);
-    };
+    let (_, unknown) = fail_until_throttled(&mut client, "nobody_here").await;
     throttled_wait(&unknown);
 
     // After the wait (the cap) the right password works, and forgives.
@@ -261,25 +261,30 @@ fn in_an_hour() -> prost_types::Timestamp {
     chess_domain::Timestamp::from_secs(now + 3600).to_proto()
 }
 
+/// `player_id`'s session generation and revoked sessions.
+async fn session_state(client: &mut Client, player_id: &str) -> (i64, Vec<String>) {
+    let request = pb::GetSessionStateRequest {
+        player_id: player_id.into(),
+    };
+    let answer = client.get_session_state(request).await;
+    state(answer.expect("session state").into_inner().state)
+}
+
+/// The session generation `login` signs in with.
+async fn signed_in_generation(client: &mut Client, login: &str) -> i64 {
+    let answer = client.authenticate(login_request(login, PASSWORD)).await;
+    answer.expect("login").into_inner().session_generation
+}
+
 async fn sessions_end_one_by_one_or_all_at_once(url: &str) {
     let (service, mut client, [id, other]) =
         RatingService::with_players(url, ["Sessions", "Bystander"]).await;
 
-    let signed_in = client
-        .authenticate(login_request("sessions", PASSWORD))
-        .await
-        .expect("login")
-        .into_inner();
-    assert_eq!(signed_in.session_generation, 0);
+    assert_eq!(signed_in_generation(&mut client, "sessions").await, 0);
     let get = |player_id: &str| pb::GetSessionStateRequest {
         player_id: player_id.into(),
     };
-    let fresh = client
-        .get_session_state(get(&id))
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(state(fresh.state), (0, vec![]));
+    assert_eq!(session_state(&mut client, &id).await, (0, vec![]));
 
     let revoke = |session: &str, expires_at| pb::RevokeSessionRequest {
         player_id: id.clone(),
@@ -306,22 +311,12 @@ async fn sessions_end_one_by_one_or_all_at_once(url: &str) {
         .revoke_session(revoke("s-2", in_an_hour()))
         .await
         .unwrap();
-    let now = client
-        .get_session_state(get(&id))
-        .await
-        .unwrap()
-        .into_inner();
     assert_eq!(
-        state(now.state),
+        session_state(&mut client, &id).await,
         (0, vec!["s-1".to_owned(), "s-2".to_owned()])
     );
     // Another player's sessions are untouched.
-    let theirs = client
-        .get_session_state(get(&other))
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(state(theirs.state), (0, vec![]));
+    assert_eq!(session_state(&mut client, &other).await, (0, vec![]));
     // Both at once, the same; a player without an account is left out.
     let many = client
         .get_session_states(pb::GetSessionStatesRequest {
@@ -359,12 +354,7 @@ async fn sessions_end_one_by_one_or_all_at_once(url: &str) {
         .unwrap()
         .into_inner();
     assert_eq!(state(all.state), (1, vec![]));
-    let signed_in = client
-        .authenticate(login_request("sessions", PASSWORD))
-        .await
-        .expect("login")
-        .into_inner();
-    assert_eq!(signed_in.session_generation, 1);
+    assert_eq!(signed_in_generation(&mut client, "sessions").await, 1);
 
     for status in [
         client
@@ -391,12 +381,7 @@ async fn sessions_end_one_by_one_or_all_at_once(url: &str) {
     service.stop().await;
     let service = RatingService::start(url).await;
     let mut client = service.client().await;
-    let kept = client
-        .get_session_state(get(&id))
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(state(kept.state), (1, vec![]));
+    assert_eq!(session_state(&mut client, &id).await, (1, vec![]));
     service.stop().await;
 }
 

@@ -95,37 +95,19 @@ async fn accounts_and_results_are_taken_only_from_their_callers() {
     let unlink = |player_id: &str| chess_proto::rating::v1::UnlinkNostrKeyRequest {
         player_id: player_id.into(),
     };
-    denied(client.link_nostr_key(link(&a)).await.unwrap_err());
-    denied(
-        client
-            .link_nostr_key(chess_testkit::acting(link(&a), &b, None))
-            .await
-            .unwrap_err(),
-    );
-    denied(
-        lobby
-            .link_nostr_key(chess_testkit::acting_as("matchmaking", link(&a), &a, None))
-            .await
-            .unwrap_err(),
-    );
-    denied(client.unlink_nostr_key(unlink(&a)).await.unwrap_err());
-    denied(
-        client
-            .unlink_nostr_key(chess_testkit::acting(unlink(&a), &b, None))
-            .await
-            .unwrap_err(),
-    );
-    denied(
-        lobby
-            .unlink_nostr_key(chess_testkit::acting_as(
-                "matchmaking",
-                unlink(&a),
-                &a,
-                None,
-            ))
-            .await
-            .unwrap_err(),
-    );
+    // Each refused: for no player, by the gateway for another player, and
+    // by another service for the player.
+    macro_rules! denied_for_a {
+        ($method:ident, $request:expr) => {
+            denied(client.$method($request).await.unwrap_err());
+            let for_b = chess_testkit::acting($request, &b, None);
+            denied(client.$method(for_b).await.unwrap_err());
+            let from_lobby = chess_testkit::acting_as("matchmaking", $request, &a, None);
+            denied(lobby.$method(from_lobby).await.unwrap_err());
+        };
+    }
+    denied_for_a!(link_nostr_key, link(&a));
+    denied_for_a!(unlink_nostr_key, unlink(&a));
     let by_key = |key: &str| chess_proto::rating::v1::GetPlayerRequest {
         key: Some(Key::NostrPublicKey(key.to_owned())),
     };

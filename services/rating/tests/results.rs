@@ -13,7 +13,7 @@ use chess_proto::{
 };
 use common::{
     PASSWORD, RatingService, assert_refused, blitz, from_game, full_history, full_leaderboard,
-    game, leaderboard, register, register_request,
+    game, leaderboard, record, register, register_request,
 };
 use futures::future::join_all;
 use tonic::Code;
@@ -98,11 +98,7 @@ async fn parallel_results_for_one_player_lose_nothing(url: &str) {
 async fn replayed_results_change_nothing(url: &str) {
     let (service, mut client, [a, b]) = RatingService::with_players(url, ["alpha", "beta"]).await;
 
-    let first = client
-        .record_result(from_game(game("g1", &a, &b, GameResult::WhiteWins)))
-        .await
-        .expect("record")
-        .into_inner();
+    let first = record(&mut client, game("g1", &a, &b, GameResult::WhiteWins)).await;
     assert!(first.first_time);
     let white = first.white.clone().expect("white change");
     let black = first.black.clone().expect("black change");
@@ -126,11 +122,7 @@ async fn replayed_results_change_nothing(url: &str) {
 
     // The same game again, even with another result, is a repeat.
     for result in [GameResult::WhiteWins, GameResult::BlackWins] {
-        let again = client
-            .record_result(from_game(game("g1", &a, &b, result)))
-            .await
-            .expect("repeat")
-            .into_inner();
+        let again = record(&mut client, game("g1", &a, &b, result)).await;
         assert!(!again.first_time);
         assert_eq!(again.white, first.white);
         assert_eq!(again.black, first.black);
@@ -171,11 +163,7 @@ async fn replayed_results_change_nothing(url: &str) {
     let itself = game("g5", &a, &a, GameResult::WhiteWins);
     for request in [unrated, unknown, itself] {
         for first_time in [true, false] {
-            let response = client
-                .record_result(from_game(request.clone()))
-                .await
-                .expect("record")
-                .into_inner();
+            let response = record(&mut client, request.clone()).await;
             assert_eq!(response.first_time, first_time, "{}", request.game_id);
             assert_eq!((response.white, response.black), (None, None));
         }
@@ -208,24 +196,17 @@ async fn leaderboard_order_and_paging(url: &str) {
     // An unrated game does not put its players on the board.
     let mut casual = game("l0", &ids["Eve"], &ids["frank"], GameResult::WhiteWins);
     casual.rated = false;
-    client
-        .record_result(from_game(casual))
-        .await
-        .expect("record unrated");
+    record(&mut client, casual).await;
     for (game_id, white, black) in [
         ("l1", "alice", "Bob"),
         ("l2", "carol", "dave"),
         ("l3", "alice", "carol"),
     ] {
-        client
-            .record_result(from_game(game(
-                game_id,
-                &ids[white],
-                &ids[black],
-                GameResult::WhiteWins,
-            )))
-            .await
-            .expect("record");
+        record(
+            &mut client,
+            game(game_id, &ids[white], &ids[black], GameResult::WhiteWins),
+        )
+        .await;
     }
     // alice 1220 (2 games); carol 1200 (2); Bob and dave 1190. Eve and
     // frank have played no rated game: they are not ranked.
@@ -306,21 +287,10 @@ async fn untimed_games_are_never_rated(url: &str) {
     // Reported unrated, it is kept (so a repeat is known) and changes nothing.
     let mut unrated = rated;
     unrated.rated = false;
-    let recorded = client
-        .record_result(from_game(unrated.clone()))
-        .await
-        .expect("unrated untimed game")
-        .into_inner();
+    let recorded = record(&mut client, unrated.clone()).await;
     assert!(recorded.first_time);
     assert_eq!((recorded.white, recorded.black), (None, None));
-    assert!(
-        !client
-            .record_result(from_game(unrated))
-            .await
-            .expect("repeat")
-            .into_inner()
-            .first_time
-    );
+    assert!(!record(&mut client, unrated).await.first_time);
     assert_eq!(blitz(&mut client, &a).await.games_played, 0);
     assert!(full_history(&mut client, &a, 50).await.is_empty());
 
@@ -366,10 +336,7 @@ async fn untimed_games_are_never_rated(url: &str) {
 async fn restart_keeps_accounts_and_ratings(url: &str) {
     let (service, mut client, [a, b]) =
         RatingService::with_players(url, ["keeper", "sweeper"]).await;
-    client
-        .record_result(from_game(game("r1", &a, &b, GameResult::WhiteWins)))
-        .await
-        .expect("record");
+    record(&mut client, game("r1", &a, &b, GameResult::WhiteWins)).await;
     let before = blitz(&mut client, &a).await;
     service.stop().await;
 
@@ -386,11 +353,7 @@ async fn restart_keeps_accounts_and_ratings(url: &str) {
     assert_eq!(login.player_id, a);
     assert_eq!(blitz(&mut client, &a).await, before);
     assert_eq!(before.rating, 1210.0);
-    let repeat = client
-        .record_result(from_game(game("r1", &a, &b, GameResult::WhiteWins)))
-        .await
-        .expect("repeat")
-        .into_inner();
+    let repeat = record(&mut client, game("r1", &a, &b, GameResult::WhiteWins)).await;
     assert!(!repeat.first_time);
     assert_eq!(repeat.white.map(|c| c.rating_after), Some(1210.0));
     assert_refused(
@@ -417,11 +380,7 @@ async fn glicko2_ratings(url: &str) {
     );
     assert!(fresh.provisional);
 
-    let response = client
-        .record_result(from_game(game("x1", &a, &b, GameResult::WhiteWins)))
-        .await
-        .expect("record")
-        .into_inner();
+    let response = record(&mut client, game("x1", &a, &b, GameResult::WhiteWins)).await;
     let white = response.white.expect("white change");
     let black = response.black.expect("black change");
     assert!(white.rating_after > 1500.0 && black.rating_after < 1500.0);
@@ -448,18 +407,10 @@ async fn logistic_elo_ratings(url: &str) {
     let a = register(&mut client, "epsilon").await;
     let b = register(&mut client, "zeta").await;
     assert_eq!(blitz(&mut client, &a).await.rating, 1000.0);
-    let response = client
-        .record_result(from_game(game("e1", &a, &b, GameResult::WhiteWins)))
-        .await
-        .expect("record")
-        .into_inner();
+    let response = record(&mut client, game("e1", &a, &b, GameResult::WhiteWins)).await;
     assert_eq!(response.white.map(|c| c.rating_after), Some(1015.0));
     assert_eq!(response.black.map(|c| c.rating_after), Some(985.0));
-    let draw = client
-        .record_result(from_game(game("e2", &a, &b, GameResult::Draw)))
-        .await
-        .expect("record")
-        .into_inner();
+    let draw = record(&mut client, game("e2", &a, &b, GameResult::Draw)).await;
     assert_eq!(draw.white.map(|c| c.rating_after), Some(1015.0));
     let rating = blitz(&mut client, &a).await;
     assert_eq!(

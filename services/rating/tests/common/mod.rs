@@ -141,6 +141,19 @@ pub fn game(
     }
 }
 
+/// Records `request` as the game service reports it, and the answer.
+pub async fn record(
+    client: &mut Client,
+    request: pb::RecordResultRequest,
+) -> pb::RecordResultResponse {
+    let game_id = request.game_id.clone();
+    client
+        .record_result(from_game(request))
+        .await
+        .unwrap_or_else(|e| panic!("record {game_id}: {e}"))
+        .into_inner()
+}
+
 /// `player_id`'s blitz rating.
 pub async fn blitz(client: &mut Client, player_id: &str) -> common::Rating {
     client
