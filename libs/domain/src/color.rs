@@ -3,8 +3,6 @@
 use chess_proto::common::v1 as pb;
 pub use shakmaty::Color;
 
-use crate::InvalidInput;
-
 /// A colour's word, as stored and as the text protocols spell it: `white`
 /// or `black` (shakmaty's `Display` of [`Color`]).
 pub fn color_name(color: Color) -> &'static str {
@@ -95,31 +93,14 @@ pub fn side_to_move(fen: &str) -> Option<Color> {
     }
 }
 
-/// The one rule for a choice on the wire: unset means "either" (a player
-/// who does not say has no preference), and only a value the protocol does
-/// not know is refused.
-impl TryFrom<i32> for ColorChoice {
-    type Error = InvalidInput;
-
-    fn try_from(value: i32) -> Result<Self, Self::Error> {
-        match pb::ColorChoice::try_from(value) {
-            Ok(pb::ColorChoice::White) => Ok(Self::White),
-            Ok(pb::ColorChoice::Black) => Ok(Self::Black),
-            Ok(pb::ColorChoice::Either | pb::ColorChoice::Unspecified) => Ok(Self::Either),
-            Err(_) => Err(InvalidInput::new("colour must be white, black or either")),
-        }
-    }
-}
-
-impl From<ColorChoice> for pb::ColorChoice {
-    fn from(value: ColorChoice) -> Self {
-        match value {
-            ColorChoice::White => Self::White,
-            ColorChoice::Black => Self::Black,
-            ColorChoice::Either => Self::Either,
-        }
-    }
-}
+// The one rule for a choice on the wire: unset means "either" (a player who
+// does not say has no preference), and only a value the protocol does not
+// know is refused.
+crate::enums::wire_enum!(ColorChoice <=> pb::ColorChoice {
+    White,
+    Black,
+    Either | Unspecified,
+} else "colour must be white, black or either");
 
 /// A colour on the wire.
 pub fn color_to_pb(color: Color) -> pb::Color {

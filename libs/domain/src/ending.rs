@@ -4,7 +4,7 @@
 
 use chess_proto::common::v1 as pb;
 
-use crate::{GameResult, InvalidInput, Millis, color::color_title};
+use crate::{GameResult, Millis, color::color_title};
 
 /// Why a game ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -35,27 +35,6 @@ impl Termination {
         Self::InsufficientMaterial,
         Self::Aborted,
     ];
-
-    /// The stored name: `checkmate`, `draw_agreement`, …
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Checkmate => "checkmate",
-            Self::Stalemate => "stalemate",
-            Self::Resignation => "resignation",
-            Self::Timeout => "timeout",
-            Self::TimeoutVsInsufficientMaterial => "timeout_vs_insufficient_material",
-            Self::DrawAgreement => "draw_agreement",
-            Self::ThreefoldRepetition => "threefold_repetition",
-            Self::FiftyMoveRule => "fifty_move_rule",
-            Self::InsufficientMaterial => "insufficient_material",
-            Self::Aborted => "aborted",
-        }
-    }
-
-    /// The termination stored as `name` (see [`as_str`](Self::as_str)).
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|t| t.as_str() == name)
-    }
 
     /// The termination in plain words, as logs and Nostr events say it:
     /// the stored name with spaces (`threefold repetition`).
@@ -116,47 +95,18 @@ impl Termination {
     }
 }
 
-impl TryFrom<i32> for Termination {
-    type Error = InvalidInput;
-
-    fn try_from(value: i32) -> Result<Self, Self::Error> {
-        let termination = match pb::Termination::try_from(value) {
-            Ok(pb::Termination::Checkmate) => Self::Checkmate,
-            Ok(pb::Termination::Stalemate) => Self::Stalemate,
-            Ok(pb::Termination::Resignation) => Self::Resignation,
-            Ok(pb::Termination::Timeout) => Self::Timeout,
-            Ok(pb::Termination::TimeoutVsInsufficientMaterial) => {
-                Self::TimeoutVsInsufficientMaterial
-            }
-            Ok(pb::Termination::DrawAgreement) => Self::DrawAgreement,
-            Ok(pb::Termination::ThreefoldRepetition) => Self::ThreefoldRepetition,
-            Ok(pb::Termination::FiftyMoveRule) => Self::FiftyMoveRule,
-            Ok(pb::Termination::InsufficientMaterial) => Self::InsufficientMaterial,
-            Ok(pb::Termination::Aborted) => Self::Aborted,
-            Ok(pb::Termination::Unspecified) | Err(_) => {
-                return Err(InvalidInput::new("unknown termination"));
-            }
-        };
-        Ok(termination)
-    }
-}
-
-impl From<Termination> for pb::Termination {
-    fn from(value: Termination) -> Self {
-        match value {
-            Termination::Checkmate => Self::Checkmate,
-            Termination::Stalemate => Self::Stalemate,
-            Termination::Resignation => Self::Resignation,
-            Termination::Timeout => Self::Timeout,
-            Termination::TimeoutVsInsufficientMaterial => Self::TimeoutVsInsufficientMaterial,
-            Termination::DrawAgreement => Self::DrawAgreement,
-            Termination::ThreefoldRepetition => Self::ThreefoldRepetition,
-            Termination::FiftyMoveRule => Self::FiftyMoveRule,
-            Termination::InsufficientMaterial => Self::InsufficientMaterial,
-            Termination::Aborted => Self::Aborted,
-        }
-    }
-}
+crate::enums::wire_enum!(Termination <=> pb::Termination {
+    Checkmate => "checkmate",
+    Stalemate => "stalemate",
+    Resignation => "resignation",
+    Timeout => "timeout",
+    TimeoutVsInsufficientMaterial => "timeout_vs_insufficient_material",
+    DrawAgreement => "draw_agreement",
+    ThreefoldRepetition => "threefold_repetition",
+    FiftyMoveRule => "fifty_move_rule",
+    InsufficientMaterial => "insufficient_material",
+    Aborted => "aborted",
+} else "unknown termination");
 
 /// How and when a game ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

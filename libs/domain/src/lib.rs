@@ -17,11 +17,14 @@
 //! - [`time`]: instants, [`Timestamp`], with their seconds, protobuf and
 //!   stored forms; [`Millis`], a count of milliseconds.
 //! - [`id`]: [`GameId`], [`PlayerId`], [`Username`] and their rules.
+//! - `enums`: the stored names and wire conversions of its enums, each
+//!   written once as a macro.
 //! - [`InvalidInput`]: a wire value that makes no valid domain value;
 //!   [`require`]: a field that must be given.
 
 pub mod color;
 pub mod ending;
+mod enums;
 mod error;
 pub mod id;
 pub mod participant;

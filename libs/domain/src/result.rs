@@ -4,7 +4,7 @@
 use chess_proto::common::v1 as pb;
 use shakmaty::{KnownOutcome, Outcome};
 
-use crate::{Color, InvalidInput};
+use crate::Color;
 
 /// How a finished game came out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -32,22 +32,6 @@ impl GameResult {
         }
     }
 
-    /// The stored form: `white`, `black` (the winner) or `draw`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::WhiteWins => "white",
-            Self::BlackWins => "black",
-            Self::Draw => "draw",
-        }
-    }
-
-    /// The result stored as `s` (see [`as_str`](Self::as_str)).
-    pub fn from_name(s: &str) -> Option<Self> {
-        [Self::WhiteWins, Self::BlackWins, Self::Draw]
-            .into_iter()
-            .find(|r| r.as_str() == s)
-    }
-
     /// The PGN result tag: `1-0`, `0-1`, `1/2-1/2` (shakmaty's spelling).
     pub fn pgn(self) -> &'static str {
         KnownOutcome::from(self).as_str()
@@ -71,30 +55,12 @@ impl From<GameResult> for KnownOutcome {
     }
 }
 
-impl TryFrom<i32> for GameResult {
-    type Error = InvalidInput;
-
-    fn try_from(value: i32) -> Result<Self, Self::Error> {
-        match pb::GameResult::try_from(value) {
-            Ok(pb::GameResult::WhiteWins) => Ok(Self::WhiteWins),
-            Ok(pb::GameResult::BlackWins) => Ok(Self::BlackWins),
-            Ok(pb::GameResult::Draw) => Ok(Self::Draw),
-            Ok(pb::GameResult::Unspecified) | Err(_) => Err(InvalidInput::new(
-                "the result must be white wins, black wins or draw",
-            )),
-        }
-    }
-}
-
-impl From<GameResult> for pb::GameResult {
-    fn from(value: GameResult) -> Self {
-        match value {
-            GameResult::WhiteWins => Self::WhiteWins,
-            GameResult::BlackWins => Self::BlackWins,
-            GameResult::Draw => Self::Draw,
-        }
-    }
-}
+// Stored by the winner's colour.
+crate::enums::wire_enum!(GameResult <=> pb::GameResult {
+    WhiteWins => "white",
+    BlackWins => "black",
+    Draw => "draw",
+} else "the result must be white wins, black wins or draw");
 
 /// A finished game between registered players, as the game service reports
 /// it for the ratings.

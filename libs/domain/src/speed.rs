@@ -1,7 +1,5 @@
 //! Speed categories: ratings are kept per category.
 
-use std::fmt;
-
 use chess_proto::common::v1 as pb;
 
 use crate::InvalidInput;
@@ -67,58 +65,13 @@ impl SpeedCategory {
             _ => Self::Classical,
         }
     }
-
-    /// Lower-case name, as stored and shown.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Bullet => "bullet",
-            Self::Blitz => "blitz",
-            Self::Rapid => "rapid",
-            Self::Classical => "classical",
-            Self::Correspondence => "correspondence",
-            Self::Untimed => "untimed",
-        }
-    }
-
-    /// The category named `name` (as by [`as_str`](Self::as_str)).
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|c| c.as_str() == name)
-    }
 }
 
-impl fmt::Display for SpeedCategory {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl TryFrom<i32> for SpeedCategory {
-    type Error = InvalidInput;
-
-    fn try_from(value: i32) -> Result<Self, Self::Error> {
-        match pb::SpeedCategory::try_from(value) {
-            Ok(pb::SpeedCategory::Bullet) => Ok(Self::Bullet),
-            Ok(pb::SpeedCategory::Blitz) => Ok(Self::Blitz),
-            Ok(pb::SpeedCategory::Rapid) => Ok(Self::Rapid),
-            Ok(pb::SpeedCategory::Classical) => Ok(Self::Classical),
-            Ok(pb::SpeedCategory::Correspondence) => Ok(Self::Correspondence),
-            Ok(pb::SpeedCategory::Untimed) => Ok(Self::Untimed),
-            Ok(pb::SpeedCategory::Unspecified) | Err(_) => {
-                Err(InvalidInput::new("speed category must be given"))
-            }
-        }
-    }
-}
-
-impl From<SpeedCategory> for pb::SpeedCategory {
-    fn from(value: SpeedCategory) -> Self {
-        match value {
-            SpeedCategory::Bullet => Self::Bullet,
-            SpeedCategory::Blitz => Self::Blitz,
-            SpeedCategory::Rapid => Self::Rapid,
-            SpeedCategory::Classical => Self::Classical,
-            SpeedCategory::Correspondence => Self::Correspondence,
-            SpeedCategory::Untimed => Self::Untimed,
-        }
-    }
-}
+crate::enums::wire_enum!(SpeedCategory <=> pb::SpeedCategory {
+    Bullet => "bullet",
+    Blitz => "blitz",
+    Rapid => "rapid",
+    Classical => "classical",
+    Correspondence => "correspondence",
+    Untimed => "untimed",
+} else "speed category must be given");
