@@ -1,6 +1,6 @@
 //! The rating system a deployment uses, applied to whole games.
 
-use std::fmt;
+use chess_domain::Timestamp;
 
 use crate::{
     Score, club_elo,
@@ -24,27 +24,14 @@ pub enum RatingSystem {
 impl RatingSystem {
     /// Every system.
     pub const ALL: [Self; 3] = [Self::ClubElo, Self::LogisticElo, Self::Glicko2];
-
-    /// The name used in flags and storage.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ClubElo => "club-elo",
-            Self::LogisticElo => "logistic-elo",
-            Self::Glicko2 => "glicko2",
-        }
-    }
-
-    /// The system named `name` (as by [`as_str`](Self::as_str)).
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.as_str() == name)
-    }
 }
 
-impl fmt::Display for RatingSystem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+// The names of flags and storage.
+chess_domain::named_enum!(RatingSystem {
+    ClubElo => "club-elo",
+    LogisticElo => "logistic-elo",
+    Glicko2 => "glicko2",
+});
 
 /// A rating system with its settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -101,8 +88,8 @@ pub struct Standing {
     pub rating: Rating,
     /// Rated games finished so far.
     pub games_played: u32,
-    /// When the last rated game was applied, in milliseconds since the epoch.
-    pub last_played_ms: Option<i64>,
+    /// When the last rated game was applied.
+    pub last_played: Option<Timestamp>,
 }
 
 impl System {
@@ -129,38 +116,36 @@ impl System {
         Standing {
             rating: self.initial(),
             games_played: 0,
-            last_played_ms: None,
+            last_played: None,
         }
     }
 
-    /// The rating of `standing` as of `now_ms`: for Glicko-2 the deviation has
+    /// The rating of `standing` as of `now`: for Glicko-2 the deviation has
     /// grown with the time since the last game; the Elo systems do not change
     /// between games.
-    pub fn current(&self, standing: &Standing, now_ms: i64) -> Rating {
+    pub fn current(&self, standing: &Standing, now: Timestamp) -> Rating {
         match self {
             Self::ClubElo | Self::LogisticElo => standing.rating,
             Self::Glicko2(config) => Rating::from_glicko2(glicko2::idle(
                 standing.rating.glicko2(),
-                periods_since(config, standing.last_played_ms, now_ms),
+                periods_since(config, standing.last_played, now),
                 config.initial_deviation,
             )),
         }
     }
 
-    /// Whether the rating is not yet established as of `now_ms`: Glicko-2
+    /// Whether the rating is not yet established as of `now`: Glicko-2
     /// while the deviation is above the threshold, logistic Elo during the
     /// newcomer's games; club Elo ratings always count.
-    pub fn is_provisional(&self, standing: &Standing, now_ms: i64) -> bool {
+    pub fn is_provisional(&self, standing: &Standing, now: Timestamp) -> bool {
         match self {
             Self::ClubElo => false,
             Self::LogisticElo => standing.games_played < logistic_elo::NEWCOMER_GAMES,
-            Self::Glicko2(config) => {
-                config.is_provisional(self.current(standing, now_ms).deviation)
-            }
+            Self::Glicko2(config) => config.is_provisional(self.current(standing, now).deviation),
         }
     }
 
-    /// The new ratings of both players of a game finished at `now_ms` in
+    /// The new ratings of both players of a game finished at `now` in
     /// which white scored `white_score`. Both are computed from the ratings
     /// before the game.
     pub fn rate_game(
@@ -168,7 +153,7 @@ impl System {
         white: &Standing,
         black: &Standing,
         white_score: Score,
-        now_ms: i64,
+        now: Timestamp,
     ) -> (Rating, Rating) {
         let black_score = white_score.opposite();
         match self {
@@ -189,13 +174,13 @@ impl System {
             Self::Glicko2(config) => {
                 let one = |player: &Standing, opponent: &Standing, score| {
                     let game = glicko2::Game {
-                        opponent: self.current(opponent, now_ms).glicko2(),
+                        opponent: self.current(opponent, now).glicko2(),
                         score,
                     };
                     Rating::from_glicko2(glicko2::rate(
                         player.rating.glicko2(),
                         &[game],
-                        periods_since(config, player.last_played_ms, now_ms),
+                        periods_since(config, player.last_played, now),
                         config,
                     ))
                 };
@@ -208,24 +193,11 @@ impl System {
     }
 }
 
-/// Rating periods between `last_ms` and `now_ms`; none for a player who has
-/// not played (their deviation is the initial one already).
-fn periods_since(config: &glicko2::Config, last_ms: Option<i64>, now_ms: i64) -> f64 {
-    match last_ms {
-        Some(last) => (now_ms.saturating_sub(last).max(0) as f64 / 1000.0) / config.period_secs,
+/// Rating periods between `last` and `now`; none for a player who has not
+/// played (their deviation is the initial one already).
+fn periods_since(config: &glicko2::Config, last: Option<Timestamp>, now: Timestamp) -> f64 {
+    match last {
+        Some(last) => (now.millis_since(last).max(0) as f64 / 1000.0) / config.period_secs,
         None => 0.0,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_round_trip() {
-        for kind in RatingSystem::ALL {
-            assert_eq!(RatingSystem::from_name(kind.as_str()), Some(kind));
-        }
-        assert_eq!(RatingSystem::from_name("elo"), None);
     }
 }

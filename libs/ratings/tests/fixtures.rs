@@ -1,29 +1,44 @@
 //! Fixtures for the three rating systems: the club's check game and table
 //! edges, the logistic K-factor tiers, and Glickman's worked example.
 
+use chess_domain::Timestamp;
 use chess_ratings::{
     Rating, Score, Standing, System, club_elo,
     glicko2::{self, Glicko2},
     logistic_elo,
 };
 
-#[test]
-fn club_elo_1500_beats_1600() {
-    assert_eq!(club_elo::rate(1500, 1600, Score::Win), 1513);
-    assert_eq!(club_elo::rate(1600, 1500, Score::Loss), 1587);
-
-    let standing = |rating: f64| Standing {
+/// The ratings after a game under an Elo `system` between players rated
+/// `white` and `black`, each with `games_played` games before it.
+fn elo_game(
+    system: System,
+    (white, black): (f64, f64),
+    games_played: u32,
+    score: Score,
+) -> (f64, f64) {
+    let standing = |rating| Standing {
         rating: Rating {
             rating,
             deviation: 0.0,
             volatility: 0.0,
         },
-        games_played: 5,
-        last_played_ms: None,
+        games_played,
+        last_played: None,
     };
     let (white, black) =
-        System::ClubElo.rate_game(&standing(1500.0), &standing(1600.0), Score::Win, 0);
-    assert_eq!((white.rating, black.rating), (1513.0, 1587.0));
+        system.rate_game(&standing(white), &standing(black), score, Timestamp::EPOCH);
+    (white.rating, black.rating)
+}
+
+#[test]
+fn club_elo_1500_beats_1600() {
+    assert_eq!(club_elo::rate(1500, 1600, Score::Win), 1513);
+    assert_eq!(club_elo::rate(1600, 1500, Score::Loss), 1587);
+
+    assert_eq!(
+        elo_game(System::ClubElo, (1500.0, 1600.0), 5, Score::Win),
+        (1513.0, 1587.0)
+    );
 }
 
 #[test]
@@ -101,18 +116,10 @@ fn logistic_k_tiers() {
 fn logistic_draws_change_nothing() {
     assert_eq!(logistic_elo::rate(1000, 1800, 0, Score::Draw), 1000);
     assert_eq!(logistic_elo::rate(1800, 1000, 30, Score::Draw), 1800);
-    let standing = |rating: f64| Standing {
-        rating: Rating {
-            rating,
-            deviation: 0.0,
-            volatility: 0.0,
-        },
-        games_played: 0,
-        last_played_ms: None,
-    };
-    let (white, black) =
-        System::LogisticElo.rate_game(&standing(1000.0), &standing(1400.0), Score::Draw, 0);
-    assert_eq!((white.rating, black.rating), (1000.0, 1400.0));
+    assert_eq!(
+        elo_game(System::LogisticElo, (1000.0, 1400.0), 0, Score::Draw),
+        (1000.0, 1400.0)
+    );
 }
 
 fn opponent(rating: f64, deviation: f64) -> Glicko2 {
@@ -174,8 +181,13 @@ fn glicko2_inactivity_and_provisional() {
     let config = glicko2::Config::default();
     let system = System::Glicko2(config);
     let newcomer = system.newcomer();
-    assert!(system.is_provisional(&newcomer, 0));
-    assert_eq!(system.current(&newcomer, i64::MAX).deviation, 350.0);
+    assert!(system.is_provisional(&newcomer, Timestamp::EPOCH));
+    assert_eq!(
+        system
+            .current(&newcomer, Timestamp::from_millis(i64::MAX))
+            .deviation,
+        350.0
+    );
 
     let established = Standing {
         rating: Rating {
@@ -184,18 +196,18 @@ fn glicko2_inactivity_and_provisional() {
             volatility: 0.06,
         },
         games_played: 100,
-        last_played_ms: Some(0),
+        last_played: Some(Timestamp::EPOCH),
     };
-    assert!(!system.is_provisional(&established, 0));
-    let day = 86_400_000;
-    let after_a_day = system.current(&established, day).deviation;
+    assert!(!system.is_provisional(&established, Timestamp::EPOCH));
+    let days = |n: i64| Timestamp::from_millis(n * 86_400_000);
+    let after_a_day = system.current(&established, days(1)).deviation;
     let expected = ((60.0 / glicko2::SCALE).powi(2) + 0.06f64.powi(2)).sqrt() * glicko2::SCALE;
     assert!((after_a_day - expected).abs() < 1e-9, "{after_a_day}");
     // A long absence makes the rating provisional again; the rating stays.
-    let later = system.current(&established, 400 * day);
+    let later = system.current(&established, days(400));
     assert!(later.deviation > 110.0, "{}", later.deviation);
     assert_eq!(later.rating, 1800.0);
-    assert!(system.is_provisional(&established, 400 * day));
+    assert!(system.is_provisional(&established, days(400)));
 }
 
 #[test]
@@ -203,10 +215,10 @@ fn glicko2_games_move_ratings_and_shrink_deviations() {
     let system = System::Glicko2(glicko2::Config::default());
     let a = system.newcomer();
     let b = system.newcomer();
-    let (white, black) = system.rate_game(&a, &b, Score::Win, 0);
+    let (white, black) = system.rate_game(&a, &b, Score::Win, Timestamp::EPOCH);
     assert!(white.rating > 1500.0 && black.rating < 1500.0);
     assert!((white.rating - 1500.0 + black.rating - 1500.0).abs() < 1e-9);
     assert!(white.deviation < 350.0 && black.deviation < 350.0);
-    let (white, black) = system.rate_game(&a, &b, Score::Draw, 0);
+    let (white, black) = system.rate_game(&a, &b, Score::Draw, Timestamp::EPOCH);
     assert!((white.rating - 1500.0).abs() < 1e-9 && (black.rating - 1500.0).abs() < 1e-9);
 }

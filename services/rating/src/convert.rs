@@ -54,7 +54,7 @@ pub fn system_pb(kind: RatingSystem) -> pb::RatingSystem {
 /// A stored rating as shown at `now` (a Glicko-2 deviation grows while the
 /// player is away).
 pub fn rating_pb(system: &System, rating: &CategoryRating, now: Timestamp) -> pb::Rating {
-    let current = system.current(&rating.standing, now.millis());
+    let current = system.current(&rating.standing, now);
     pb::Rating {
         category: pb::SpeedCategory::from(rating.category) as i32,
         rating: current.rating,
@@ -64,7 +64,7 @@ pub fn rating_pb(system: &System, rating: &CategoryRating, now: Timestamp) -> pb
         wins: rating.wins,
         losses: rating.losses,
         draws: rating.draws,
-        provisional: system.is_provisional(&rating.standing, now.millis()),
+        provisional: system.is_provisional(&rating.standing, now),
     }
 }
 

@@ -188,7 +188,7 @@ pub(super) fn category_rating(row: &ratings::Model) -> Result<CategoryRating, St
                 volatility: row.volatility,
             },
             games_played: count(row.games_played),
-            last_played_ms: row.last_played_at,
+            last_played: row.last_played_at.map(Timestamp::from_millis),
         },
         wins: count(row.wins),
         losses: count(row.losses),

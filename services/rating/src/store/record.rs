@@ -78,9 +78,8 @@ impl Store {
         let (white, black) = (category_rating(white_row)?, category_rating(black_row)?);
 
         // Inactivity counts to when the game ended, if that is known and
-        // not in the future; the rating formulas and the column count
-        // milliseconds.
-        let at = report.finished_at.map_or(now, |f| f.min(now)).millis();
+        // not in the future.
+        let at = report.finished_at.map_or(now, |f| f.min(now));
         let score = crate::model::white_score(report.result);
         let (white_after, black_after) =
             self.system
@@ -185,7 +184,7 @@ impl Store {
         score: Score,
         opponent_id: &str,
         report: &GameReport,
-        at: i64,
+        at: Timestamp,
         now: Timestamp,
     ) -> Result<Change, StoreError> {
         let shown_before = self.system.current(&before.standing, at);
@@ -202,7 +201,9 @@ impl Store {
         update.wins = Set(row.wins.saturating_add(wins));
         update.losses = Set(row.losses.saturating_add(losses));
         update.draws = Set(row.draws.saturating_add(draws));
-        update.last_played_at = Set(Some(row.last_played_at.map_or(at, |last| last.max(at))));
+        let last_played = row.last_played_at.map(Timestamp::from_millis);
+        let last_played = last_played.map_or(at, |last| last.max(at));
+        update.last_played_at = Set(Some(last_played.millis()));
         ratings::Entity::update(update).exec(txn).await?;
 
         rating_history::Entity::insert(rating_history::ActiveModel {
