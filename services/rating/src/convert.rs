@@ -214,7 +214,7 @@ impl TryFrom<rpc::RecordResultRequest> for GameReport {
     type Error = Error;
 
     fn try_from(request: rpc::RecordResultRequest) -> Result<Self, Error> {
-        chess_domain::GameId::parse(&request.game_id)?;
+        let game_id = chess_domain::GameId::parse(&request.game_id)?;
         let result = GameResult::try_from(request.result)
             .map_err(|_| Error::Invalid("a result must be given".into()))?;
         let category = SpeedCategory::try_from(request.category)?;
@@ -223,7 +223,7 @@ impl TryFrom<rpc::RecordResultRequest> for GameReport {
             category.rated()?;
         }
         Ok(Self {
-            game_id: request.game_id,
+            game_id,
             white_id: request.white_id,
             black_id: request.black_id,
             result,

@@ -1,7 +1,7 @@
 //! The service's domain values: players, their ratings, games as reported,
 //! what recording one changed, history rows and leaderboard rows.
 
-use chess_domain::{SpeedCategory, Timestamp};
+use chess_domain::{GameId, SpeedCategory, Timestamp};
 use chess_ratings::{Score, Standing};
 
 /// A registered player.
@@ -51,7 +51,7 @@ pub(crate) fn white_score(result: GameResult) -> Score {
 /// A finished game as reported.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GameReport {
-    pub game_id: String,
+    pub game_id: GameId,
     pub white_id: String,
     pub black_id: String,
     pub result: GameResult,

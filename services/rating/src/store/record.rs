@@ -1,7 +1,7 @@
 //! Applying a finished game once: its `results` row, both ratings and their
 //! history rows in one transaction.
 
-use chess_domain::{SpeedCategory, Timestamp};
+use chess_domain::{GameId, SpeedCategory, Timestamp};
 use chess_ratings::{Rating, Score};
 use sea_orm::{
     ColumnTrait as _, DatabaseTransaction, EntityTrait as _, QueryFilter as _, QueryOrder as _,
@@ -128,7 +128,7 @@ impl Store {
         now: Timestamp,
     ) -> Result<bool, StoreError> {
         let inserted = results::Entity::insert(results::ActiveModel {
-            game_id: Set(report.game_id.clone()),
+            game_id: Set(report.game_id.to_string()),
             white_id: Set(report.white_id.clone()),
             black_id: Set(report.black_id.clone()),
             result: Set(report.result.as_str().to_owned()),
@@ -210,7 +210,7 @@ impl Store {
             player_id: Set(row.player_id.clone()),
             system: Set(self.system_name().to_owned()),
             category: Set(report.category.as_str().to_owned()),
-            game_id: Set(report.game_id.clone()),
+            game_id: Set(report.game_id.to_string()),
             opponent_id: Set(opponent_id.to_owned()),
             score: Set(score.value()),
             rating_before: Set(shown_before.rating),
@@ -233,8 +233,8 @@ impl Store {
     }
 
     /// The outcome of the recorded game `game_id`, as a repeat.
-    async fn recorded(&self, game_id: &str) -> Result<Recorded, StoreError> {
-        let result = results::Entity::find_by_id(game_id.to_owned())
+    async fn recorded(&self, game_id: &GameId) -> Result<Recorded, StoreError> {
+        let result = results::Entity::find_by_id(game_id.to_string())
             .one(&self.db)
             .await?
             .ok_or_else(|| StoreError::Corrupt(format!("game {game_id} vanished")))?;
@@ -244,7 +244,7 @@ impl Store {
             black: None,
         };
         for row in rating_history::Entity::find()
-            .filter(rating_history::Column::GameId.eq(game_id))
+            .filter(rating_history::Column::GameId.eq(game_id.as_str()))
             .all(&self.db)
             .await?
         {
