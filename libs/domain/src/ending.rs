@@ -4,7 +4,7 @@
 
 use chess_proto::common::v1 as pb;
 
-use crate::{GameResult, Millis, color::color_title};
+use crate::{GameResult, Timestamp, color::color_title};
 
 /// Why a game ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -114,7 +114,7 @@ pub struct Ending {
     /// None for an aborted game.
     pub result: Option<GameResult>,
     pub termination: Termination,
-    pub at: Millis,
+    pub at: Timestamp,
 }
 
 impl Ending {
@@ -190,7 +190,7 @@ mod tests {
         let ending = Ending {
             result: None,
             termination: Termination::Aborted,
-            at: 0,
+            at: Timestamp::EPOCH,
         };
         assert_eq!(ending.pgn_result(), "*");
         let sentence = |r, t| ending_sentence(r, t);

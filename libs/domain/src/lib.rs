@@ -50,5 +50,5 @@ pub use result::{GameResult, ResultReport};
 pub use rules::RuleSet;
 pub use speed::SpeedCategory;
 pub use status::GameStatus;
-pub use time::{Millis, Timestamp, now_ms};
+pub use time::{Millis, Timestamp};
 pub use time_control::{DAILY_DEFAULT_HOURS, DAILY_MAX_HOURS, DAILY_MIN_HOURS, TimeControl};

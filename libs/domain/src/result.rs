@@ -74,7 +74,7 @@ pub struct ResultReport {
     /// Whether the game was played rated; untimed games never change
     /// ratings, whatever this says.
     pub rated: bool,
-    pub finished_at: crate::Millis,
+    pub finished_at: crate::Timestamp,
 }
 
 #[cfg(test)]

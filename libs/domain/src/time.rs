@@ -56,6 +56,12 @@ impl Timestamp {
         u64::try_from(self.secs()).unwrap_or(0)
     }
 
+    /// `ms` milliseconds later (earlier if negative), saturating at either
+    /// end of time: where a span is kept as a count, as on a game's clock.
+    pub const fn plus_millis(self, ms: Millis) -> Timestamp {
+        Timestamp(self.0.saturating_add(ms))
+    }
+
     /// `span` later (saturating at the end of time).
     pub fn after(self, span: Duration) -> Timestamp {
         let ms = Millis::try_from(span.as_millis()).unwrap_or(Millis::MAX);
@@ -97,22 +103,6 @@ impl fmt::Display for Timestamp {
     }
 }
 
-/// The current wall-clock time in milliseconds since the epoch.
-pub fn now_ms() -> Millis {
-    Timestamp::now().millis()
-}
-
-/// `ms` milliseconds since the epoch as a protobuf timestamp.
-pub fn timestamp(ms: Millis) -> prost_types::Timestamp {
-    Timestamp::from_millis(ms).to_proto()
-}
-
-/// A protobuf timestamp in milliseconds since the epoch (see
-/// [`Timestamp::from_proto`]).
-pub fn millis(ts: &prost_types::Timestamp) -> Option<Millis> {
-    Timestamp::from_proto(ts).map(Timestamp::millis)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,7 +112,7 @@ mod tests {
         for ms in [0, 1, 999, 1000, 1_700_000_000_123, -1, -1001] {
             let at = Timestamp::from_millis(ms);
             assert_eq!(Timestamp::from_proto(&at.to_proto()), Some(at), "{ms}");
-            assert_eq!(millis(&timestamp(ms)), Some(ms), "{ms}");
+            assert_eq!(at.millis(), ms);
         }
         let t = Timestamp::from_millis(-1).to_proto();
         assert_eq!((t.seconds, t.nanos), (-1, 999_000_000));
@@ -145,6 +135,8 @@ mod tests {
         assert_eq!(later.since(at), Duration::from_millis(1500));
         assert_eq!(at.since(later), Duration::ZERO);
         assert_eq!(at.millis_since(later), -1500);
+        assert_eq!(at.plus_millis(1500), later);
+        assert_eq!(later.plus_millis(-1500), at);
         assert!(later > at);
         assert_eq!(
             Timestamp::from_millis(i64::MAX)

@@ -22,7 +22,7 @@ fn record_request(report: ResultReport) -> RecordResultRequest {
         result: common::GameResult::from(report.result) as i32,
         category: common::SpeedCategory::from(report.speed) as i32,
         rated: report.rated && report.speed.is_rated(),
-        finished_at: Some(chess_domain::Timestamp::from_millis(report.finished_at).to_proto()),
+        finished_at: Some(report.finished_at.to_proto()),
     }
 }
 
@@ -186,7 +186,7 @@ mod tests {
             result: GameResult::WhiteWins,
             speed,
             rated,
-            finished_at: 1_700_000_000_123,
+            finished_at: chess_domain::Timestamp::from_millis(1_700_000_000_123),
         }
     }
 

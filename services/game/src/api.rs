@@ -49,7 +49,7 @@ impl GameApi {
         }
     }
 
-    fn now(&self) -> i64 {
+    fn now(&self) -> chess_domain::Timestamp {
         self.registry.context().time.now()
     }
 

@@ -1,7 +1,7 @@
 //! Wire types: game state and events to `chess.common.v1`, players from it,
 //! and each failure's gRPC status.
 
-use chess_domain::{GameStatus, color_to_pb};
+use chess_domain::{GameStatus, Timestamp, color_to_pb};
 use chess_proto::common::v1 as pb;
 use chess_runtime::Reason;
 use chess_shards::routing;
@@ -11,17 +11,16 @@ use tonic::{Code, Status};
 use crate::{
     clients::EngineError,
     error::Error,
-    model::{ClockReading, Event, Game, GameError, GameResult, Millis, PlayedMove},
+    model::{ClockReading, Event, Game, GameError, GameResult, PlayedMove},
     shards::NotServed,
     store::{self, games},
-    time::timestamp,
 };
 
 /// Both clocks as sent.
 pub fn clock(reading: &ClockReading, timed: bool) -> pb::ClockState {
     if !timed {
         return pb::ClockState {
-            as_of: Some(timestamp(reading.as_of)),
+            as_of: Some(reading.as_of.to_proto()),
             ..Default::default()
         };
     }
@@ -36,8 +35,8 @@ pub fn clock(reading: &ClockReading, timed: bool) -> pb::ClockState {
             moves_to_control: reading.moves_to_control.black,
         }),
         running: reading.running.map_or(pb::Color::Unspecified, color_to_pb) as i32,
-        flag_at: reading.flag_at.map(timestamp),
-        as_of: Some(timestamp(reading.as_of)),
+        flag_at: reading.flag_at.map(Timestamp::to_proto),
+        as_of: Some(reading.as_of.to_proto()),
     }
 }
 
@@ -56,7 +55,7 @@ fn played(ply: u32, m: &PlayedMove) -> pb::PlayedMove {
         uci: m.uci.clone(),
         san: m.san.clone(),
         clock_after_ms: m.clock_after.unwrap_or(0),
-        played_at: Some(timestamp(m.at)),
+        played_at: Some(m.at.to_proto()),
     }
 }
 
@@ -72,7 +71,7 @@ fn move_made(ply: u32, color: Color, m: &PlayedMove, fen: &str, check: bool) -> 
 }
 
 /// The full state of `game` at `now`, with or without its move list.
-pub fn game_state(game: &Game, now: Millis, with_moves: bool) -> pb::GameState {
+pub fn game_state(game: &Game, now: Timestamp, with_moves: bool) -> pb::GameState {
     let ending = game.ending();
     let moves = if with_moves {
         game.moves()
@@ -106,8 +105,8 @@ pub fn game_state(game: &Game, now: Millis, with_moves: bool) -> pb::GameState {
             .map_or(pb::Color::Unspecified, color_to_pb) as i32,
         halfmove_clock: shakmaty::Position::halfmoves(game.position()),
         engine_failed: false,
-        created_at: Some(timestamp(game.created_at())),
-        finished_at: ending.map(|e| timestamp(e.at)),
+        created_at: Some(game.created_at().to_proto()),
+        finished_at: ending.map(|e| e.at.to_proto()),
         hints_allowed: game.hints_allowed(),
     }
 }
@@ -137,14 +136,14 @@ pub fn row_state(row: &games::Model) -> Result<pb::GameState, store::StoreError>
         draw_offer: pb::Color::Unspecified as i32,
         halfmove_clock: 0,
         engine_failed: false,
-        created_at: Some(timestamp(row.created_at)),
-        finished_at: ending.map(|e| timestamp(e.at)),
+        created_at: Some(Timestamp::from_millis(row.created_at).to_proto()),
+        finished_at: ending.map(|e| e.at.to_proto()),
         hints_allowed: row.hints_allowed,
     })
 }
 
 /// An event of `game` (already applied) as sent.
-pub fn event(game: &Game, event: &Event, now: Millis) -> pb::GameEvent {
+pub fn event(game: &Game, event: &Event, now: Timestamp) -> pb::GameEvent {
     let (ply, kind) = kind(event);
     pb::GameEvent {
         game_id: game.id().to_owned(),
@@ -222,7 +221,7 @@ pub fn game_started(game: &Game) -> pb::GameEvent {
 }
 
 /// The engine failed to move for the computer in `game`; it is retried.
-pub fn engine_failed(game: &Game, now: Millis, message: String) -> pb::GameEvent {
+pub fn engine_failed(game: &Game, now: Timestamp, message: String) -> pb::GameEvent {
     notice(
         game,
         now,
@@ -231,7 +230,7 @@ pub fn engine_failed(game: &Game, now: Millis, message: String) -> pb::GameEvent
 }
 
 /// An event that carries no game change.
-pub fn notice(game: &Game, now: Millis, kind: pb::game_event::Kind) -> pb::GameEvent {
+pub fn notice(game: &Game, now: Timestamp, kind: pb::game_event::Kind) -> pb::GameEvent {
     pb::GameEvent {
         game_id: game.id().to_owned(),
         ply: game.ply(),

@@ -13,6 +13,7 @@ use std::{
     time::Duration,
 };
 
+use chess_domain::Timestamp;
 use chess_proto::{common::v1 as c, game::v1 as pb};
 use common::*;
 
@@ -70,11 +71,8 @@ async fn survives_a_crash(url: String) {
     let (clock_before, clock_after) = (before.clock.unwrap(), after.clock.unwrap());
     assert_eq!(clock_after.running, c::Color::Black as i32);
     assert_eq!(clock_after.white, clock_before.white);
-    let millis = |t: Option<prost_types::Timestamp>| {
-        let t = t.unwrap();
-        t.seconds * 1000 + i64::from(t.nanos) / 1_000_000
-    };
-    let moved_by = millis(clock_after.flag_at) - millis(clock_before.flag_at);
+    let instant = |t: Option<prost_types::Timestamp>| Timestamp::from_proto(&t.unwrap()).unwrap();
+    let moved_by = instant(clock_after.flag_at).millis_since(instant(clock_before.flag_at));
     assert!(
         moved_by >= down.as_millis() as i64,
         "black's deadline moved by {moved_by} ms, less than the {down:?} the service was down"

@@ -150,7 +150,7 @@ async fn an_idle_game_leaves_memory_and_comes_back_whole() {
     assert!(registry.is_live(&id), "asking for the game loaded it");
     assert_eq!(state(&after), state(&before));
     // Black's clock kept running while the game was out of memory.
-    let now = chess_domain::now_ms();
+    let now = chess_domain::Timestamp::now();
     let (was, is) = (before.clock(now), after.clock(now));
     assert_eq!(is.running, Some(Color::Black));
     assert_eq!(is.remaining, was.remaining);
@@ -191,7 +191,7 @@ async fn a_flag_falls_on_time_while_its_game_is_out_of_memory() {
     let flag_at = registry.view(&id).await.unwrap().next_deadline().unwrap();
     evicted(registry, &id).await;
     assert!(
-        chess_domain::now_ms() < flag_at,
+        chess_domain::Timestamp::now() < flag_at,
         "evicted before the flag fell"
     );
 

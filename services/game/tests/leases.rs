@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use chess_domain::{RuleSet, TimeControl};
+use chess_domain::{RuleSet, TimeControl, Timestamp};
 use chess_game::{
     model::{Game, GameSetup, Participant},
     shards::leases,
@@ -75,10 +75,15 @@ async fn a_deposed_replica_cannot_write_and_the_new_owner_can() {
     // Held long enough for A's writes below however slow the disk.
     let fence_a = hold(&a, "a", shard, 60_000).await;
     insert(&a, fence_a, &game).await;
-    let events = game.play(Color::White, "e4", 2_000).unwrap();
-    a.write(Some(fence_a), ops_for(&game, &events, 2_000))
-        .await
+    let events = game
+        .play(Color::White, "e4", Timestamp::from_millis(2_000))
         .unwrap();
+    a.write(
+        Some(fence_a),
+        ops_for(&game, &events, Timestamp::from_millis(2_000)),
+    )
+    .await
+    .unwrap();
 
     // While A's lease holds, B cannot take the shard.
     assert!(
@@ -103,10 +108,15 @@ async fn a_deposed_replica_cannot_write_and_the_new_owner_can() {
             .await
     ));
     let mut stale = game.clone();
-    let events = stale.resign(Color::Black, 3_000).unwrap();
+    let events = stale
+        .resign(Color::Black, Timestamp::from_millis(3_000))
+        .unwrap();
     assert!(is_fenced(
-        a.write(Some(fence_a), ops_for(&stale, &events, 3_000))
-            .await
+        a.write(
+            Some(fence_a),
+            ops_for(&stale, &events, Timestamp::from_millis(3_000))
+        )
+        .await
     ));
     // And in a batch with writes of a shard A still holds, only the stale
     // one fails.
@@ -119,9 +129,14 @@ async fn a_deposed_replica_cannot_write_and_the_new_owner_can() {
     let other_shard = shard_of(other.id());
     let fence_other = hold(&a, "a", other_shard, 60_000).await;
     insert(&a, fence_other, &other).await;
-    let events = other.play(Color::White, "d4", 2_000).unwrap();
+    let events = other
+        .play(Color::White, "d4", Timestamp::from_millis(2_000))
+        .unwrap();
     let (good, bad) = tokio::join!(
-        a.write(Some(fence_other), ops_for(&other, &events, 2_000)),
+        a.write(
+            Some(fence_other),
+            ops_for(&other, &events, Timestamp::from_millis(2_000))
+        ),
         a.write(Some(fence_a), vec![move_op(game.id(), 2, "c7c5")]),
     );
     good.unwrap();
@@ -149,10 +164,15 @@ async fn a_deposed_replica_cannot_write_and_the_new_owner_can() {
     let mut loaded = b.load(game.id()).await.unwrap().unwrap();
     assert_eq!(loaded.uci_moves(), vec!["e2e4".to_owned()]);
     assert!(loaded.is_active());
-    let events = loaded.play(Color::Black, "e5", 4_000).unwrap();
-    b.write(Some(fence_b), ops_for(&loaded, &events, 4_000))
-        .await
+    let events = loaded
+        .play(Color::Black, "e5", Timestamp::from_millis(4_000))
         .unwrap();
+    b.write(
+        Some(fence_b),
+        ops_for(&loaded, &events, Timestamp::from_millis(4_000)),
+    )
+    .await
+    .unwrap();
     let stored = b.load(game.id()).await.unwrap().unwrap();
     assert_eq!(
         stored.uci_moves(),
@@ -226,7 +246,7 @@ async fn a_released_shard_is_taken_at_once() {
     assert_eq!(taken.len(), 1, "only the released shard: {taken:?}");
     assert_eq!(taken[0].shard, 3);
     assert_eq!(taken[0].epoch, epoch + 1);
-    assert_eq!(taken[0].previous_renewal, released.renewed_at);
+    assert_eq!(taken[0].previous_renewal.millis(), released.renewed_at);
     // A restarted A takes back what its previous process held.
     let retaken = leases::take(a.connection(), "a", &[4], 60_000, true)
         .await

@@ -43,7 +43,7 @@ pub async fn seed(
     };
     let store = Store::open(&chess_storage::sqlite_url(&seeding)).await?;
     let mut rng = StdRng::seed_from_u64(games as u64);
-    let now = chess_domain::now_ms();
+    let now = chess_domain::Timestamp::now();
     let mut ops = Vec::new();
     let mut seeded = Vec::with_capacity(games);
     // Each game's moves left for the writes of moves alone.

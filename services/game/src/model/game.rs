@@ -12,7 +12,7 @@
 mod endings;
 mod moves;
 
-use chess_domain::{RuleSet, TimeControl};
+use chess_domain::{RuleSet, TimeControl, Timestamp};
 use shakmaty::{
     CastlingMode, Chess, Color, EnPassantMode, Position as _, fen::Fen, uci::UciMove,
     zobrist::Zobrist64,
@@ -35,7 +35,7 @@ pub struct PlayedMove {
     pub san: String,
     /// Exactly what the player sent.
     pub submitted: String,
-    pub at: Millis,
+    pub at: Timestamp,
     /// The mover's time left after the move (timed games).
     pub clock_after: Option<Millis>,
 }
@@ -158,7 +158,7 @@ pub struct Game {
     rules: RuleSet,
     rated: bool,
     hints_allowed: bool,
-    created_at: Millis,
+    created_at: Timestamp,
     initial_fen: String,
     position: Chess,
     moves: Vec<PlayedMove>,
@@ -177,7 +177,7 @@ pub struct Game {
 pub struct Credit {
     pub ply: u32,
     pub ms: Millis,
-    pub granted_at: Millis,
+    pub granted_at: Timestamp,
 }
 
 fn parse_fen(fen: &str) -> Result<Chess, SetupError> {
@@ -197,7 +197,7 @@ fn hash_of(position: &Chess) -> Zobrist64 {
 
 impl Game {
     /// A new game created at `now`.
-    pub fn new(id: String, setup: GameSetup, now: Millis) -> Result<Self, SetupError> {
+    pub fn new(id: String, setup: GameSetup, now: Timestamp) -> Result<Self, SetupError> {
         let game = Self::build(id, setup, now)?;
         // Rules for new games only: a stored game keeps what it was created
         // with (older untimed games could be rated).
@@ -212,7 +212,7 @@ impl Game {
 
     /// The game of `setup`, checked for what makes any game (new or stored)
     /// playable.
-    fn build(id: String, setup: GameSetup, now: Millis) -> Result<Self, SetupError> {
+    fn build(id: String, setup: GameSetup, now: Timestamp) -> Result<Self, SetupError> {
         match (&setup.white, &setup.black) {
             (Participant::Engine { .. }, Participant::Engine { .. }) => {
                 return Err(SetupError::EngineVsEngine);
@@ -273,7 +273,7 @@ impl Game {
     pub fn restore(
         id: String,
         setup: GameSetup,
-        created_at: Millis,
+        created_at: Timestamp,
         moves: Vec<PlayedMove>,
         mut credits: Vec<Credit>,
         draw_offer: Option<Color>,
@@ -321,14 +321,14 @@ impl Game {
     /// happened in the game, whichever is later, up to `now`: the game had
     /// no replica meanwhile, so no one could move. Only games with a running
     /// deadline get anything; the credit is returned for storing.
-    pub fn credit_ownerless(&mut self, since: Millis, now: Millis) -> Option<Credit> {
+    pub fn credit_ownerless(&mut self, since: Timestamp, now: Timestamp) -> Option<Credit> {
         self.next_deadline()?;
+        let last_move = self.moves.last().map_or(self.created_at, |m| m.at);
         let last_activity = self
-            .moves
+            .credits
             .last()
-            .map_or(self.created_at, |m| m.at)
-            .max(self.credits.last().map_or(Millis::MIN, |c| c.granted_at));
-        let ms = now - since.max(last_activity);
+            .map_or(last_move, |c| c.granted_at.max(last_move));
+        let ms = now.millis_since(since.max(last_activity));
         if ms <= 0 {
             return None;
         }
@@ -394,7 +394,7 @@ impl Game {
         self.clock.control()
     }
 
-    pub fn created_at(&self) -> Millis {
+    pub fn created_at(&self) -> Timestamp {
         self.created_at
     }
 
@@ -468,7 +468,7 @@ impl Game {
     }
 
     /// Both clocks as of `now`.
-    pub fn clock(&self, now: Millis) -> ClockReading {
+    pub fn clock(&self, now: Timestamp) -> ClockReading {
         self.clock.reading(now)
     }
 

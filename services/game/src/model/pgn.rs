@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use chess_domain::TimeControl;
+use chess_domain::{TimeControl, Timestamp};
 
 use super::{
     clock::Millis,
@@ -29,8 +29,8 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 }
 
 /// `(YYYY.MM.DD, HH:MM:SS)` in UTC for `at`.
-fn utc_date_time(at: Millis) -> (String, String) {
-    let secs = at.div_euclid(1000);
+fn utc_date_time(at: Timestamp) -> (String, String) {
+    let secs = at.secs();
     let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
     let tod = secs.rem_euclid(86_400);
     (
@@ -148,7 +148,7 @@ mod tests {
         assert_eq!(civil_from_days(20_454), (2026, 1, 1));
         assert_eq!(civil_from_days(11_016), (2000, 2, 29));
         assert_eq!(
-            utc_date_time(1_795_000_000_000),
+            utc_date_time(Timestamp::from_millis(1_795_000_000_999)),
             ("2026.11.18".to_owned(), "11:06:40".to_owned())
         );
         assert_eq!(clock_text(3_723_999), "1:02:03");
@@ -178,13 +178,13 @@ mod tests {
                 allow_hints: false,
                 initial_fen: None,
             },
-            1_795_000_000_000,
+            Timestamp::from_millis(1_795_000_000_000),
         )
         .unwrap();
-        let t0 = 1_795_000_001_000;
+        let t0 = Timestamp::from_millis(1_795_000_001_000);
         for (i, m) in ["f3", "e5", "g4", "Qh4#"].iter().enumerate() {
             let side = g.turn();
-            g.play(side, m, t0 + i as i64 * 10_000).unwrap();
+            g.play(side, m, t0.plus_millis(i as i64 * 10_000)).unwrap();
         }
         let pgn = export(&g, "Rookery");
         assert!(
@@ -229,11 +229,13 @@ mod tests {
                 allow_hints: false,
                 initial_fen: Some("4k3/8/8/8/8/8/4P3/4K3 b - - 0 30".into()),
             },
-            0,
+            Timestamp::EPOCH,
         )
         .unwrap();
-        g.play(Color::Black, "Kd7", 1).unwrap();
-        g.play(Color::White, "e4", 2).unwrap();
+        g.play(Color::Black, "Kd7", Timestamp::from_millis(1))
+            .unwrap();
+        g.play(Color::White, "e4", Timestamp::from_millis(2))
+            .unwrap();
         let pgn = export(&g, "s");
         assert!(
             pgn.contains("[White \"Guest\"]\n[Black \"Stockfish level 3\"]\n[Result \"*\"]"),

@@ -20,6 +20,7 @@ use std::{
     time::Duration,
 };
 
+use chess_domain::Timestamp;
 use shakmaty::Color;
 use tokio::{
     sync::{broadcast, mpsc},
@@ -286,7 +287,7 @@ impl GameActor {
     /// Makes `events` (already applied to the game) durable, then publishes
     /// them. If they cannot be stored, the game is reloaded from the store so
     /// memory never holds what the database does not.
-    async fn commit(&mut self, events: &[Event], now: i64) -> Result<(), Error> {
+    async fn commit(&mut self, events: &[Event], now: Timestamp) -> Result<(), Error> {
         if events.is_empty() {
             return Ok(());
         }

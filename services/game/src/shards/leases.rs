@@ -16,6 +16,7 @@
 
 use std::collections::HashSet;
 
+use chess_domain::Timestamp;
 use sea_orm::{ConnectionTrait as _, DatabaseConnection, DbBackend, DbErr, Statement, Value};
 
 use super::Replica;
@@ -47,7 +48,7 @@ pub struct Snapshot {
 pub struct Taken {
     pub shard: u16,
     pub epoch: i64,
-    pub previous_renewal: i64,
+    pub previous_renewal: Timestamp,
 }
 
 fn statement(sql: String, values: Vec<Value>) -> Statement {
@@ -189,7 +190,7 @@ pub async fn take(
             Ok(Taken {
                 shard: row.try_get::<i32>("", "shard")? as u16,
                 epoch: row.try_get("", "epoch")?,
-                previous_renewal: row.try_get("", "previous_renewal")?,
+                previous_renewal: Timestamp::from_millis(row.try_get("", "previous_renewal")?),
             })
         })
         .collect()

@@ -125,7 +125,7 @@ fn plan(ops: &[&WriteOp], backend: DbBackend) -> Result<Vec<Planned>, DbErr> {
             WriteOp::Heartbeat(at) => {
                 let update = sea_orm::sea_query::Query::update()
                     .table("game_shards")
-                    .value("renewed_at", *at)
+                    .value("renewed_at", at.millis())
                     .to_owned();
                 push(backend.build(&update), false);
             }

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use chess_domain::{GameResult, GameStatus, ResultReport, SpeedCategory};
+use chess_domain::{GameResult, GameStatus, ResultReport, SpeedCategory, Timestamp};
 use sea_orm::{
     ColumnTrait as _, Condition, EntityTrait as _, QueryFilter as _, QueryOrder as _,
     QuerySelect as _, sea_query::Query,
@@ -102,8 +102,9 @@ impl Store {
             .collect()
     }
 
-    /// When a lone replica was last known alive (its last heartbeat), or 0.
-    pub async fn last_heartbeat(&self) -> Result<i64, StoreError> {
+    /// When a lone replica was last known alive (its last heartbeat), or the
+    /// epoch.
+    pub async fn last_heartbeat(&self) -> Result<Timestamp, StoreError> {
         use sea_orm::ConnectionTrait as _;
         let row = self
             .db
@@ -117,9 +118,8 @@ impl Store {
                     .to_owned(),
             )
             .await?;
-        Ok(row
-            .and_then(|r| r.try_get::<Option<i64>>("", "last").ok().flatten())
-            .unwrap_or(0))
+        let last = row.and_then(|r| r.try_get::<Option<i64>>("", "last").ok().flatten());
+        Ok(last.map_or(Timestamp::EPOCH, Timestamp::from_millis))
     }
 
     /// A page of `player_id`'s games, newest first, and the token of the next
@@ -192,7 +192,7 @@ impl Store {
                     white_id: row.white_id,
                     black_id: row.black_id,
                     rated: row.rated,
-                    finished_at: row.finished_at,
+                    finished_at: Timestamp::from_millis(row.finished_at),
                 })
             })
             .collect()

@@ -2,7 +2,7 @@
 //! time controls, players and rule sets; a new game's row; the writes that
 //! make a game's events durable; a game rebuilt from its rows.
 
-use chess_domain::{GameStatus, RuleSet, TimeControl};
+use chess_domain::{GameStatus, RuleSet, TimeControl, Timestamp};
 use sea_orm::Set;
 
 use super::{StoreError, WriteOp, clock_credits, games, moves, results_outbox};
@@ -43,8 +43,8 @@ pub fn new_game_row(game: &Game, idempotency_key: Option<String>) -> games::Acti
         result: Set(None),
         termination: Set(None),
         draw_offer: Set(None),
-        created_at: Set(game.created_at()),
-        updated_at: Set(game.created_at()),
+        created_at: Set(game.created_at().millis()),
+        updated_at: Set(game.created_at().millis()),
         finished_at: Set(None),
         idempotency_key: Set(idempotency_key),
         shard: Set(i32::from(chess_shards::shard_of(game.id()))),
@@ -55,14 +55,14 @@ pub fn new_game_row(game: &Game, idempotency_key: Option<String>) -> games::Acti
 pub fn credit_op(game: &Game, credit: &Credit) -> WriteOp {
     WriteOp::InsertCredit(clock_credits::Model {
         game_id: game.id().to_owned(),
-        granted_at: credit.granted_at,
+        granted_at: credit.granted_at.millis(),
         ply: credit.ply as i32,
         credit_ms: credit.ms,
     })
 }
 
 /// The writes that make `events` (already applied to `game`) durable.
-pub fn ops_for(game: &Game, events: &[Event], now: i64) -> Vec<WriteOp> {
+pub fn ops_for(game: &Game, events: &[Event], now: Timestamp) -> Vec<WriteOp> {
     let mut ops = Vec::with_capacity(events.len() + 2);
     let mut changed = false;
     for event in events {
@@ -76,7 +76,7 @@ pub fn ops_for(game: &Game, events: &[Event], now: i64) -> Vec<WriteOp> {
                     uci: mv.uci.clone(),
                     san: mv.san.clone(),
                     submitted: mv.submitted.clone(),
-                    played_at: mv.at,
+                    played_at: mv.at.millis(),
                     clock_after_ms: mv.clock_after,
                 }));
             }
@@ -99,7 +99,7 @@ pub fn ops_for(game: &Game, events: &[Event], now: i64) -> Vec<WriteOp> {
                         // An untimed game stored as rated before untimed
                         // games had their category is reported unrated.
                         rated: Set(game.rated() && game.time_control().speed().is_rated()),
-                        finished_at: Set(ending.at),
+                        finished_at: Set(ending.at.millis()),
                     }));
                 }
             }
@@ -123,8 +123,8 @@ pub fn ops_for(game: &Game, events: &[Event], now: i64) -> Vec<WriteOp> {
             draw_offer: Set(game
                 .draw_offer()
                 .map(|c| chess_domain::color_name(c).to_owned())),
-            finished_at: Set(ending.map(|e| e.at)),
-            updated_at: Set(now),
+            finished_at: Set(ending.map(|e| e.at.millis())),
+            updated_at: Set(now.millis()),
             ..Default::default()
         })));
     }
@@ -163,7 +163,7 @@ pub fn row_setup(row: &games::Model) -> Result<(GameSetup, Option<Ending>), Stor
             result: row.result.as_deref().and_then(GameResult::from_name),
             termination: Termination::from_name(termination)
                 .ok_or_else(|| corrupt("termination"))?,
-            at,
+            at: Timestamp::from_millis(at),
         }),
         _ => None,
     };
@@ -191,7 +191,7 @@ pub(super) fn restore(
             uci: m.uci,
             san: m.san,
             submitted: m.submitted,
-            at: m.played_at,
+            at: Timestamp::from_millis(m.played_at),
             clock_after: m.clock_after_ms,
         })
         .collect();
@@ -200,7 +200,7 @@ pub(super) fn restore(
         .map(|c| Credit {
             ply: c.ply.max(0) as u32,
             ms: c.credit_ms,
-            granted_at: c.granted_at,
+            granted_at: Timestamp::from_millis(c.granted_at),
         })
         .collect();
     let draw_offer = row
@@ -210,7 +210,7 @@ pub(super) fn restore(
     Game::restore(
         row.id.clone(),
         setup,
-        row.created_at,
+        Timestamp::from_millis(row.created_at),
         played,
         credits,
         draw_offer,

@@ -2,7 +2,7 @@
 //! writes and their failures, closing, and the log of moves earlier
 //! versions left in SQLite files.
 
-use chess_domain::{RuleSet, SpeedCategory, TimeControl};
+use chess_domain::{RuleSet, SpeedCategory, TimeControl, Timestamp};
 use sea_orm::{ConnectionTrait as _, EntityTrait as _, sea_query::Query};
 use shakmaty::Color;
 
@@ -220,8 +220,8 @@ async fn concurrent_moves_on_sqlite_are_kept_and_a_bad_one_fails_alone() {
         };
         let mut writes = Vec::new();
         for game in &mut games {
-            let events = game.play(side, uci, 1_000).unwrap();
-            let ops = ops_for(game, &events, 1_000);
+            let events = game.play(side, uci, Timestamp::from_millis(1_000)).unwrap();
+            let ops = ops_for(game, &events, Timestamp::from_millis(1_000));
             let store = store.clone();
             writes.push(tokio::spawn(async move { store.write(None, ops).await }));
         }
@@ -276,14 +276,16 @@ async fn a_games_end_is_written_whole_and_an_update_of_no_game_fails_alone() {
                 allow_hints: false,
                 initial_fen: None,
             };
-            Game::new(format!("g{i}"), setup, 0).unwrap()
+            Game::new(format!("g{i}"), setup, Timestamp::EPOCH).unwrap()
         })
         .collect();
     insert_games(&store, &games).await;
     let mut writes = Vec::new();
     for game in &mut games {
-        let events = game.resign(Color::Black, 5_000).unwrap();
-        let ops = ops_for(game, &events, 5_000);
+        let events = game
+            .resign(Color::Black, Timestamp::from_millis(5_000))
+            .unwrap();
+        let ops = ops_for(game, &events, Timestamp::from_millis(5_000));
         let store = store.clone();
         writes.push(tokio::spawn(async move { store.write(None, ops).await }));
     }
@@ -335,8 +337,10 @@ async fn closing_commits_what_is_queued_then_refuses_writes() {
     // Fifty moves in flight as the store closes.
     let mut writes = Vec::new();
     for game in &mut games {
-        let events = game.play(Color::White, "e2e4", 1_000).unwrap();
-        let ops = ops_for(game, &events, 1_000);
+        let events = game
+            .play(Color::White, "e2e4", Timestamp::from_millis(1_000))
+            .unwrap();
+        let ops = ops_for(game, &events, Timestamp::from_millis(1_000));
         let store = store.clone();
         writes.push(tokio::spawn(async move { store.write(None, ops).await }));
     }
@@ -350,9 +354,16 @@ async fn closing_commits_what_is_queued_then_refuses_writes() {
             Err(e) => panic!("{e}"),
         }
     }
-    let late = games[0].play(Color::Black, "e7e5", 2_000).unwrap();
+    let late = games[0]
+        .play(Color::Black, "e7e5", Timestamp::from_millis(2_000))
+        .unwrap();
     assert!(matches!(
-        store.write(None, ops_for(&games[0], &late, 2_000)).await,
+        store
+            .write(
+                None,
+                ops_for(&games[0], &late, Timestamp::from_millis(2_000))
+            )
+            .await,
         Err(StoreError::WriterGone)
     ));
     drop(store);
@@ -434,8 +445,8 @@ async fn moves_an_earlier_version_left_in_the_log_are_kept() {
             Color::Black
         };
         for game in &mut games {
-            let events = game.play(side, uci, 1_000).unwrap();
-            let ops = ops_for(game, &events, 1_000);
+            let events = game.play(side, uci, Timestamp::from_millis(1_000)).unwrap();
+            let ops = ops_for(game, &events, Timestamp::from_millis(1_000));
             if ply == 0 {
                 store.write(None, ops).await.unwrap();
             } else {

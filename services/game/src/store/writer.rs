@@ -29,9 +29,9 @@ pub enum WriteOp {
     InsertResult(results_outbox::ActiveModel),
     DeleteResult(String),
     InsertCredit(clock_credits::Model),
-    /// A lone replica is alive at this time (wall-clock ms): after a
-    /// restart, the time since is given back to the players to move.
-    Heartbeat(i64),
+    /// A lone replica is alive at this time: after a restart, the time since
+    /// is given back to the players to move.
+    Heartbeat(chess_domain::Timestamp),
 }
 
 /// The lease a write is made under: its game's shard, and the epoch of the

@@ -3,7 +3,7 @@
 //! this file. The model's types come from the including module, as the two
 //! reach them by different paths.
 
-use super::{Game, GameSetup, Participant, RuleSet, TimeControl};
+use super::{Game, GameSetup, Participant, RuleSet, TimeControl, Timestamp};
 
 /// A guest called by their id.
 pub(crate) fn guest(id: &str) -> Participant {
@@ -24,5 +24,5 @@ pub(crate) fn new_game(id: &str) -> Game {
         allow_hints: false,
         initial_fen: None,
     };
-    Game::new(id.to_owned(), setup, 0).unwrap()
+    Game::new(id.to_owned(), setup, Timestamp::EPOCH).unwrap()
 }

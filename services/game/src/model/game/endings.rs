@@ -1,19 +1,18 @@
 //! How a game ends: deadlines and flags, the endings that follow a move,
 //! resigning, aborting, and draws offered, accepted, declined or claimed.
 
-use chess_domain::RuleSet;
+use chess_domain::{RuleSet, Timestamp};
 use shakmaty::{Color, Position as _};
 
 use super::{
     Ending, Event, FIFTY_MOVE_WARNING, FIFTY_MOVES, Game, GameError, GameResult, Termination,
     hash_of,
 };
-use crate::model::clock::Millis;
 
 impl Game {
     /// When the game must be looked at again with nobody acting: the running
     /// side's flag, or the end of a first-move window.
-    pub fn next_deadline(&self) -> Option<Millis> {
+    pub fn next_deadline(&self) -> Option<Timestamp> {
         if !self.is_active() || self.rules == RuleSet::Uqchess {
             return None;
         }
@@ -22,14 +21,14 @@ impl Game {
         }
         let window = self.clock.first_move_window()? + self.credited_at(self.ply());
         match self.ply() {
-            0 => Some(self.created_at + window),
-            1 => Some(self.moves[0].at + window),
+            0 => Some(self.created_at.plus_millis(window)),
+            1 => Some(self.moves[0].at.plus_millis(window)),
             _ => None,
         }
     }
 
     /// Ends the game if a deadline has passed at `now`.
-    pub fn check_deadline(&mut self, now: Millis) -> Vec<Event> {
+    pub fn check_deadline(&mut self, now: Timestamp) -> Vec<Event> {
         match self.next_deadline() {
             Some(deadline) if now >= deadline => {}
             _ => return Vec::new(),
@@ -44,7 +43,7 @@ impl Game {
 
     /// `loser`'s flag has fallen: a loss, or a draw if the opponent cannot
     /// mate.
-    pub(super) fn flag(&mut self, loser: Color, now: Millis) -> Event {
+    pub(super) fn flag(&mut self, loser: Color, now: Timestamp) -> Event {
         if self.position.has_insufficient_material(!loser) {
             self.finish(
                 Some(GameResult::Draw),
@@ -60,7 +59,7 @@ impl Game {
         &mut self,
         result: Option<GameResult>,
         termination: Termination,
-        at: Millis,
+        at: Timestamp,
     ) -> Event {
         self.clock.stop(at);
         self.draw_offer = None;
@@ -78,7 +77,7 @@ impl Game {
         &mut self,
         result: Option<GameResult>,
         termination: Termination,
-        now: Millis,
+        now: Timestamp,
     ) -> Result<Vec<Event>, GameError> {
         Ok(vec![self.finish(result, termination, now)])
     }
@@ -102,7 +101,7 @@ impl Game {
     }
 
     /// The endings and warnings that follow a move by `mover`.
-    pub(super) fn after_move(&mut self, mover: Color, now: Millis) -> Vec<Event> {
+    pub(super) fn after_move(&mut self, mover: Color, now: Timestamp) -> Vec<Event> {
         if self.position.is_checkmate() {
             let won = Some(GameResult::win_for(mover));
             return vec![self.finish(won, Termination::Checkmate, now)];
@@ -135,7 +134,7 @@ impl Game {
     }
 
     /// `side` resigns.
-    pub fn resign(&mut self, side: Color, now: Millis) -> Result<Vec<Event>, GameError> {
+    pub fn resign(&mut self, side: Color, now: Timestamp) -> Result<Vec<Event>, GameError> {
         self.ensure_active()?;
         self.ended(
             Some(GameResult::win_for(!side)),
@@ -146,7 +145,7 @@ impl Game {
 
     /// `side` offers a draw; if the opponent had offered one, the game is
     /// drawn.
-    pub fn offer_draw(&mut self, side: Color, now: Millis) -> Result<Vec<Event>, GameError> {
+    pub fn offer_draw(&mut self, side: Color, now: Timestamp) -> Result<Vec<Event>, GameError> {
         self.ensure_draws()?;
         match self.draw_offer {
             Some(offerer) if offerer != side => {
@@ -161,7 +160,7 @@ impl Game {
     }
 
     /// `side` accepts the opponent's draw offer.
-    pub fn accept_draw(&mut self, side: Color, now: Millis) -> Result<Vec<Event>, GameError> {
+    pub fn accept_draw(&mut self, side: Color, now: Timestamp) -> Result<Vec<Event>, GameError> {
         self.ensure_draws()?;
         if self.draw_offer != Some(!side) {
             return Err(GameError::NoDrawOffer);
@@ -186,7 +185,7 @@ impl Game {
     }
 
     /// `side` claims a draw by threefold repetition.
-    pub fn claim_draw(&mut self, _side: Color, now: Millis) -> Result<Vec<Event>, GameError> {
+    pub fn claim_draw(&mut self, _side: Color, now: Timestamp) -> Result<Vec<Event>, GameError> {
         self.ensure_draws()?;
         if self.repetitions() < 3 {
             return Err(GameError::NoRepetition);
@@ -199,7 +198,7 @@ impl Game {
     }
 
     /// `side` aborts the game before both sides have moved.
-    pub fn abort(&mut self, _side: Color, now: Millis) -> Result<Vec<Event>, GameError> {
+    pub fn abort(&mut self, _side: Color, now: Timestamp) -> Result<Vec<Event>, GameError> {
         self.ensure_active()?;
         if self.rules == RuleSet::Uqchess {
             return Err(GameError::NoAbortInRuleSet);

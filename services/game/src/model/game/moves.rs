@@ -2,7 +2,7 @@
 //! the record, and applying it with its clock charge; also the legal moves
 //! offered to players and the move list given to the engine.
 
-use chess_domain::RuleSet;
+use chess_domain::{RuleSet, Timestamp};
 use shakmaty::{
     CastlingMode, Color, Move, Position as _,
     san::{San, SanPlus},
@@ -10,7 +10,7 @@ use shakmaty::{
 };
 
 use super::{Event, Game, GameError, PlayedMove, hash_of};
-use crate::model::clock::{Charge, Millis};
+use crate::model::clock::Charge;
 
 /// Whether `input` has the shape of a UCI move (`e2e4`, `e7e8q`, any case
 /// for the promotion letter).
@@ -91,7 +91,12 @@ impl Game {
     }
 
     /// Plays `input` for `side` at `now`.
-    pub fn play(&mut self, side: Color, input: &str, now: Millis) -> Result<Vec<Event>, GameError> {
+    pub fn play(
+        &mut self,
+        side: Color,
+        input: &str,
+        now: Timestamp,
+    ) -> Result<Vec<Event>, GameError> {
         self.ensure_active()?;
         if side != self.turn() {
             return Err(GameError::NotYourTurn);
@@ -133,7 +138,7 @@ impl Game {
     }
 
     /// Applies a legal move, recording it; no rules about endings yet.
-    fn apply(&mut self, m: Move, submitted: String, at: Millis) -> Event {
+    fn apply(&mut self, m: Move, submitted: String, at: Timestamp) -> Event {
         let color = self.turn();
         let uci = m.to_uci(CastlingMode::Standard).to_string();
         let san = SanPlus::from_move_and_play_unchecked(&mut self.position, m).to_string();

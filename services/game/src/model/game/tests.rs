@@ -4,6 +4,11 @@
 
 use super::*;
 
+/// The instant `ms` after the epoch.
+fn at(ms: Millis) -> Timestamp {
+    Timestamp::from_millis(ms)
+}
+
 fn guest(id: &str) -> Participant {
     Participant::Guest {
         id: id.to_owned(),
@@ -40,8 +45,8 @@ fn from_fen(fen: &str) -> Game {
 }
 
 /// `side` playing `input` at `at` in `g` is refused as illegal.
-fn assert_illegal(g: &mut Game, side: Color, input: &str, at: Millis) {
-    let refused = g.play(side, input, at);
+fn assert_illegal(g: &mut Game, side: Color, input: &str, now: Timestamp) {
+    let refused = g.play(side, input, now);
     assert!(
         matches!(refused, Err(GameError::Illegal { .. })),
         "{input}: {refused:?}"
@@ -60,7 +65,7 @@ fn game_with(rules: RuleSet, tc: TimeControl, fen: Option<&str>) -> Game {
             allow_hints: false,
             initial_fen: fen.map(str::to_owned),
         },
-        0,
+        Timestamp::EPOCH,
     )
     .unwrap()
 }
@@ -74,7 +79,7 @@ fn play_all(g: &mut Game, moves: &[&str]) -> Vec<Event> {
     for (i, m) in moves.iter().enumerate() {
         let side = g.turn();
         all.extend(
-            g.play(side, m, i as Millis)
+            g.play(side, m, at(i as Millis))
                 .unwrap_or_else(|e| panic!("{m}: {e}")),
         );
     }
@@ -103,7 +108,7 @@ fn log_lines_say_who_plays_what_and_how_it_ended() {
             initial_fen: None,
             allow_hints: false,
         },
-        0,
+        Timestamp::EPOCH,
     )
     .unwrap();
     assert_eq!(
@@ -121,7 +126,7 @@ fn log_lines_say_who_plays_what_and_how_it_ended() {
         fools.finished_line().unwrap(),
         "finished: 0-1 by checkmate after 2 moves"
     );
-    g.resign(Color::White, 10).unwrap();
+    g.resign(Color::White, at(10)).unwrap();
     assert_eq!(
         g.finished_line().unwrap(),
         "finished: 0-1 by resignation after 0 moves"
@@ -143,14 +148,17 @@ fn fools_mate() {
     );
     assert!(matches!(events.last(), Some(Event::GameEnded(_))));
     assert_eq!(g.moves()[3].san, "Qh4#");
-    assert_eq!(g.play(Color::White, "e2e4", 9), Err(GameError::GameOver));
+    assert_eq!(
+        g.play(Color::White, "e2e4", at(9)),
+        Err(GameError::GameOver)
+    );
 }
 
 #[test]
 fn stalemate() {
     // White to move and stalemate black: Qc7? No: the classic K+Q.
     let mut g = from_fen("k7/8/1K6/8/8/8/8/2Q5 w - - 0 1");
-    g.play(Color::White, "c1c7", 1).unwrap();
+    g.play(Color::White, "c1c7", at(1)).unwrap();
     assert_eq!(ending(&g), (Some(GameResult::Draw), Termination::Stalemate));
 }
 
@@ -168,7 +176,10 @@ fn check_is_reported_but_mate_is_not_check() {
 #[test]
 fn turn_and_membership_are_enforced() {
     let mut g = standard();
-    assert_eq!(g.play(Color::Black, "e7e5", 0), Err(GameError::NotYourTurn));
+    assert_eq!(
+        g.play(Color::Black, "e7e5", at(0)),
+        Err(GameError::NotYourTurn)
+    );
     assert_eq!(g.side_of("w"), Some(Color::White));
     assert_eq!(g.side_of("nobody"), None);
     assert_eq!(g.ply(), 0);
@@ -181,11 +192,11 @@ fn moves_in_uci_and_san() {
     assert_eq!(g.moves()[6].uci, "e1g1");
     assert_eq!(g.moves()[6].san, "O-O");
     assert!(matches!(
-        g.play(Color::Black, "Zz9", 9),
+        g.play(Color::Black, "Zz9", at(9)),
         Err(GameError::Malformed(_))
     ));
-    assert_illegal(&mut g, Color::Black, "e5e4", 9);
-    assert_illegal(&mut g, Color::Black, "Qd4", 9);
+    assert_illegal(&mut g, Color::Black, "e5e4", at(9));
+    assert_illegal(&mut g, Color::Black, "Qd4", at(9));
     assert_eq!(g.ply(), 7);
 }
 
@@ -197,10 +208,10 @@ fn uqchess_takes_uci_only_with_either_case_promotion() {
         Some("8/1P6/8/8/8/8/6k1/K7 w - - 0 1"),
     );
     assert!(matches!(
-        g.play(Color::White, "b8=Q", 1),
+        g.play(Color::White, "b8=Q", at(1)),
         Err(GameError::UciOnly(_))
     ));
-    let events = g.play(Color::White, "b7b8N", 1).unwrap();
+    let events = g.play(Color::White, "b7b8N", at(1)).unwrap();
     match &events[0] {
         Event::MoveMade { mv, .. } => {
             assert_eq!(mv.uci, "b7b8n");
@@ -215,17 +226,17 @@ fn uqchess_takes_uci_only_with_either_case_promotion() {
 fn castling_through_check_is_illegal() {
     // The black bishop on c4 covers f1.
     let mut g = from_fen("4k3/8/8/8/2b5/8/8/4K2R w K - 0 1");
-    assert_illegal(&mut g, Color::White, "e1g1", 1);
-    assert_illegal(&mut g, Color::White, "O-O", 1);
+    assert_illegal(&mut g, Color::White, "e1g1", at(1));
+    assert_illegal(&mut g, Color::White, "O-O", at(1));
 }
 
 #[test]
 fn en_passant_and_under_promotion() {
     let mut g = from_fen("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1");
-    g.play(Color::White, "e5d6", 1).unwrap();
+    g.play(Color::White, "e5d6", at(1)).unwrap();
     assert_eq!(g.moves()[0].san, "exd6");
     let mut g = from_fen("8/2P1k3/8/8/8/8/8/4K3 w - - 0 1");
-    g.play(Color::White, "c8=R", 1).unwrap();
+    g.play(Color::White, "c8=R", at(1)).unwrap();
     assert_eq!(g.moves()[0].uci, "c7c8r");
 }
 
@@ -233,15 +244,15 @@ fn en_passant_and_under_promotion() {
 fn san_ambiguity_needs_disambiguation() {
     // Knights on b1 and f1 both reach d2.
     let mut g = from_fen("4k3/8/8/8/8/8/8/1N2KN2 w - - 0 1");
-    assert_illegal(&mut g, Color::White, "Nd2", 1);
-    g.play(Color::White, "Nbd2", 1).unwrap();
+    assert_illegal(&mut g, Color::White, "Nd2", at(1));
+    g.play(Color::White, "Nbd2", at(1)).unwrap();
     assert_eq!(g.moves()[0].san, "Nbd2");
 }
 
 #[test]
 fn insufficient_material_draws() {
     let mut g = from_fen("4k3/8/8/8/8/8/4n3/4K3 w - - 0 1");
-    g.play(Color::White, "Kxe2", 1).unwrap();
+    g.play(Color::White, "Kxe2", at(1)).unwrap();
     assert_eq!(
         ending(&g),
         (Some(GameResult::Draw), Termination::InsufficientMaterial)
@@ -285,10 +296,10 @@ fn uqchess_ignores_the_fifty_move_rule_and_material() {
         TimeControl::Untimed,
         Some("4k3/8/8/8/8/8/4n3/4K3 w - - 99 60"),
     );
-    g.play(Color::White, "e1e2", 1).unwrap();
+    g.play(Color::White, "e1e2", at(1)).unwrap();
     assert!(g.is_active());
     assert_eq!(
-        g.offer_draw(Color::Black, 2),
+        g.offer_draw(Color::Black, at(2)),
         Err(GameError::NoDrawsInRuleSet)
     );
 }
@@ -296,12 +307,18 @@ fn uqchess_ignores_the_fifty_move_rule_and_material() {
 #[test]
 fn threefold_repetition_is_claimed() {
     let mut g = standard();
-    assert_eq!(g.claim_draw(Color::White, 0), Err(GameError::NoRepetition));
+    assert_eq!(
+        g.claim_draw(Color::White, at(0)),
+        Err(GameError::NoRepetition)
+    );
     play_all(&mut g, &["Nf3", "Nf6", "Ng1", "Ng8", "Nf3", "Nf6", "Ng1"]);
-    assert_eq!(g.claim_draw(Color::Black, 9), Err(GameError::NoRepetition));
+    assert_eq!(
+        g.claim_draw(Color::Black, at(9)),
+        Err(GameError::NoRepetition)
+    );
     play_all(&mut g, &["Ng8"]);
     assert_eq!(g.repetitions(), 3);
-    g.claim_draw(Color::White, 10).unwrap();
+    g.claim_draw(Color::White, at(10)).unwrap();
     assert_eq!(
         ending(&g),
         (Some(GameResult::Draw), Termination::ThreefoldRepetition)
@@ -311,22 +328,25 @@ fn threefold_repetition_is_claimed() {
 #[test]
 fn draw_offers() {
     let mut g = standard();
-    assert_eq!(g.accept_draw(Color::Black, 0), Err(GameError::NoDrawOffer));
     assert_eq!(
-        g.offer_draw(Color::White, 0).unwrap(),
+        g.accept_draw(Color::Black, at(0)),
+        Err(GameError::NoDrawOffer)
+    );
+    assert_eq!(
+        g.offer_draw(Color::White, at(0)).unwrap(),
         vec![Event::DrawOffered { by: Color::White }]
     );
     g.decline_draw(Color::Black).unwrap();
     assert_eq!(g.draw_offer(), None);
-    g.offer_draw(Color::White, 0).unwrap();
+    g.offer_draw(Color::White, at(0)).unwrap();
     // White moves; white's own offer stands.
-    g.play(Color::White, "e4", 1).unwrap();
+    g.play(Color::White, "e4", at(1)).unwrap();
     assert_eq!(g.draw_offer(), Some(Color::White));
     // Black moves instead of accepting: declined.
-    let events = g.play(Color::Black, "e5", 2).unwrap();
+    let events = g.play(Color::Black, "e5", at(2)).unwrap();
     assert_eq!(events[0], Event::DrawDeclined { by: Color::Black });
-    g.offer_draw(Color::White, 3).unwrap();
-    g.accept_draw(Color::Black, 4).unwrap();
+    g.offer_draw(Color::White, at(3)).unwrap();
+    g.accept_draw(Color::Black, at(4)).unwrap();
     assert_eq!(
         ending(&g),
         (Some(GameResult::Draw), Termination::DrawAgreement)
@@ -337,11 +357,11 @@ fn draw_offers() {
 fn abort_only_before_both_moved() {
     let mut g = standard();
     play_all(&mut g, &["e4"]);
-    g.abort(Color::Black, 1).unwrap();
+    g.abort(Color::Black, at(1)).unwrap();
     assert_eq!(ending(&g), (None, Termination::Aborted));
     let mut g = standard();
     play_all(&mut g, &["e4", "e5"]);
-    assert_eq!(g.abort(Color::White, 3), Err(GameError::TooLateToAbort));
+    assert_eq!(g.abort(Color::White, at(3)), Err(GameError::TooLateToAbort));
 }
 
 #[test]
@@ -351,18 +371,18 @@ fn flag_falls_by_deadline_and_insufficient_material_draws() {
         increment_secs: 0,
     };
     let mut g = game_with(RuleSet::Standard, tc, None);
-    assert_eq!(g.next_deadline(), Some(60_000)); // first-move window
-    g.play(Color::White, "e4", 1_000).unwrap();
-    g.play(Color::Black, "e5", 2_000).unwrap();
-    assert_eq!(g.next_deadline(), Some(62_000));
-    assert!(g.check_deadline(61_999).is_empty());
-    let events = g.check_deadline(62_000);
+    assert_eq!(g.next_deadline(), Some(at(60_000))); // first-move window
+    g.play(Color::White, "e4", at(1_000)).unwrap();
+    g.play(Color::Black, "e5", at(2_000)).unwrap();
+    assert_eq!(g.next_deadline(), Some(at(62_000)));
+    assert!(g.check_deadline(at(61_999)).is_empty());
+    let events = g.check_deadline(at(62_000));
     assert_eq!(
         events,
         vec![Event::GameEnded(Ending {
             result: Some(GameResult::BlackWins),
             termination: Termination::Timeout,
-            at: 62_000
+            at: at(62_000)
         })]
     );
     // Black has only a king: white's flag is a draw.
@@ -371,9 +391,9 @@ fn flag_falls_by_deadline_and_insufficient_material_draws() {
         tc,
         Some("4k3/8/8/8/8/8/PPPP4/4K3 w - - 0 1"),
     );
-    g.play(Color::White, "a3", 0).unwrap();
-    g.play(Color::Black, "Kd7", 0).unwrap();
-    g.check_deadline(60_000);
+    g.play(Color::White, "a3", at(0)).unwrap();
+    g.play(Color::Black, "Kd7", at(0)).unwrap();
+    g.check_deadline(at(60_000));
     assert_eq!(
         ending(&g),
         (
@@ -390,8 +410,8 @@ fn missing_first_move_aborts() {
         TimeControl::Daily { turn_hours: 24 },
         None,
     );
-    assert_eq!(g.next_deadline(), Some(24 * 3_600_000));
-    g.check_deadline(24 * 3_600_000);
+    assert_eq!(g.next_deadline(), Some(at(24 * 3_600_000)));
+    g.check_deadline(at(24 * 3_600_000));
     assert_eq!(ending(&g), (None, Termination::Aborted));
 }
 
@@ -403,7 +423,7 @@ fn a_move_after_the_flag_loses() {
     };
     let mut g = game_with(RuleSet::Standard, tc, None);
     play_all(&mut g, &["e4", "e5"]);
-    let events = g.play(Color::White, "Nf3", 20_000).unwrap();
+    let events = g.play(Color::White, "Nf3", at(20_000)).unwrap();
     assert!(matches!(
         events[..],
         [Event::GameEnded(Ending {
@@ -421,13 +441,13 @@ fn restore_replays_moves_and_clocks() {
         increment_secs: 1,
     };
     let mut g = game_with(RuleSet::Standard, tc, None);
-    g.play(Color::White, "e4", 100).unwrap();
-    g.play(Color::Black, "e5", 2_000).unwrap();
-    g.play(Color::White, "Nf3", 7_000).unwrap();
-    g.offer_draw(Color::White, 7_500).unwrap();
+    g.play(Color::White, "e4", at(100)).unwrap();
+    g.play(Color::Black, "e5", at(2_000)).unwrap();
+    g.play(Color::White, "Nf3", at(7_000)).unwrap();
+    g.offer_draw(Color::White, at(7_500)).unwrap();
     let restored = reloaded(&g);
     assert_eq!(restored.fen(), g.fen());
-    assert_eq!(restored.clock(9_000), g.clock(9_000));
+    assert_eq!(restored.clock(at(9_000)), g.clock(at(9_000)));
     assert_eq!(restored.next_deadline(), g.next_deadline());
     assert_eq!(restored.moves(), g.moves());
     assert_eq!(restored.draw_offer(), Some(Color::White));
@@ -443,40 +463,40 @@ fn ownerless_time_is_given_back_and_survives_a_reload() {
     };
     let mut g = game_with(RuleSet::Standard, tc, None);
     // Before the first move: the first-move window moves.
-    assert_eq!(g.next_deadline(), Some(60_000));
-    let credit = g.credit_ownerless(1_000, 4_000).unwrap();
+    assert_eq!(g.next_deadline(), Some(at(60_000)));
+    let credit = g.credit_ownerless(at(1_000), at(4_000)).unwrap();
     assert_eq!((credit.ply, credit.ms), (0, 3_000));
-    assert_eq!(g.next_deadline(), Some(63_000));
-    g.play(Color::White, "e4", 5_000).unwrap();
-    g.play(Color::Black, "e5", 6_000).unwrap();
-    assert_eq!(g.next_deadline(), Some(66_000));
+    assert_eq!(g.next_deadline(), Some(at(63_000)));
+    g.play(Color::White, "e4", at(5_000)).unwrap();
+    g.play(Color::Black, "e5", at(6_000)).unwrap();
+    assert_eq!(g.next_deadline(), Some(at(66_000)));
     // The shard's last live moment was before the last move: the time
     // since the move is given back, not more.
-    let credit = g.credit_ownerless(2_000, 10_000).unwrap();
+    let credit = g.credit_ownerless(at(2_000), at(10_000)).unwrap();
     assert_eq!((credit.ply, credit.ms), (2, 4_000));
-    assert_eq!(g.next_deadline(), Some(70_000));
+    assert_eq!(g.next_deadline(), Some(at(70_000)));
     // A second outage in the same turn counts from the first credit.
-    let credit = g.credit_ownerless(0, 11_000).unwrap();
+    let credit = g.credit_ownerless(at(0), at(11_000)).unwrap();
     assert_eq!((credit.ply, credit.ms), (2, 1_000));
-    assert_eq!(g.clock(11_000).remaining.white, 60_000);
-    g.play(Color::White, "Nf3", 20_000).unwrap();
-    assert_eq!(g.clock(20_000).remaining.white, 51_000);
+    assert_eq!(g.clock(at(11_000)).remaining.white, 60_000);
+    g.play(Color::White, "Nf3", at(20_000)).unwrap();
+    assert_eq!(g.clock(at(20_000)).remaining.white, 51_000);
     // Nothing is owed when the shard was served since the last move.
-    assert_eq!(g.credit_ownerless(21_000, 21_000), None);
+    assert_eq!(g.credit_ownerless(at(21_000), at(21_000)), None);
     let restored = reloaded(&g);
-    assert_eq!(restored.clock(30_000), g.clock(30_000));
+    assert_eq!(restored.clock(at(30_000)), g.clock(at(30_000)));
     assert_eq!(restored.next_deadline(), g.next_deadline());
     assert_eq!(restored.credits(), g.credits());
     // Untimed games have no clock to give time back to.
     let mut untimed = game_with(RuleSet::Standard, TimeControl::Untimed, None);
-    assert_eq!(untimed.credit_ownerless(0, 10_000), None);
+    assert_eq!(untimed.credit_ownerless(at(0), at(10_000)), None);
 }
 
 #[test]
 fn a_retried_move_is_answered_again_not_played_again() {
     let mut g = standard();
     assert_eq!(g.check_ply(Color::White, "e4", 1), Ok(None));
-    let first = g.play(Color::White, "e4", 0).unwrap();
+    let first = g.play(Color::White, "e4", at(0)).unwrap();
     // The same move for the same ply, however it is written.
     for input in ["e4", "e2e4"] {
         assert_eq!(g.check_ply(Color::White, input, 1), Ok(Some(first.clone())));
@@ -496,7 +516,7 @@ fn a_retried_move_is_answered_again_not_played_again() {
 fn a_retried_mate_comes_back_with_the_ending() {
     let mut g = standard();
     play_all(&mut g, &["f3", "e5", "g4"]);
-    let mate = g.play(Color::Black, "Qh4#", 0).unwrap();
+    let mate = g.play(Color::Black, "Qh4#", at(0)).unwrap();
     assert!(matches!(mate.last(), Some(Event::GameEnded(_))));
     assert_eq!(g.check_ply(Color::Black, "Qh4", 4), Ok(Some(mate)));
 }
@@ -518,14 +538,14 @@ fn moves_after_replays_what_was_published() {
 fn catching_up_repeats_nothing_the_watcher_has() {
     let mut g = standard();
     let published = play_all(&mut g, &["e4", "e5", "Nf3"]);
-    let offer = g.offer_draw(Color::Black, 0).unwrap();
+    let offer = g.offer_draw(Color::Black, at(0)).unwrap();
     // Every ply was seen: only the standing offer, which has no ply of
     // its own, is told again.
     assert_eq!(g.catch_up(3), Some(offer.clone()));
     let mut missed = published[1..].to_vec();
     missed.extend(offer.clone());
     assert_eq!(g.catch_up(1), Some(missed));
-    let ended = g.resign(Color::White, 0).unwrap();
+    let ended = g.resign(Color::White, at(0)).unwrap();
     let mut missed = published[2..].to_vec();
     missed.extend(ended);
     assert_eq!(g.catch_up(2), Some(missed));
@@ -545,22 +565,37 @@ fn setups_are_checked() {
     };
     let e = Participant::Engine { level: 3 };
     assert_eq!(
-        Game::new("x".into(), setup(e.clone(), e.clone(), false, None), 0).unwrap_err(),
+        Game::new(
+            "x".into(),
+            setup(e.clone(), e.clone(), false, None),
+            Timestamp::EPOCH
+        )
+        .unwrap_err(),
         SetupError::EngineVsEngine
     );
     assert_eq!(
-        Game::new("x".into(), setup(guest("a"), guest("a"), false, None), 0).unwrap_err(),
+        Game::new(
+            "x".into(),
+            setup(guest("a"), guest("a"), false, None),
+            Timestamp::EPOCH
+        )
+        .unwrap_err(),
         SetupError::SamePlayer
     );
     assert_eq!(
-        Game::new("x".into(), setup(guest("a"), guest("b"), true, None), 0).unwrap_err(),
+        Game::new(
+            "x".into(),
+            setup(guest("a"), guest("b"), true, None),
+            Timestamp::EPOCH
+        )
+        .unwrap_err(),
         SetupError::RatedNeedsRegistered
     );
     assert!(matches!(
         Game::new(
             "x".into(),
             setup(guest("a"), guest("b"), false, Some("nonsense")),
-            0
+            Timestamp::EPOCH
         ),
         Err(SetupError::Fen(_))
     ));
@@ -574,7 +609,7 @@ fn setups_are_checked() {
                 false,
                 Some("K6K/8/8/8/8/8/8/k7 w - - 0 1")
             ),
-            0
+            Timestamp::EPOCH
         ),
         Err(SetupError::Fen(_))
     ));
@@ -603,15 +638,20 @@ fn untimed_games_are_not_rated_and_rated_games_have_no_hints() {
         initial_fen: None,
     };
     assert_eq!(
-        Game::new("x".into(), setup(TimeControl::Untimed, true, false), 0).unwrap_err(),
+        Game::new(
+            "x".into(),
+            setup(TimeControl::Untimed, true, false),
+            Timestamp::EPOCH
+        )
+        .unwrap_err(),
         SetupError::RatedUntimed
     );
     assert_eq!(
-        Game::new("x".into(), setup(blitz, true, true), 0).unwrap_err(),
+        Game::new("x".into(), setup(blitz, true, true), Timestamp::EPOCH).unwrap_err(),
         SetupError::HintsInRatedGame
     );
     assert!(
-        Game::new("x".into(), setup(blitz, true, false), 0)
+        Game::new("x".into(), setup(blitz, true, false), Timestamp::EPOCH)
             .unwrap()
             .rated()
     );
@@ -619,7 +659,7 @@ fn untimed_games_are_not_rated_and_rated_games_have_no_hints() {
     let old = Game::restore(
         "x".into(),
         setup(TimeControl::Untimed, true, false),
-        0,
+        Timestamp::EPOCH,
         Vec::new(),
         Vec::new(),
         None,
@@ -641,7 +681,11 @@ fn who_may_have_hints() {
         initial_fen: None,
     };
     let engine = Participant::Engine { level: 3 };
-    let new = |s| Game::new("x".into(), s, 0).unwrap().hints_allowed();
+    let new = |s| {
+        Game::new("x".into(), s, Timestamp::EPOCH)
+            .unwrap()
+            .hints_allowed()
+    };
     // Two people: only if they agreed.
     assert!(!new(setup(
         guest("a"),
