@@ -4,6 +4,7 @@
 
 use chess_domain::{GameStatus, RuleSet, TimeControl, Timestamp};
 use sea_orm::Set;
+use shakmaty::Color;
 
 use super::{StoreError, WriteOp, clock_credits, games, moves, results_outbox};
 use crate::model::{
@@ -131,26 +132,33 @@ pub fn ops_for(game: &Game, events: &[Event], now: Timestamp) -> Vec<WriteOp> {
     ops
 }
 
+/// The participant stored in `row` for `side`.
+fn stored_player(row: &games::Model, side: Color) -> Option<Participant> {
+    let (kind, id, name, level) = match side {
+        Color::White => (
+            &row.white_kind,
+            &row.white_id,
+            &row.white_name,
+            row.white_level,
+        ),
+        Color::Black => (
+            &row.black_kind,
+            &row.black_id,
+            &row.black_name,
+            row.black_level,
+        ),
+    };
+    Participant::from_stored(kind, id.clone(), name.clone(), level)
+}
+
 /// The setup and ending stored in `row`.
 pub fn row_setup(row: &games::Model) -> Result<(GameSetup, Option<Ending>), StoreError> {
     let corrupt = |what: &str| StoreError::Corrupt {
         id: row.id.clone(),
         reason: format!("bad {what}"),
     };
-    let white = Participant::from_stored(
-        &row.white_kind,
-        row.white_id.clone(),
-        row.white_name.clone(),
-        row.white_level,
-    )
-    .ok_or_else(|| corrupt("white player"))?;
-    let black = Participant::from_stored(
-        &row.black_kind,
-        row.black_id.clone(),
-        row.black_name.clone(),
-        row.black_level,
-    )
-    .ok_or_else(|| corrupt("black player"))?;
+    let white = stored_player(row, Color::White).ok_or_else(|| corrupt("white player"))?;
+    let black = stored_player(row, Color::Black).ok_or_else(|| corrupt("black player"))?;
     let time_control =
         TimeControl::from_storage(&row.time_control).ok_or_else(|| corrupt("time control"))?;
     let rules = match row.rules.as_str() {
