@@ -48,6 +48,14 @@ async fn insert(store: &Store, fence: Fence, game: &Game) {
         .unwrap();
 }
 
+/// `side` plays `uci` in `game` at `ms` after the epoch: the writes that
+/// store the move.
+fn played(game: &mut Game, side: Color, uci: &str, ms: i64) -> Vec<WriteOp> {
+    let at = Timestamp::from_millis(ms);
+    let events = game.play(side, uci, at).unwrap();
+    ops_for(game, &events, at)
+}
+
 fn move_op(game_id: &str, ply: i32, uci: &str) -> WriteOp {
     WriteOp::InsertMove(moves::Model {
         game_id: game_id.to_owned(),
@@ -75,15 +83,8 @@ async fn a_deposed_replica_cannot_write_and_the_new_owner_can() {
     // Held long enough for A's writes below however slow the disk.
     let fence_a = hold(&a, "a", shard, 60_000).await;
     insert(&a, fence_a, &game).await;
-    let events = game
-        .play(Color::White, "e4", Timestamp::from_millis(2_000))
-        .unwrap();
-    a.write(
-        Some(fence_a),
-        ops_for(&game, &events, Timestamp::from_millis(2_000)),
-    )
-    .await
-    .unwrap();
+    let ops = played(&mut game, Color::White, "e4", 2_000);
+    a.write(Some(fence_a), ops).await.unwrap();
 
     // While A's lease holds, B cannot take the shard.
     assert!(
@@ -108,16 +109,10 @@ async fn a_deposed_replica_cannot_write_and_the_new_owner_can() {
             .await
     ));
     let mut stale = game.clone();
-    let events = stale
-        .resign(Color::Black, Timestamp::from_millis(3_000))
-        .unwrap();
-    assert!(is_fenced(
-        a.write(
-            Some(fence_a),
-            ops_for(&stale, &events, Timestamp::from_millis(3_000))
-        )
-        .await
-    ));
+    let resigned = Timestamp::from_millis(3_000);
+    let events = stale.resign(Color::Black, resigned).unwrap();
+    let ops = ops_for(&stale, &events, resigned);
+    assert!(is_fenced(a.write(Some(fence_a), ops).await));
     // And in a batch with writes of a shard A still holds, only the stale
     // one fails.
     let mut other = new_game("fencedgame2");
@@ -129,14 +124,9 @@ async fn a_deposed_replica_cannot_write_and_the_new_owner_can() {
     let other_shard = shard_of(other.id());
     let fence_other = hold(&a, "a", other_shard, 60_000).await;
     insert(&a, fence_other, &other).await;
-    let events = other
-        .play(Color::White, "d4", Timestamp::from_millis(2_000))
-        .unwrap();
+    let ops = played(&mut other, Color::White, "d4", 2_000);
     let (good, bad) = tokio::join!(
-        a.write(
-            Some(fence_other),
-            ops_for(&other, &events, Timestamp::from_millis(2_000))
-        ),
+        a.write(Some(fence_other), ops),
         a.write(Some(fence_a), vec![move_op(game.id(), 2, "c7c5")]),
     );
     good.unwrap();
@@ -164,15 +154,8 @@ async fn a_deposed_replica_cannot_write_and_the_new_owner_can() {
     let mut loaded = b.load(game.id()).await.unwrap().unwrap();
     assert_eq!(loaded.uci_moves(), vec!["e2e4".to_owned()]);
     assert!(loaded.is_active());
-    let events = loaded
-        .play(Color::Black, "e5", Timestamp::from_millis(4_000))
-        .unwrap();
-    b.write(
-        Some(fence_b),
-        ops_for(&loaded, &events, Timestamp::from_millis(4_000)),
-    )
-    .await
-    .unwrap();
+    let ops = played(&mut loaded, Color::Black, "e5", 4_000);
+    b.write(Some(fence_b), ops).await.unwrap();
     let stored = b.load(game.id()).await.unwrap().unwrap();
     assert_eq!(
         stored.uci_moves(),
