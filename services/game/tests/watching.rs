@@ -7,6 +7,23 @@ mod common;
 use chess_proto::{common::v1 as c, game::v1 as pb};
 use common::*;
 use tokio_stream::StreamExt as _;
+use tonic::{Status, Streaming};
+
+/// Watches `game` from `from_ply`, leaving out the moves of
+/// `without_moves_of`.
+async fn watch_game(
+    client: &mut Client,
+    game: &str,
+    from_ply: Option<u32>,
+    without_moves_of: Option<i32>,
+) -> Result<Streaming<pb::WatchGameResponse>, Status> {
+    let request = pb::WatchGameRequest {
+        game_id: game.to_owned(),
+        from_ply,
+        without_moves_of,
+    };
+    Ok(client.watch_game(request).await?.into_inner())
+}
 
 #[tokio::test]
 async fn watching_resumes_from_a_ply() {
@@ -15,15 +32,7 @@ async fn watching_resumes_from_a_ply() {
     for (p, m) in [("w", "e4"), ("b", "e5"), ("w", "Nf3"), ("b", "Nc6")] {
         play(&mut client, &g, p, m).await.unwrap();
     }
-    let mut watch = client
-        .watch_game(pb::WatchGameRequest {
-            game_id: g.clone(),
-            from_ply: Some(2),
-            without_moves_of: None,
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut watch = watch_game(&mut client, &g, Some(2), None).await.unwrap();
     // Only what the watcher missed: no snapshot, no ply it already has.
     for expected in [(3, "g1f3"), (4, "b8c6")] {
         let event = watch.next().await.unwrap().unwrap().event.unwrap();
@@ -41,15 +50,7 @@ async fn watching_resumes_from_a_ply() {
     // Resuming a game that ended meanwhile: the missed move, then the end.
     play(&mut client, &g, "b", "a6").await.unwrap();
     resign(&mut client, &g, "w").await.unwrap();
-    let mut watch = client
-        .watch_game(pb::WatchGameRequest {
-            game_id: g.clone(),
-            from_ply: Some(5),
-            without_moves_of: None,
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut watch = watch_game(&mut client, &g, Some(5), None).await.unwrap();
     let mut kinds = Vec::new();
     while let Some(event) = watch.next().await {
         let event = event.unwrap().event.unwrap();
@@ -66,12 +67,7 @@ async fn watching_resumes_from_a_ply() {
     );
 
     // A ply the game has not reached is refused.
-    let beyond = client
-        .watch_game(pb::WatchGameRequest {
-            game_id: g.clone(),
-            from_ply: Some(7),
-            without_moves_of: None,
-        })
+    let beyond = watch_game(&mut client, &g, Some(7), None)
         .await
         .unwrap_err();
     assert_eq!(beyond.code(), tonic::Code::OutOfRange);
@@ -82,15 +78,9 @@ async fn a_player_watching_its_game_can_leave_out_its_own_live_moves() {
     let (_dir, _service, mut client) = on_sqlite().await;
     let g = create(&mut client, "w", "b", untimed()).await.game_id;
     play(&mut client, &g, "w", "e4").await.unwrap();
-    let mut watch = client
-        .watch_game(pb::WatchGameRequest {
-            game_id: g.clone(),
-            from_ply: Some(0),
-            without_moves_of: Some(c::Color::White as i32),
-        })
+    let mut watch = watch_game(&mut client, &g, Some(0), Some(c::Color::White as i32))
         .await
-        .unwrap()
-        .into_inner();
+        .unwrap();
     for (p, m) in [("b", "e5"), ("w", "Nf3"), ("b", "Nc6"), ("w", "Bb5")] {
         play(&mut client, &g, p, m).await.unwrap();
     }
@@ -111,12 +101,7 @@ async fn a_player_watching_its_game_can_leave_out_its_own_live_moves() {
     let seen: Vec<(u32, &str)> = seen.iter().map(|(p, k)| (*p, k.as_str())).collect();
     assert_eq!(seen, expected);
 
-    let unknown = client
-        .watch_game(pb::WatchGameRequest {
-            game_id: g.clone(),
-            from_ply: None,
-            without_moves_of: Some(0),
-        })
+    let unknown = watch_game(&mut client, &g, None, Some(0))
         .await
         .unwrap_err();
     assert_eq!(unknown.code(), tonic::Code::InvalidArgument);
