@@ -138,6 +138,11 @@ fn ending(g: &Game) -> (Option<GameResult>, Termination) {
     (e.result, e.termination)
 }
 
+/// Asserts that `g` ended drawn by `termination`.
+fn assert_drawn(g: &Game, termination: Termination) {
+    assert_eq!(ending(g), (Some(GameResult::Draw), termination));
+}
+
 #[test]
 fn fools_mate() {
     let mut g = standard();
@@ -159,7 +164,7 @@ fn stalemate() {
     // White to move and stalemate black: Qc7? No: the classic K+Q.
     let mut g = from_fen("k7/8/1K6/8/8/8/8/2Q5 w - - 0 1");
     g.play(Color::White, "c1c7", at(1)).unwrap();
-    assert_eq!(ending(&g), (Some(GameResult::Draw), Termination::Stalemate));
+    assert_drawn(&g, Termination::Stalemate);
 }
 
 #[test]
@@ -253,10 +258,7 @@ fn san_ambiguity_needs_disambiguation() {
 fn insufficient_material_draws() {
     let mut g = from_fen("4k3/8/8/8/8/8/4n3/4K3 w - - 0 1");
     g.play(Color::White, "Kxe2", at(1)).unwrap();
-    assert_eq!(
-        ending(&g),
-        (Some(GameResult::Draw), Termination::InsufficientMaterial)
-    );
+    assert_drawn(&g, Termination::InsufficientMaterial);
 }
 
 #[test]
@@ -276,10 +278,7 @@ fn fifty_move_rule_warns_then_draws() {
     // 80 half-moves so far; 20 more reach 100.
     let shuffle = &shuffle[..20];
     let events = play_all(&mut g, shuffle);
-    assert_eq!(
-        ending(&g),
-        (Some(GameResult::Draw), Termination::FiftyMoveRule)
-    );
+    assert_drawn(&g, Termination::FiftyMoveRule);
     assert_eq!(
         events
             .iter()
@@ -319,10 +318,7 @@ fn threefold_repetition_is_claimed() {
     play_all(&mut g, &["Ng8"]);
     assert_eq!(g.repetitions(), 3);
     g.claim_draw(Color::White, at(10)).unwrap();
-    assert_eq!(
-        ending(&g),
-        (Some(GameResult::Draw), Termination::ThreefoldRepetition)
-    );
+    assert_drawn(&g, Termination::ThreefoldRepetition);
 }
 
 #[test]
@@ -347,10 +343,7 @@ fn draw_offers() {
     assert_eq!(events[0], Event::DrawDeclined { by: Color::Black });
     g.offer_draw(Color::White, at(3)).unwrap();
     g.accept_draw(Color::Black, at(4)).unwrap();
-    assert_eq!(
-        ending(&g),
-        (Some(GameResult::Draw), Termination::DrawAgreement)
-    );
+    assert_drawn(&g, Termination::DrawAgreement);
 }
 
 #[test]
@@ -394,13 +387,7 @@ fn flag_falls_by_deadline_and_insufficient_material_draws() {
     g.play(Color::White, "a3", at(0)).unwrap();
     g.play(Color::Black, "Kd7", at(0)).unwrap();
     g.check_deadline(at(60_000));
-    assert_eq!(
-        ending(&g),
-        (
-            Some(GameResult::Draw),
-            Termination::TimeoutVsInsufficientMaterial
-        )
-    );
+    assert_drawn(&g, Termination::TimeoutVsInsufficientMaterial);
 }
 
 #[test]
