@@ -30,6 +30,9 @@ mod watch;
 
 use watch::{EventStream, Sent, Watch, forward};
 
+/// What a method answers, before the service wraps it in a response.
+type Answer<T> = Result<T, Status>;
+
 /// Implements `chess.game.v1.GameService`.
 #[derive(Debug)]
 pub struct GameApi {
@@ -51,6 +54,12 @@ impl GameApi {
 
     fn now(&self) -> chess_domain::Timestamp {
         self.registry.context().time.now()
+    }
+
+    /// The game `game_id` names, as its actor has it.
+    async fn viewed(&self, game_id: &str) -> Answer<Game> {
+        require("game_id", game_id).map_err(Error::from)?;
+        Ok(self.registry.view(game_id).await?)
     }
 
     /// Runs `action` for the player and in the game `request` names, if
@@ -102,10 +111,26 @@ async fn act(
     player_id: &str,
     action: Action,
 ) -> Result<Acted, Status> {
+    check_seat(claims, game_id, player_id)?;
+    Ok(registry.act(game_id, player_id, action).await?)
+}
+
+/// Refuses unless both ids are given and `claims` act for `player_id` in
+/// `game_id`.
+fn check_seat(claims: &Claims, game_id: &str, player_id: &str) -> Result<(), Status> {
     require("game_id", game_id).map_err(Error::from)?;
     require("player_id", player_id).map_err(Error::from)?;
-    claims.check_player_in(player_id, game_id)?;
-    Ok(registry.act(game_id, player_id, action).await?)
+    claims.check_player_in(player_id, game_id)
+}
+
+/// The message of `request`, if it names a player (`player_id`) and its
+/// caller acts for them.
+fn players_own<R>(request: Request<R>, player_id: fn(&R) -> &str) -> Answer<R> {
+    let claims = Claims::of(&request)?;
+    let r = request.into_inner();
+    require("player_id", player_id(&r)).map_err(Error::from)?;
+    claims.check_player(player_id(&r))?;
+    Ok(r)
 }
 
 /// MakeMove, once the caller's claims are known: over its own call or
@@ -190,50 +215,40 @@ player_actions!(
     pb::AbortRequest,
 );
 
-#[tonic::async_trait]
-impl GameService for GameApi {
+/// The methods written out, and the answers of those that read a game (see
+/// [`game_service!`] below for the rest).
+impl GameApi {
     #[instrument(level = "debug", skip_all)]
     async fn create_game(
         &self,
         request: Request<pb::CreateGameRequest>,
-    ) -> Result<Response<pb::CreateGameResponse>, Status> {
+    ) -> Answer<pb::CreateGameResponse> {
         // Games are created for players by the lobby and the gateway only.
         Claims::of(&request)?.check_caller(&["gateway", "matchmaking"])?;
         let game = self.create(request.into_inner()).await?;
-        Ok(Response::new(pb::CreateGameResponse {
+        Ok(pb::CreateGameResponse {
             game: Some(convert::game_state(&game, self.now(), true)),
-        }))
+        })
     }
 
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn get_game(
-        &self,
-        request: Request<pb::GetGameRequest>,
-    ) -> Result<Response<pb::GetGameResponse>, Status> {
-        let id = request.into_inner().game_id;
-        require("game_id", &id).map_err(Error::from)?;
-        let game = self.registry.view(&id).await?;
-        Ok(Response::new(pb::GetGameResponse {
-            game: Some(convert::game_state(&game, self.now(), true)),
-        }))
+    fn get_game(&self, game: &Game) -> pb::GetGameResponse {
+        pb::GetGameResponse {
+            game: Some(convert::game_state(game, self.now(), true)),
+        }
     }
 
     #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn make_move(
         &self,
         request: Request<pb::MakeMoveRequest>,
-    ) -> Result<Response<pb::MakeMoveResponse>, Status> {
-        let claims = Claims::of(&request)?;
-        let answer = make_move(&self.registry, &claims, request.into_inner()).await?;
-        Ok(Response::new(answer))
+    ) -> Answer<pb::MakeMoveResponse> {
+        make_move(&self.registry, &Claims::of(&request)?, request.into_inner()).await
     }
-
-    type PlayMovesStream = EventStream<pb::PlayMovesResponse>;
 
     async fn play_moves(
         &self,
         request: Request<Streaming<pb::PlayMovesRequest>>,
-    ) -> Result<Response<Self::PlayMovesStream>, Status> {
+    ) -> Answer<EventStream<pb::PlayMovesResponse>> {
         // Each move's own assertion is checked as it is done.
         Claims::of(&request)?;
         let (registry, key) = (Arc::clone(&self.registry), self.key.clone());
@@ -248,74 +263,26 @@ impl GameService for GameApi {
                 async move { Ok(play(&registry, &key, request).await) }
             },
         );
-        Ok(Response::new(Box::pin(ReceiverStream::new(answers))))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn resign(
-        &self,
-        request: Request<pb::ResignRequest>,
-    ) -> Result<Response<pb::ResignResponse>, Status> {
-        let game_ended = self.end_on(request, Action::Resign).await?;
-        Ok(Response::new(pb::ResignResponse { game_ended }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn offer_draw(
-        &self,
-        request: Request<pb::OfferDrawRequest>,
-    ) -> Result<Response<pb::OfferDrawResponse>, Status> {
-        let game_ended = self.end_on(request, Action::OfferDraw).await?;
-        Ok(Response::new(pb::OfferDrawResponse { game_ended }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn accept_draw(
-        &self,
-        request: Request<pb::AcceptDrawRequest>,
-    ) -> Result<Response<pb::AcceptDrawResponse>, Status> {
-        let game_ended = self.end_on(request, Action::AcceptDraw).await?;
-        Ok(Response::new(pb::AcceptDrawResponse { game_ended }))
+        Ok(Box::pin(ReceiverStream::new(answers)))
     }
 
     #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn decline_draw(
         &self,
         request: Request<pb::DeclineDrawRequest>,
-    ) -> Result<Response<pb::DeclineDrawResponse>, Status> {
+    ) -> Answer<pb::DeclineDrawResponse> {
         let acted = self.act_on(request, Action::DeclineDraw).await?;
-        Ok(Response::new(pb::DeclineDrawResponse {
+        Ok(pb::DeclineDrawResponse {
             offered_by: chess_domain::color_to_pb(!acted.side) as i32,
-        }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn claim_draw(
-        &self,
-        request: Request<pb::ClaimDrawRequest>,
-    ) -> Result<Response<pb::ClaimDrawResponse>, Status> {
-        let game_ended = self.end_on(request, Action::ClaimDraw).await?;
-        Ok(Response::new(pb::ClaimDrawResponse { game_ended }))
-    }
-
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn abort(
-        &self,
-        request: Request<pb::AbortRequest>,
-    ) -> Result<Response<pb::AbortResponse>, Status> {
-        let game_ended = self.end_on(request, Action::Abort).await?;
-        Ok(Response::new(pb::AbortResponse { game_ended }))
+        })
     }
 
     #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
     async fn list_games(
         &self,
         request: Request<pb::ListGamesRequest>,
-    ) -> Result<Response<pb::ListGamesResponse>, Status> {
-        let claims = Claims::of(&request)?;
-        let r = request.into_inner();
-        require("player_id", &r.player_id).map_err(Error::from)?;
-        claims.check_player(&r.player_id)?;
+    ) -> Answer<pb::ListGamesResponse> {
+        let r = players_own(request, |r| &r.player_id)?;
         let filter = match pb::GameFilter::try_from(r.filter) {
             Ok(pb::GameFilter::Active) => ListFilter::Active,
             Ok(pb::GameFilter::Finished) => ListFilter::Finished,
@@ -352,51 +319,32 @@ impl GameService for GameApi {
             };
             games.push(state);
         }
-        Ok(Response::new(pb::ListGamesResponse {
+        Ok(pb::ListGamesResponse {
             games,
             next_page_token,
-        }))
+        })
     }
 
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn board(
-        &self,
-        request: Request<pb::BoardRequest>,
-    ) -> Result<Response<pb::BoardResponse>, Status> {
-        let id = request.into_inner().game_id;
-        require("game_id", &id).map_err(Error::from)?;
-        let game = self.registry.view(&id).await?;
-        Ok(Response::new(pb::BoardResponse {
+    fn board(&self, game: &Game) -> pb::BoardResponse {
+        pb::BoardResponse {
             board: crate::model::board::draw(shakmaty::Position::board(game.position())),
-        }))
+        }
     }
 
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn legal_moves(
-        &self,
-        request: Request<pb::LegalMovesRequest>,
-    ) -> Result<Response<pb::LegalMovesResponse>, Status> {
-        let id = request.into_inner().game_id;
-        require("game_id", &id).map_err(Error::from)?;
-        let game = self.registry.view(&id).await?;
+    fn legal_moves(&self, game: &Game) -> pb::LegalMovesResponse {
         let moves = game
             .legal_moves()
             .into_iter()
             .map(|(uci, san)| pb::LegalMove { uci, san })
             .collect();
-        Ok(Response::new(pb::LegalMovesResponse { moves }))
+        pb::LegalMovesResponse { moves }
     }
 
     #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn hint(
-        &self,
-        request: Request<pb::HintRequest>,
-    ) -> Result<Response<pb::HintResponse>, Status> {
+    async fn hint(&self, request: Request<pb::HintRequest>) -> Answer<pb::HintResponse> {
         let claims = Claims::of(&request)?;
         let r = request.into_inner();
-        require("game_id", &r.game_id).map_err(Error::from)?;
-        require("player_id", &r.player_id).map_err(Error::from)?;
-        claims.check_player_in(&r.player_id, &r.game_id)?;
+        check_seat(&claims, &r.game_id, &r.player_id)?;
         let kind = pb::HintKind::try_from(r.kind).unwrap_or(pb::HintKind::Unspecified);
         if kind == pb::HintKind::Unspecified {
             return Err(Status::invalid_argument("hint kind must be best or all"));
@@ -407,29 +355,20 @@ impl GameService for GameApi {
             HintKind::AllMoves
         };
         let moves = self.registry.hint(&r.game_id, &r.player_id, kind).await?;
-        Ok(Response::new(pb::HintResponse { moves }))
+        Ok(pb::HintResponse { moves })
     }
 
-    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn export_pgn(
-        &self,
-        request: Request<pb::ExportPgnRequest>,
-    ) -> Result<Response<pb::ExportPgnResponse>, Status> {
-        let id = request.into_inner().game_id;
-        require("game_id", &id).map_err(Error::from)?;
-        let game = self.registry.view(&id).await?;
-        Ok(Response::new(pb::ExportPgnResponse {
-            pgn: pgn::export(&game, &self.site),
-        }))
+    fn export_pgn(&self, game: &Game) -> pb::ExportPgnResponse {
+        pb::ExportPgnResponse {
+            pgn: pgn::export(game, &self.site),
+        }
     }
-
-    type WatchGameStream = EventStream<pb::WatchGameResponse>;
 
     #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn watch_game(
         &self,
         request: Request<pb::WatchGameRequest>,
-    ) -> Result<Response<Self::WatchGameStream>, Status> {
+    ) -> Answer<EventStream<pb::WatchGameResponse>> {
         let r = request.into_inner();
         require("game_id", &r.game_id).map_err(Error::from)?;
         if let Some(color) = r.without_moves_of
@@ -467,7 +406,7 @@ impl GameService for GameApi {
         };
         let live = game.is_active().then_some(events);
         let shutdown = self.registry.context().shutdown.clone();
-        Ok(Response::new(forward(Watch {
+        Ok(forward(Watch {
             first: first.into_iter(),
             events: live,
             shutdown,
@@ -475,20 +414,15 @@ impl GameService for GameApi {
             stop_at_end: true,
             sent: Sent::new(),
             without_moves_of: r.without_moves_of,
-        })))
+        }))
     }
-
-    type WatchPlayerStream = EventStream<pb::WatchPlayerResponse>;
 
     #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
     async fn watch_player(
         &self,
         request: Request<pb::WatchPlayerRequest>,
-    ) -> Result<Response<Self::WatchPlayerStream>, Status> {
-        let claims = Claims::of(&request)?;
-        let r = request.into_inner();
-        require("player_id", &r.player_id).map_err(Error::from)?;
-        claims.check_player(&r.player_id)?;
+    ) -> Answer<EventStream<pb::WatchPlayerResponse>> {
+        let r = players_own(request, |r| &r.player_id)?;
         let ctx = self.registry.context();
         // Subscribed first, so nothing that happens from here on is missed.
         let events = ctx.hub.subscribe(&r.player_id);
@@ -512,7 +446,7 @@ impl GameService for GameApi {
                 }
             }
         }
-        Ok(Response::new(forward(Watch {
+        Ok(forward(Watch {
             first: first.into_iter(),
             events: Some(events),
             shutdown: ctx.shutdown.clone(),
@@ -520,19 +454,17 @@ impl GameService for GameApi {
             stop_at_end: false,
             sent,
             without_moves_of: None,
-        })))
+        }))
     }
-
-    type WatchDailyGamesStream = EventStream<pb::WatchDailyGamesResponse>;
 
     #[instrument(level = "debug", skip_all)]
     async fn watch_daily_games(
         &self,
         _request: Request<pb::WatchDailyGamesRequest>,
-    ) -> Result<Response<Self::WatchDailyGamesStream>, Status> {
+    ) -> Answer<EventStream<pb::WatchDailyGamesResponse>> {
         let ctx = self.registry.context();
         let wrap = |event| pb::WatchDailyGamesResponse { event: Some(event) };
-        Ok(Response::new(forward(Watch {
+        Ok(forward(Watch {
             first: Vec::new().into_iter(),
             events: Some(ctx.hub.subscribe_daily()),
             shutdown: ctx.shutdown.clone(),
@@ -540,14 +472,14 @@ impl GameService for GameApi {
             stop_at_end: false,
             sent: Sent::new(),
             without_moves_of: None,
-        })))
+        }))
     }
 
     #[instrument(level = "debug", skip_all)]
     async fn get_shard_map(
         &self,
         _request: Request<pb::GetShardMapRequest>,
-    ) -> Result<Response<pb::GetShardMapResponse>, Status> {
+    ) -> Answer<pb::GetShardMapResponse> {
         let shards = self.registry.shards();
         let view = shards.view();
         let owners = view
@@ -560,7 +492,7 @@ impl GameService for GameApi {
                     .unwrap_or_default()
             })
             .collect();
-        Ok(Response::new(pb::GetShardMapResponse {
+        Ok(pb::GetShardMapResponse {
             shard_count: u32::from(chess_shards::SHARDS),
             replicas: view
                 .replicas
@@ -572,6 +504,88 @@ impl GameService for GameApi {
                 .collect(),
             owners,
             replica_id: shards.me().id.clone(),
-        }))
+        })
+    }
+}
+
+/// `GameService` for [`GameApi`], from a table: each `answered` method is
+/// the inherent method of that name, its answer wrapped in a response; each
+/// `viewing` method answers with the inherent method of that name applied
+/// to the game its request names, as its actor has it; each `ending` method runs its action for the player and in the game its
+/// request names, and answers with the ending the action caused, if any.
+///
+/// The whole `impl` is written here because `#[tonic::async_trait]`
+/// rewrites the methods it sees, and would not see those a macro inside it
+/// wrote later.
+macro_rules! game_service {
+    (
+        streams { $($stream:ident = $stream_ty:ty;)* }
+        answered { $($method:ident($request:ty) -> $response:ty;)* }
+        viewing { $($viewer:ident($view_request:ident) -> $view:ident;)* }
+        ending { $($ending:ident($ending_request:ident -> $ended:ident) = $action:expr;)* }
+    ) => {
+        #[tonic::async_trait]
+        impl GameService for GameApi {
+            $(type $stream = $stream_ty;)*
+
+            $(#[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
+            async fn $viewer(
+                &self,
+                request: Request<pb::$view_request>,
+            ) -> Result<Response<pb::$view>, Status> {
+                let game = self.viewed(&request.into_inner().game_id).await?;
+                Ok(Response::new(GameApi::$viewer(self, &game)))
+            })*
+
+            $(async fn $method(
+                &self,
+                request: Request<$request>,
+            ) -> Result<Response<$response>, Status> {
+                GameApi::$method(self, request).await.map(Response::new)
+            })*
+
+            $(#[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
+            async fn $ending(
+                &self,
+                request: Request<pb::$ending_request>,
+            ) -> Result<Response<pb::$ended>, Status> {
+                let game_ended = self.end_on(request, $action).await?;
+                Ok(Response::new(pb::$ended { game_ended }))
+            })*
+        }
+    };
+}
+
+game_service! {
+    streams {
+        PlayMovesStream = EventStream<pb::PlayMovesResponse>;
+        WatchGameStream = EventStream<pb::WatchGameResponse>;
+        WatchPlayerStream = EventStream<pb::WatchPlayerResponse>;
+        WatchDailyGamesStream = EventStream<pb::WatchDailyGamesResponse>;
+    }
+    answered {
+        create_game(pb::CreateGameRequest) -> pb::CreateGameResponse;
+        make_move(pb::MakeMoveRequest) -> pb::MakeMoveResponse;
+        play_moves(Streaming<pb::PlayMovesRequest>) -> Self::PlayMovesStream;
+        decline_draw(pb::DeclineDrawRequest) -> pb::DeclineDrawResponse;
+        list_games(pb::ListGamesRequest) -> pb::ListGamesResponse;
+        hint(pb::HintRequest) -> pb::HintResponse;
+        watch_game(pb::WatchGameRequest) -> Self::WatchGameStream;
+        watch_player(pb::WatchPlayerRequest) -> Self::WatchPlayerStream;
+        watch_daily_games(pb::WatchDailyGamesRequest) -> Self::WatchDailyGamesStream;
+        get_shard_map(pb::GetShardMapRequest) -> pb::GetShardMapResponse;
+    }
+    viewing {
+        get_game(GetGameRequest) -> GetGameResponse;
+        board(BoardRequest) -> BoardResponse;
+        legal_moves(LegalMovesRequest) -> LegalMovesResponse;
+        export_pgn(ExportPgnRequest) -> ExportPgnResponse;
+    }
+    ending {
+        resign(ResignRequest -> ResignResponse) = Action::Resign;
+        offer_draw(OfferDrawRequest -> OfferDrawResponse) = Action::OfferDraw;
+        accept_draw(AcceptDrawRequest -> AcceptDrawResponse) = Action::AcceptDraw;
+        claim_draw(ClaimDrawRequest -> ClaimDrawResponse) = Action::ClaimDraw;
+        abort(AbortRequest -> AbortResponse) = Action::Abort;
     }
 }
