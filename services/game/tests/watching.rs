@@ -67,10 +67,8 @@ async fn watching_resumes_from_a_ply() {
     );
 
     // A ply the game has not reached is refused.
-    let beyond = watch_game(&mut client, &g, Some(7), None)
-        .await
-        .unwrap_err();
-    assert_eq!(beyond.code(), tonic::Code::OutOfRange);
+    let beyond = watch_game(&mut client, &g, Some(7), None).await;
+    assert_eq!(beyond.unwrap_err().code(), tonic::Code::OutOfRange);
 }
 
 #[tokio::test]
@@ -101,10 +99,8 @@ async fn a_player_watching_its_game_can_leave_out_its_own_live_moves() {
     let seen: Vec<(u32, &str)> = seen.iter().map(|(p, k)| (*p, k.as_str())).collect();
     assert_eq!(seen, expected);
 
-    let unknown = watch_game(&mut client, &g, None, Some(0))
-        .await
-        .unwrap_err();
-    assert_eq!(unknown.code(), tonic::Code::InvalidArgument);
+    let unknown = watch_game(&mut client, &g, None, Some(0)).await;
+    assert_eq!(unknown.unwrap_err().code(), tonic::Code::InvalidArgument);
 }
 
 #[tokio::test]
