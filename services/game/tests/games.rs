@@ -13,6 +13,23 @@ fn reason(status: &tonic::Status) -> Option<Reason> {
     Reason::of(status)
 }
 
+/// The answer of a call that must succeed.
+async fn ok<T>(call: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>) -> T {
+    call.await.unwrap().into_inner()
+}
+
+/// How the game of an answer ended (it must have).
+fn termination(ended: Option<c::GameEnded>) -> c::Termination {
+    c::Termination::try_from(ended.expect("the game ended").termination).unwrap()
+}
+
+/// The refusal of a call that must fail.
+async fn refused<T: std::fmt::Debug>(
+    call: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+) -> tonic::Status {
+    call.await.unwrap_err()
+}
+
 #[tokio::test]
 async fn fools_mate_with_watchers_board_and_pgn() {
     let (_dir, _service, mut client) = on_sqlite().await;
@@ -20,15 +37,12 @@ async fn fools_mate_with_watchers_board_and_pgn() {
     assert_eq!(game.status, c::GameStatus::Active as i32);
     assert_eq!(game.turn, c::Color::White as i32);
 
-    let mut watch = client
-        .watch_game(pb::WatchGameRequest {
-            game_id: game.game_id.clone(),
-            from_ply: None,
-            without_moves_of: None,
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut watch = ok(client.watch_game(pb::WatchGameRequest {
+        game_id: game.game_id.clone(),
+        from_ply: None,
+        without_moves_of: None,
+    }))
+    .await;
     let first = watch.next().await.unwrap().unwrap().event.unwrap();
     assert!(matches!(first.kind, Some(c::game_event::Kind::Snapshot(_))));
 
@@ -82,27 +96,21 @@ async fn fools_mate_with_watchers_board_and_pgn() {
         "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"
     );
 
-    let board = client
-        .board(pb::BoardRequest {
-            game_id: game.game_id.clone(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .board;
+    let board = ok(client.board(pb::BoardRequest {
+        game_id: game.game_id.clone(),
+    }))
+    .await
+    .board;
     assert!(board.starts_with("\n +---+"));
     assert!(
         board.contains(" |   |   |   |   |   |   | P | q | 4\n"),
         "{board}"
     );
-    let pgn = client
-        .export_pgn(pb::ExportPgnRequest {
-            game_id: game.game_id.clone(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .pgn;
+    let pgn = ok(client.export_pgn(pb::ExportPgnRequest {
+        game_id: game.game_id.clone(),
+    }))
+    .await
+    .pgn;
     assert!(pgn.contains("[Result \"0-1\"]"), "{pgn}");
     assert!(pgn.trim_end().ends_with("1. f3 e5 2. g4 Qh4# 0-1"), "{pgn}");
 }
@@ -122,18 +130,11 @@ async fn a_move_with_its_ply_is_played_once_however_often_it_is_sent() {
         r#move: mv.to_owned(),
         ply: Some(ply),
     };
-    let first = client
-        .make_move(acting(send("w", "e4", 1), "w", Some(&game.game_id)))
-        .await
-        .unwrap()
-        .into_inner();
+    let first = ok(client.make_move(acting(send("w", "e4", 1), "w", Some(&game.game_id)))).await;
     assert_eq!(first.ply, 1);
     for again in ["e4", "e2e4"] {
-        let retried = client
-            .make_move(acting(send("w", again, 1), "w", Some(&game.game_id)))
-            .await
-            .unwrap()
-            .into_inner();
+        let retried =
+            ok(client.make_move(acting(send("w", again, 1), "w", Some(&game.game_id)))).await;
         assert_eq!(retried.ply, 1);
         assert_eq!(retried.move_made, first.move_made);
     }
@@ -142,10 +143,9 @@ async fn a_move_with_its_ply_is_played_once_however_often_it_is_sent() {
     // Another move for a ply that is taken, the other side's move for it,
     // and a ply ahead: all stale, and nothing changes.
     for (player, mv, ply) in [("w", "d4", 1), ("b", "e4", 1), ("b", "e5", 3)] {
-        let refused = client
-            .make_move(acting(send(player, mv, ply), player, Some(&game.game_id)))
-            .await
-            .unwrap_err();
+        let refused =
+            refused(client.make_move(acting(send(player, mv, ply), player, Some(&game.game_id))))
+                .await;
         assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
         assert_eq!(reason(&refused), Some(Reason::StalePosition));
     }
@@ -156,18 +156,10 @@ async fn a_move_with_its_ply_is_played_once_however_often_it_is_sent() {
     service.crash().await;
     let service = GameService::start(&url).await;
     let mut client = service.client().await;
-    let retried = client
-        .make_move(acting(send("w", "e4", 1), "w", Some(&game.game_id)))
-        .await
-        .unwrap()
-        .into_inner();
+    let retried = ok(client.make_move(acting(send("w", "e4", 1), "w", Some(&game.game_id)))).await;
     assert_eq!(retried.ply, 1);
     assert_eq!(retried.move_made, first.move_made);
-    let reply = client
-        .make_move(acting(send("b", "e5", 2), "b", Some(&game.game_id)))
-        .await
-        .unwrap()
-        .into_inner();
+    let reply = ok(client.make_move(acting(send("b", "e5", 2), "b", Some(&game.game_id)))).await;
     assert_eq!(reply.ply, 2);
     assert_eq!(get(&mut client, &game.game_id).await.ply, 2);
 }
@@ -208,27 +200,23 @@ async fn bad_input_is_refused_and_changes_nothing() {
         (e.code(), reason(&e)),
         (Code::NotFound, Some(Reason::NotFound))
     );
-    let e = client
-        .create_game(pb::CreateGameRequest {
-            white: Some(guest("x")),
-            black: Some(guest("y")),
-            time_control: Some(untimed()),
-            initial_fen: "not a fen".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap_err();
+    let e = refused(client.create_game(pb::CreateGameRequest {
+        white: Some(guest("x")),
+        black: Some(guest("y")),
+        time_control: Some(untimed()),
+        initial_fen: "not a fen".into(),
+        ..Default::default()
+    }))
+    .await;
     assert_eq!(e.code(), Code::InvalidArgument);
-    let e = client
-        .create_game(pb::CreateGameRequest {
-            white: Some(guest("x")),
-            black: Some(guest("y")),
-            time_control: Some(untimed()),
-            rated: true,
-            ..Default::default()
-        })
-        .await
-        .unwrap_err();
+    let e = refused(client.create_game(pb::CreateGameRequest {
+        white: Some(guest("x")),
+        black: Some(guest("y")),
+        time_control: Some(untimed()),
+        rated: true,
+        ..Default::default()
+    }))
+    .await;
     assert_eq!(e.code(), Code::InvalidArgument);
 
     // Untimed games are never rated, and a rated game allows no hints.
@@ -236,17 +224,15 @@ async fn bad_input_is_refused_and_changes_nothing() {
         (untimed(), false, "untimed"),
         (incremental(300, 0), true, "hints"),
     ] {
-        let e = client
-            .create_game(pb::CreateGameRequest {
-                white: Some(registered("p1", "alice")),
-                black: Some(registered("p2", "bob")),
-                time_control: Some(time_control),
-                rated: true,
-                allow_hints,
-                ..Default::default()
-            })
-            .await
-            .unwrap_err();
+        let e = refused(client.create_game(pb::CreateGameRequest {
+            white: Some(registered("p1", "alice")),
+            black: Some(registered("p2", "bob")),
+            time_control: Some(time_control),
+            rated: true,
+            allow_hints,
+            ..Default::default()
+        }))
+        .await;
         assert_eq!(e.code(), Code::InvalidArgument);
         assert!(e.message().contains(word), "{}", e.message());
     }
@@ -254,28 +240,23 @@ async fn bad_input_is_refused_and_changes_nothing() {
     // the engine is asked (none is reachable here) and changes nothing.
     assert_eq!(game.speed, c::SpeedCategory::Untimed as i32);
     assert!(!game.hints_allowed);
-    let e = client
-        .hint(acting(
-            pb::HintRequest {
-                game_id: id.into(),
-                player_id: "w".into(),
-                kind: pb::HintKind::Best as i32,
-            },
-            "w",
-            Some(id),
-        ))
-        .await
-        .unwrap_err();
+    let e = refused(client.hint(acting(
+        pb::HintRequest {
+            game_id: id.into(),
+            player_id: "w".into(),
+            kind: pb::HintKind::Best as i32,
+        },
+        "w",
+        Some(id),
+    )))
+    .await;
     assert_eq!(
         (e.code(), reason(&e)),
         (Code::FailedPrecondition, Some(Reason::HintsNotAllowed))
     );
     // Legal moves are the rules' list, open to all.
-    let legal = client
-        .legal_moves(pb::LegalMovesRequest { game_id: id.into() })
+    let legal = ok(client.legal_moves(pb::LegalMovesRequest { game_id: id.into() }))
         .await
-        .unwrap()
-        .into_inner()
         .moves;
     assert_eq!(legal.len(), 20);
 
@@ -307,35 +288,17 @@ async fn draws_claims_and_aborts() {
         get(&mut client, &g).await.draw_offer,
         c::Color::White as i32
     );
-    let e = client
-        .accept_draw(pb::AcceptDrawRequest::by("w", &g))
-        .await
-        .unwrap_err();
+    let e = refused(client.accept_draw(pb::AcceptDrawRequest::by("w", &g))).await;
     assert_eq!(e.code(), Code::FailedPrecondition);
-    let r = client
-        .decline_draw(pb::DeclineDrawRequest::by("b", &g))
-        .await
-        .unwrap();
-    assert_eq!(r.into_inner().offered_by, c::Color::White as i32);
-    client
-        .offer_draw(pb::OfferDrawRequest::by("b", &g))
-        .await
-        .unwrap();
-    let r = client
-        .accept_draw(pb::AcceptDrawRequest::by("w", &g))
-        .await
-        .unwrap();
-    assert_eq!(
-        r.into_inner().game_ended.unwrap().termination,
-        c::Termination::DrawAgreement as i32
-    );
+    let r = ok(client.decline_draw(pb::DeclineDrawRequest::by("b", &g))).await;
+    assert_eq!(r.offered_by, c::Color::White as i32);
+    ok(client.offer_draw(pb::OfferDrawRequest::by("b", &g))).await;
+    let r = ok(client.accept_draw(pb::AcceptDrawRequest::by("w", &g))).await;
+    assert_eq!(termination(r.game_ended), c::Termination::DrawAgreement);
 
     // Threefold repetition, claimed.
     let g = create(&mut client, "w", "b", untimed()).await.game_id;
-    let e = client
-        .claim_draw(pb::ClaimDrawRequest::by("w", &g))
-        .await
-        .unwrap_err();
+    let e = refused(client.claim_draw(pb::ClaimDrawRequest::by("w", &g))).await;
     assert_eq!(e.code(), Code::FailedPrecondition);
     for (player, mv) in [
         ("w", "Nf3"),
@@ -349,29 +312,25 @@ async fn draws_claims_and_aborts() {
     ] {
         play(&mut client, &g, player, mv).await.unwrap();
     }
-    let r = client
-        .claim_draw(pb::ClaimDrawRequest::by("w", &g))
-        .await
-        .unwrap();
+    let r = ok(client.claim_draw(pb::ClaimDrawRequest::by("w", &g))).await;
     assert_eq!(
-        r.into_inner().game_ended.unwrap().termination,
-        c::Termination::ThreefoldRepetition as i32
+        termination(r.game_ended),
+        c::Termination::ThreefoldRepetition
     );
 
     // Abort before both sides moved, not after.
     let g = create(&mut client, "w", "b", untimed()).await.game_id;
     play(&mut client, &g, "w", "e4").await.unwrap();
-    let r = client.abort(pb::AbortRequest::by("b", &g)).await.unwrap();
-    let ended = r.into_inner().game_ended.unwrap();
-    assert_eq!(ended.termination, c::Termination::Aborted as i32);
+    let ended = ok(client.abort(pb::AbortRequest::by("b", &g)))
+        .await
+        .game_ended;
+    assert_eq!(termination(ended), c::Termination::Aborted);
+    let ended = ended.unwrap();
     assert_eq!(ended.result, c::GameResult::Unspecified as i32);
     let g = create(&mut client, "w", "b", untimed()).await.game_id;
     play(&mut client, &g, "w", "e4").await.unwrap();
     play(&mut client, &g, "b", "e5").await.unwrap();
-    let e = client
-        .abort(pb::AbortRequest::by("w", &g))
-        .await
-        .unwrap_err();
+    let e = refused(client.abort(pb::AbortRequest::by("w", &g))).await;
     assert_eq!(e.code(), Code::FailedPrecondition);
 }
 
@@ -413,20 +372,17 @@ async fn listing_pages_and_idempotent_creation() {
     let mut seen = Vec::new();
     let mut token = String::new();
     loop {
-        let page = client
-            .list_games(acting(
-                pb::ListGamesRequest {
-                    player_id: "me".into(),
-                    filter: 0,
-                    page_size: 2,
-                    page_token: token,
-                },
-                "me",
-                None,
-            ))
-            .await
-            .unwrap()
-            .into_inner();
+        let page = ok(client.list_games(acting(
+            pb::ListGamesRequest {
+                player_id: "me".into(),
+                filter: 0,
+                page_size: 2,
+                page_token: token,
+            },
+            "me",
+            None,
+        )))
+        .await;
         assert!(page.games.len() <= 2);
         seen.extend(page.games.into_iter().map(|g| g.game_id));
         if page.next_page_token.is_empty() {
@@ -437,20 +393,17 @@ async fn listing_pages_and_idempotent_creation() {
     assert_eq!(seen.len(), 5);
     ids.reverse();
     assert_eq!(seen, ids, "newest first");
-    let finished = client
-        .list_games(acting(
-            pb::ListGamesRequest {
-                player_id: "me".into(),
-                filter: pb::GameFilter::Finished as i32,
-                page_size: 10,
-                page_token: String::new(),
-            },
-            "me",
-            None,
-        ))
-        .await
-        .unwrap()
-        .into_inner();
+    let finished = ok(client.list_games(acting(
+        pb::ListGamesRequest {
+            player_id: "me".into(),
+            filter: pb::GameFilter::Finished as i32,
+            page_size: 10,
+            page_token: String::new(),
+        },
+        "me",
+        None,
+    )))
+    .await;
     assert_eq!(finished.games.len(), 1);
     assert_eq!(
         finished.games[0].termination,
@@ -464,19 +417,7 @@ async fn listing_pages_and_idempotent_creation() {
         idempotency_key: "pairing-42".into(),
         ..Default::default()
     };
-    let first = client
-        .create_game(request.clone())
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
-    let again = client
-        .create_game(request)
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
+    let first = ok(client.create_game(request.clone())).await.game.unwrap();
+    let again = ok(client.create_game(request)).await.game.unwrap();
     assert_eq!(first.game_id, again.game_id);
 }
