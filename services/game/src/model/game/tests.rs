@@ -4,6 +4,9 @@
 
 use super::*;
 
+const W: Color = Color::White;
+const B: Color = Color::Black;
+
 /// The instant `ms` after the epoch.
 fn at(ms: Millis) -> Timestamp {
     Timestamp::from_millis(ms)
@@ -70,6 +73,19 @@ fn game_with(rules: RuleSet, tc: TimeControl, fen: Option<&str>) -> Game {
     .unwrap()
 }
 
+/// A new game "x" of `setup`, created at the epoch.
+fn new_game(setup: GameSetup) -> Result<Game, SetupError> {
+    Game::new("x".into(), setup, Timestamp::EPOCH)
+}
+
+/// `initial_secs` a side, and `increment_secs` more a move.
+fn incremental(initial_secs: u32, increment_secs: u32) -> TimeControl {
+    TimeControl::Incremental {
+        initial_secs,
+        increment_secs,
+    }
+}
+
 fn standard() -> Game {
     game_with(RuleSet::Standard, TimeControl::Untimed, None)
 }
@@ -99,10 +115,7 @@ fn log_lines_say_who_plays_what_and_how_it_ended() {
                 id: "p2".to_owned(),
                 username: "bob".to_owned(),
             },
-            time_control: TimeControl::Incremental {
-                initial_secs: 300,
-                increment_secs: 3,
-            },
+            time_control: incremental(300, 3),
             rules: RuleSet::Standard,
             rated: true,
             initial_fen: None,
@@ -126,7 +139,7 @@ fn log_lines_say_who_plays_what_and_how_it_ended() {
         fools.finished_line().unwrap(),
         "finished: 0-1 by checkmate after 2 moves"
     );
-    g.resign(Color::White, at(10)).unwrap();
+    g.resign(W, at(10)).unwrap();
     assert_eq!(
         g.finished_line().unwrap(),
         "finished: 0-1 by resignation after 0 moves"
@@ -153,18 +166,28 @@ fn fools_mate() {
     );
     assert!(matches!(events.last(), Some(Event::GameEnded(_))));
     assert_eq!(g.moves()[3].san, "Qh4#");
-    assert_eq!(
-        g.play(Color::White, "e2e4", at(9)),
-        Err(GameError::GameOver)
-    );
+    assert_eq!(g.play(W, "e2e4", at(9)), Err(GameError::GameOver));
 }
 
 #[test]
-fn stalemate() {
-    // White to move and stalemate black: Qc7? No: the classic K+Q.
-    let mut g = from_fen("k7/8/1K6/8/8/8/8/2Q5 w - - 0 1");
-    g.play(Color::White, "c1c7", at(1)).unwrap();
-    assert_drawn(&g, Termination::Stalemate);
+fn stalemate_and_insufficient_material_draw() {
+    for (fen, white_moves, drawn) in [
+        // The classic K+Q stalemate.
+        (
+            "k7/8/1K6/8/8/8/8/2Q5 w - - 0 1",
+            "c1c7",
+            Termination::Stalemate,
+        ),
+        (
+            "4k3/8/8/8/8/8/4n3/4K3 w - - 0 1",
+            "Kxe2",
+            Termination::InsufficientMaterial,
+        ),
+    ] {
+        let mut g = from_fen(fen);
+        g.play(W, white_moves, at(1)).unwrap();
+        assert_drawn(&g, drawn);
+    }
 }
 
 #[test]
@@ -181,11 +204,8 @@ fn check_is_reported_but_mate_is_not_check() {
 #[test]
 fn turn_and_membership_are_enforced() {
     let mut g = standard();
-    assert_eq!(
-        g.play(Color::Black, "e7e5", at(0)),
-        Err(GameError::NotYourTurn)
-    );
-    assert_eq!(g.side_of("w"), Some(Color::White));
+    assert_eq!(g.play(B, "e7e5", at(0)), Err(GameError::NotYourTurn));
+    assert_eq!(g.side_of("w"), Some(W));
     assert_eq!(g.side_of("nobody"), None);
     assert_eq!(g.ply(), 0);
 }
@@ -197,11 +217,11 @@ fn moves_in_uci_and_san() {
     assert_eq!(g.moves()[6].uci, "e1g1");
     assert_eq!(g.moves()[6].san, "O-O");
     assert!(matches!(
-        g.play(Color::Black, "Zz9", at(9)),
+        g.play(B, "Zz9", at(9)),
         Err(GameError::Malformed(_))
     ));
-    assert_illegal(&mut g, Color::Black, "e5e4", at(9));
-    assert_illegal(&mut g, Color::Black, "Qd4", at(9));
+    assert_illegal(&mut g, B, "e5e4", at(9));
+    assert_illegal(&mut g, B, "Qd4", at(9));
     assert_eq!(g.ply(), 7);
 }
 
@@ -213,10 +233,10 @@ fn uqchess_takes_uci_only_with_either_case_promotion() {
         Some("8/1P6/8/8/8/8/6k1/K7 w - - 0 1"),
     );
     assert!(matches!(
-        g.play(Color::White, "b8=Q", at(1)),
+        g.play(W, "b8=Q", at(1)),
         Err(GameError::UciOnly(_))
     ));
-    let events = g.play(Color::White, "b7b8N", at(1)).unwrap();
+    let events = g.play(W, "b7b8N", at(1)).unwrap();
     match &events[0] {
         Event::MoveMade { mv, .. } => {
             assert_eq!(mv.uci, "b7b8n");
@@ -231,17 +251,17 @@ fn uqchess_takes_uci_only_with_either_case_promotion() {
 fn castling_through_check_is_illegal() {
     // The black bishop on c4 covers f1.
     let mut g = from_fen("4k3/8/8/8/2b5/8/8/4K2R w K - 0 1");
-    assert_illegal(&mut g, Color::White, "e1g1", at(1));
-    assert_illegal(&mut g, Color::White, "O-O", at(1));
+    assert_illegal(&mut g, W, "e1g1", at(1));
+    assert_illegal(&mut g, W, "O-O", at(1));
 }
 
 #[test]
 fn en_passant_and_under_promotion() {
     let mut g = from_fen("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1");
-    g.play(Color::White, "e5d6", at(1)).unwrap();
+    g.play(W, "e5d6", at(1)).unwrap();
     assert_eq!(g.moves()[0].san, "exd6");
     let mut g = from_fen("8/2P1k3/8/8/8/8/8/4K3 w - - 0 1");
-    g.play(Color::White, "c8=R", at(1)).unwrap();
+    g.play(W, "c8=R", at(1)).unwrap();
     assert_eq!(g.moves()[0].uci, "c7c8r");
 }
 
@@ -249,16 +269,9 @@ fn en_passant_and_under_promotion() {
 fn san_ambiguity_needs_disambiguation() {
     // Knights on b1 and f1 both reach d2.
     let mut g = from_fen("4k3/8/8/8/8/8/8/1N2KN2 w - - 0 1");
-    assert_illegal(&mut g, Color::White, "Nd2", at(1));
-    g.play(Color::White, "Nbd2", at(1)).unwrap();
+    assert_illegal(&mut g, W, "Nd2", at(1));
+    g.play(W, "Nbd2", at(1)).unwrap();
     assert_eq!(g.moves()[0].san, "Nbd2");
-}
-
-#[test]
-fn insufficient_material_draws() {
-    let mut g = from_fen("4k3/8/8/8/8/8/4n3/4K3 w - - 0 1");
-    g.play(Color::White, "Kxe2", at(1)).unwrap();
-    assert_drawn(&g, Termination::InsufficientMaterial);
 }
 
 #[test]
@@ -295,54 +308,42 @@ fn uqchess_ignores_the_fifty_move_rule_and_material() {
         TimeControl::Untimed,
         Some("4k3/8/8/8/8/8/4n3/4K3 w - - 99 60"),
     );
-    g.play(Color::White, "e1e2", at(1)).unwrap();
+    g.play(W, "e1e2", at(1)).unwrap();
     assert!(g.is_active());
-    assert_eq!(
-        g.offer_draw(Color::Black, at(2)),
-        Err(GameError::NoDrawsInRuleSet)
-    );
+    assert_eq!(g.offer_draw(B, at(2)), Err(GameError::NoDrawsInRuleSet));
 }
 
 #[test]
 fn threefold_repetition_is_claimed() {
     let mut g = standard();
-    assert_eq!(
-        g.claim_draw(Color::White, at(0)),
-        Err(GameError::NoRepetition)
-    );
+    assert_eq!(g.claim_draw(W, at(0)), Err(GameError::NoRepetition));
     play_all(&mut g, &["Nf3", "Nf6", "Ng1", "Ng8", "Nf3", "Nf6", "Ng1"]);
-    assert_eq!(
-        g.claim_draw(Color::Black, at(9)),
-        Err(GameError::NoRepetition)
-    );
+    assert_eq!(g.claim_draw(B, at(9)), Err(GameError::NoRepetition));
     play_all(&mut g, &["Ng8"]);
     assert_eq!(g.repetitions(), 3);
-    g.claim_draw(Color::White, at(10)).unwrap();
+    g.claim_draw(W, at(10)).unwrap();
     assert_drawn(&g, Termination::ThreefoldRepetition);
 }
 
 #[test]
 fn draw_offers() {
     let mut g = standard();
+    assert_eq!(g.accept_draw(B, at(0)), Err(GameError::NoDrawOffer));
     assert_eq!(
-        g.accept_draw(Color::Black, at(0)),
-        Err(GameError::NoDrawOffer)
+        g.offer_draw(W, at(0)).unwrap(),
+        vec![Event::DrawOffered { by: W }]
     );
-    assert_eq!(
-        g.offer_draw(Color::White, at(0)).unwrap(),
-        vec![Event::DrawOffered { by: Color::White }]
-    );
-    g.decline_draw(Color::Black).unwrap();
+    g.decline_draw(B).unwrap();
     assert_eq!(g.draw_offer(), None);
-    g.offer_draw(Color::White, at(0)).unwrap();
+    g.offer_draw(W, at(0)).unwrap();
     // White moves; white's own offer stands.
-    g.play(Color::White, "e4", at(1)).unwrap();
-    assert_eq!(g.draw_offer(), Some(Color::White));
+    g.play(W, "e4", at(1)).unwrap();
+    assert_eq!(g.draw_offer(), Some(W));
     // Black moves instead of accepting: declined.
-    let events = g.play(Color::Black, "e5", at(2)).unwrap();
-    assert_eq!(events[0], Event::DrawDeclined { by: Color::Black });
-    g.offer_draw(Color::White, at(3)).unwrap();
-    g.accept_draw(Color::Black, at(4)).unwrap();
+    let events = g.play(B, "e5", at(2)).unwrap();
+    assert_eq!(events[0], Event::DrawDeclined { by: B });
+    g.offer_draw(W, at(3)).unwrap();
+    g.accept_draw(B, at(4)).unwrap();
     assert_drawn(&g, Termination::DrawAgreement);
 }
 
@@ -350,23 +351,19 @@ fn draw_offers() {
 fn abort_only_before_both_moved() {
     let mut g = standard();
     play_all(&mut g, &["e4"]);
-    g.abort(Color::Black, at(1)).unwrap();
+    g.abort(B, at(1)).unwrap();
     assert_eq!(ending(&g), (None, Termination::Aborted));
     let mut g = standard();
     play_all(&mut g, &["e4", "e5"]);
-    assert_eq!(g.abort(Color::White, at(3)), Err(GameError::TooLateToAbort));
+    assert_eq!(g.abort(W, at(3)), Err(GameError::TooLateToAbort));
 }
 
 #[test]
 fn flag_falls_by_deadline_and_insufficient_material_draws() {
-    let tc = TimeControl::Incremental {
-        initial_secs: 60,
-        increment_secs: 0,
-    };
-    let mut g = game_with(RuleSet::Standard, tc, None);
+    let mut g = game_with(RuleSet::Standard, incremental(60, 0), None);
     assert_eq!(g.next_deadline(), Some(at(60_000))); // first-move window
-    g.play(Color::White, "e4", at(1_000)).unwrap();
-    g.play(Color::Black, "e5", at(2_000)).unwrap();
+    g.play(W, "e4", at(1_000)).unwrap();
+    g.play(B, "e5", at(2_000)).unwrap();
     assert_eq!(g.next_deadline(), Some(at(62_000)));
     assert!(g.check_deadline(at(61_999)).is_empty());
     let events = g.check_deadline(at(62_000));
@@ -381,11 +378,11 @@ fn flag_falls_by_deadline_and_insufficient_material_draws() {
     // Black has only a king: white's flag is a draw.
     let mut g = game_with(
         RuleSet::Standard,
-        tc,
+        incremental(60, 0),
         Some("4k3/8/8/8/8/8/PPPP4/4K3 w - - 0 1"),
     );
-    g.play(Color::White, "a3", at(0)).unwrap();
-    g.play(Color::Black, "Kd7", at(0)).unwrap();
+    g.play(W, "a3", at(0)).unwrap();
+    g.play(B, "Kd7", at(0)).unwrap();
     g.check_deadline(at(60_000));
     assert_drawn(&g, Termination::TimeoutVsInsufficientMaterial);
 }
@@ -404,13 +401,9 @@ fn missing_first_move_aborts() {
 
 #[test]
 fn a_move_after_the_flag_loses() {
-    let tc = TimeControl::Incremental {
-        initial_secs: 10,
-        increment_secs: 0,
-    };
-    let mut g = game_with(RuleSet::Standard, tc, None);
+    let mut g = game_with(RuleSet::Standard, incremental(10, 0), None);
     play_all(&mut g, &["e4", "e5"]);
-    let events = g.play(Color::White, "Nf3", at(20_000)).unwrap();
+    let events = g.play(W, "Nf3", at(20_000)).unwrap();
     assert!(matches!(
         events[..],
         [Event::GameEnded(Ending {
@@ -423,39 +416,31 @@ fn a_move_after_the_flag_loses() {
 
 #[test]
 fn restore_replays_moves_and_clocks() {
-    let tc = TimeControl::Incremental {
-        initial_secs: 60,
-        increment_secs: 1,
-    };
-    let mut g = game_with(RuleSet::Standard, tc, None);
-    g.play(Color::White, "e4", at(100)).unwrap();
-    g.play(Color::Black, "e5", at(2_000)).unwrap();
-    g.play(Color::White, "Nf3", at(7_000)).unwrap();
-    g.offer_draw(Color::White, at(7_500)).unwrap();
+    let mut g = game_with(RuleSet::Standard, incremental(60, 1), None);
+    g.play(W, "e4", at(100)).unwrap();
+    g.play(B, "e5", at(2_000)).unwrap();
+    g.play(W, "Nf3", at(7_000)).unwrap();
+    g.offer_draw(W, at(7_500)).unwrap();
     let restored = reloaded(&g);
     assert_eq!(restored.fen(), g.fen());
     assert_eq!(restored.clock(at(9_000)), g.clock(at(9_000)));
     assert_eq!(restored.next_deadline(), g.next_deadline());
     assert_eq!(restored.moves(), g.moves());
-    assert_eq!(restored.draw_offer(), Some(Color::White));
+    assert_eq!(restored.draw_offer(), Some(W));
 }
 
 /// Time a game spent without a replica is given back to the side to
 /// move, live and after a reload, in every turn it happened.
 #[test]
 fn ownerless_time_is_given_back_and_survives_a_reload() {
-    let tc = TimeControl::Incremental {
-        initial_secs: 60,
-        increment_secs: 0,
-    };
-    let mut g = game_with(RuleSet::Standard, tc, None);
+    let mut g = game_with(RuleSet::Standard, incremental(60, 0), None);
     // Before the first move: the first-move window moves.
     assert_eq!(g.next_deadline(), Some(at(60_000)));
     let credit = g.credit_ownerless(at(1_000), at(4_000)).unwrap();
     assert_eq!((credit.ply, credit.ms), (0, 3_000));
     assert_eq!(g.next_deadline(), Some(at(63_000)));
-    g.play(Color::White, "e4", at(5_000)).unwrap();
-    g.play(Color::Black, "e5", at(6_000)).unwrap();
+    g.play(W, "e4", at(5_000)).unwrap();
+    g.play(B, "e5", at(6_000)).unwrap();
     assert_eq!(g.next_deadline(), Some(at(66_000)));
     // The shard's last live moment was before the last move: the time
     // since the move is given back, not more.
@@ -466,7 +451,7 @@ fn ownerless_time_is_given_back_and_survives_a_reload() {
     let credit = g.credit_ownerless(at(0), at(11_000)).unwrap();
     assert_eq!((credit.ply, credit.ms), (2, 1_000));
     assert_eq!(g.clock(at(11_000)).remaining.white, 60_000);
-    g.play(Color::White, "Nf3", at(20_000)).unwrap();
+    g.play(W, "Nf3", at(20_000)).unwrap();
     assert_eq!(g.clock(at(20_000)).remaining.white, 51_000);
     // Nothing is owed when the shard was served since the last move.
     assert_eq!(g.credit_ownerless(at(21_000), at(21_000)), None);
@@ -482,30 +467,30 @@ fn ownerless_time_is_given_back_and_survives_a_reload() {
 #[test]
 fn a_retried_move_is_answered_again_not_played_again() {
     let mut g = standard();
-    assert_eq!(g.check_ply(Color::White, "e4", 1), Ok(None));
-    let first = g.play(Color::White, "e4", at(0)).unwrap();
+    assert_eq!(g.check_ply(W, "e4", 1), Ok(None));
+    let first = g.play(W, "e4", at(0)).unwrap();
     // The same move for the same ply, however it is written.
     for input in ["e4", "e2e4"] {
-        assert_eq!(g.check_ply(Color::White, input, 1), Ok(Some(first.clone())));
+        assert_eq!(g.check_ply(W, input, 1), Ok(Some(first.clone())));
     }
     assert_eq!(g.ply(), 1);
     // Another move for a ply that is taken, or the other side's, or a
     // ply ahead: the sender's view is stale.
     let stale = |ply| GameError::StalePly { ply, played: 1 };
-    assert_eq!(g.check_ply(Color::White, "d4", 1), Err(stale(1)));
-    assert_eq!(g.check_ply(Color::Black, "e4", 1), Err(stale(1)));
-    assert_eq!(g.check_ply(Color::White, "d4", 3), Err(stale(3)));
-    assert_eq!(g.check_ply(Color::White, "e4", 0), Err(stale(0)));
-    assert_eq!(g.check_ply(Color::Black, "e5", 2), Ok(None));
+    assert_eq!(g.check_ply(W, "d4", 1), Err(stale(1)));
+    assert_eq!(g.check_ply(B, "e4", 1), Err(stale(1)));
+    assert_eq!(g.check_ply(W, "d4", 3), Err(stale(3)));
+    assert_eq!(g.check_ply(W, "e4", 0), Err(stale(0)));
+    assert_eq!(g.check_ply(B, "e5", 2), Ok(None));
 }
 
 #[test]
 fn a_retried_mate_comes_back_with_the_ending() {
     let mut g = standard();
     play_all(&mut g, &["f3", "e5", "g4"]);
-    let mate = g.play(Color::Black, "Qh4#", at(0)).unwrap();
+    let mate = g.play(B, "Qh4#", at(0)).unwrap();
     assert!(matches!(mate.last(), Some(Event::GameEnded(_))));
-    assert_eq!(g.check_ply(Color::Black, "Qh4", 4), Ok(Some(mate)));
+    assert_eq!(g.check_ply(B, "Qh4", 4), Ok(Some(mate)));
 }
 
 #[test]
@@ -525,14 +510,14 @@ fn moves_after_replays_what_was_published() {
 fn catching_up_repeats_nothing_the_watcher_has() {
     let mut g = standard();
     let published = play_all(&mut g, &["e4", "e5", "Nf3"]);
-    let offer = g.offer_draw(Color::Black, at(0)).unwrap();
+    let offer = g.offer_draw(B, at(0)).unwrap();
     // Every ply was seen: only the standing offer, which has no ply of
     // its own, is told again.
     assert_eq!(g.catch_up(3), Some(offer.clone()));
     let mut missed = published[1..].to_vec();
     missed.extend(offer.clone());
     assert_eq!(g.catch_up(1), Some(missed));
-    let ended = g.resign(Color::White, at(0)).unwrap();
+    let ended = g.resign(W, at(0)).unwrap();
     let mut missed = published[2..].to_vec();
     missed.extend(ended);
     assert_eq!(g.catch_up(2), Some(missed));
@@ -552,52 +537,29 @@ fn setups_are_checked() {
     };
     let e = Participant::Engine { level: 3 };
     assert_eq!(
-        Game::new(
-            "x".into(),
-            setup(e.clone(), e.clone(), false, None),
-            Timestamp::EPOCH
-        )
-        .unwrap_err(),
+        new_game(setup(e.clone(), e.clone(), false, None)).unwrap_err(),
         SetupError::EngineVsEngine
     );
     assert_eq!(
-        Game::new(
-            "x".into(),
-            setup(guest("a"), guest("a"), false, None),
-            Timestamp::EPOCH
-        )
-        .unwrap_err(),
+        new_game(setup(guest("a"), guest("a"), false, None)).unwrap_err(),
         SetupError::SamePlayer
     );
     assert_eq!(
-        Game::new(
-            "x".into(),
-            setup(guest("a"), guest("b"), true, None),
-            Timestamp::EPOCH
-        )
-        .unwrap_err(),
+        new_game(setup(guest("a"), guest("b"), true, None)).unwrap_err(),
         SetupError::RatedNeedsRegistered
     );
     assert!(matches!(
-        Game::new(
-            "x".into(),
-            setup(guest("a"), guest("b"), false, Some("nonsense")),
-            Timestamp::EPOCH
-        ),
+        new_game(setup(guest("a"), guest("b"), false, Some("nonsense"))),
         Err(SetupError::Fen(_))
     ));
     // Two white kings.
     assert!(matches!(
-        Game::new(
-            "x".into(),
-            setup(
-                guest("a"),
-                guest("b"),
-                false,
-                Some("K6K/8/8/8/8/8/8/k7 w - - 0 1")
-            ),
-            Timestamp::EPOCH
-        ),
+        new_game(setup(
+            guest("a"),
+            guest("b"),
+            false,
+            Some("K6K/8/8/8/8/8/8/k7 w - - 0 1")
+        )),
         Err(SetupError::Fen(_))
     ));
 }
@@ -611,10 +573,7 @@ fn registered(id: &str) -> Participant {
 
 #[test]
 fn untimed_games_are_not_rated_and_rated_games_have_no_hints() {
-    let blitz = TimeControl::Incremental {
-        initial_secs: 300,
-        increment_secs: 0,
-    };
+    let blitz = incremental(300, 0);
     let setup = |time_control, rated, allow_hints| GameSetup {
         white: registered("a"),
         black: registered("b"),
@@ -625,23 +584,14 @@ fn untimed_games_are_not_rated_and_rated_games_have_no_hints() {
         initial_fen: None,
     };
     assert_eq!(
-        Game::new(
-            "x".into(),
-            setup(TimeControl::Untimed, true, false),
-            Timestamp::EPOCH
-        )
-        .unwrap_err(),
+        new_game(setup(TimeControl::Untimed, true, false)).unwrap_err(),
         SetupError::RatedUntimed
     );
     assert_eq!(
-        Game::new("x".into(), setup(blitz, true, true), Timestamp::EPOCH).unwrap_err(),
+        new_game(setup(blitz, true, true)).unwrap_err(),
         SetupError::HintsInRatedGame
     );
-    assert!(
-        Game::new("x".into(), setup(blitz, true, false), Timestamp::EPOCH)
-            .unwrap()
-            .rated()
-    );
+    assert!(new_game(setup(blitz, true, false)).unwrap().rated());
     // A stored game keeps what it was created with.
     let old = Game::restore(
         "x".into(),
@@ -668,11 +618,7 @@ fn who_may_have_hints() {
         initial_fen: None,
     };
     let engine = Participant::Engine { level: 3 };
-    let new = |s| {
-        Game::new("x".into(), s, Timestamp::EPOCH)
-            .unwrap()
-            .hints_allowed()
-    };
+    let new = |s| new_game(s).unwrap().hints_allowed();
     // Two people: only if they agreed.
     assert!(!new(setup(
         guest("a"),
