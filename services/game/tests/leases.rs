@@ -229,7 +229,7 @@ async fn a_released_shard_is_taken_at_once() {
     assert_eq!(taken.len(), 1, "only the released shard: {taken:?}");
     assert_eq!(taken[0].shard, 3);
     assert_eq!(taken[0].epoch, epoch + 1);
-    assert_eq!(taken[0].previous_renewal.millis(), released.renewed_at);
+    assert_eq!(taken[0].previous_renewal, released.renewed_at);
     // A restarted A takes back what its previous process held.
     let retaken = leases::take(a.connection(), "a", &[4], 60_000, true)
         .await

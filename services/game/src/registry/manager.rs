@@ -26,6 +26,7 @@
 
 use std::{sync::Arc, time::Duration};
 
+use chess_domain::{Millis, Timestamp};
 use chess_runtime::Shutdown;
 use rand::Rng as _;
 use sea_orm::{DatabaseConnection, DbErr};
@@ -305,10 +306,10 @@ fn plan(
 }
 
 /// How long a shard has gone without a live lease.
-fn ownerless_for(lease: &Lease, now: i64) -> i64 {
+fn ownerless_for(lease: &Lease, now: Timestamp) -> Millis {
     match lease.owner {
-        Some(_) => now - lease.expires_at,
-        None => now - lease.renewed_at,
+        Some(_) => now.millis_since(lease.expires_at),
+        None => now.millis_since(lease.renewed_at),
     }
 }
 
@@ -348,21 +349,21 @@ mod tests {
         }
     }
 
-    fn snapshot(leases: Vec<Lease>, now: i64) -> Snapshot {
+    fn snapshot(leases: Vec<Lease>, now: Millis) -> Snapshot {
         Snapshot {
-            now,
+            now: Timestamp::from_millis(now),
             leases,
             replicas: Vec::new(),
         }
     }
 
-    fn lease(shard: u16, owner: Option<&str>, expires_at: i64, renewed_at: i64) -> Lease {
+    fn lease(shard: u16, owner: Option<&str>, expires_at: Millis, renewed_at: Millis) -> Lease {
         Lease {
             shard,
             owner: owner.map(str::to_owned),
             epoch: 1,
-            expires_at,
-            renewed_at,
+            expires_at: Timestamp::from_millis(expires_at),
+            renewed_at: Timestamp::from_millis(renewed_at),
         }
     }
 

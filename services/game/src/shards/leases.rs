@@ -30,14 +30,14 @@ pub struct Lease {
     pub shard: u16,
     pub owner: Option<String>,
     pub epoch: i64,
-    pub expires_at: i64,
-    pub renewed_at: i64,
+    pub expires_at: Timestamp,
+    pub renewed_at: Timestamp,
 }
 
 /// Every lease and every live replica, read at `now` (the database's clock).
 #[derive(Clone, Debug)]
 pub struct Snapshot {
-    pub now: i64,
+    pub now: Timestamp,
     pub leases: Vec<Lease>,
     pub replicas: Vec<Replica>,
 }
@@ -112,11 +112,12 @@ pub async fn renew(
 
 /// Every lease, and the replicas whose heartbeat is younger than `ttl_ms`.
 pub async fn read(db: &DatabaseConnection, ttl_ms: i64) -> Result<Snapshot, DbErr> {
-    let now: i64 = db
+    let now = db
         .query_one_raw(statement(format!("SELECT {NOW} AS now"), Vec::new()))
         .await?
         .ok_or_else(|| DbErr::Custom("the database did not tell its time".to_owned()))?
-        .try_get("", "now")?;
+        .try_get("", "now")
+        .map(Timestamp::from_millis)?;
     let leases = db
         .query_all_raw(statement(
             "SELECT shard, owner, epoch, expires_at, renewed_at FROM game_shards ORDER BY shard"
@@ -130,15 +131,15 @@ pub async fn read(db: &DatabaseConnection, ttl_ms: i64) -> Result<Snapshot, DbEr
                 shard: row.try_get::<i32>("", "shard")? as u16,
                 owner: row.try_get("", "owner")?,
                 epoch: row.try_get("", "epoch")?,
-                expires_at: row.try_get("", "expires_at")?,
-                renewed_at: row.try_get("", "renewed_at")?,
+                expires_at: Timestamp::from_millis(row.try_get("", "expires_at")?),
+                renewed_at: Timestamp::from_millis(row.try_get("", "renewed_at")?),
             })
         })
         .collect::<Result<Vec<_>, DbErr>>()?;
     let replicas = db
         .query_all_raw(statement(
             "SELECT id, address FROM game_replicas WHERE heartbeat_at > $1 ORDER BY id".to_owned(),
-            vec![(now - ttl_ms).into()],
+            vec![now.plus_millis(-ttl_ms).millis().into()],
         ))
         .await?
         .into_iter()
