@@ -6,27 +6,8 @@ mod support;
 
 use support::{INVALID, NO_GAME, NOT_YOUR_TURN, connected};
 
-const BOARD: &str = "
- +---+---+---+---+---+---+---+---+
- | r | n | b | q | k | b | n | r | 8
- +---+---+---+---+---+---+---+---+
- | p | p | p | p | p | p | p | p | 7
- +---+---+---+---+---+---+---+---+
- |   |   |   |   |   |   |   |   | 6
- +---+---+---+---+---+---+---+---+
- |   |   |   |   |   |   |   |   | 5
- +---+---+---+---+---+---+---+---+
- |   |   |   |   | P |   |   |   | 4
- +---+---+---+---+---+---+---+---+
- |   |   |   |   |   |   |   |   | 3
- +---+---+---+---+---+---+---+---+
- | P | P | P | P |   | P | P | P | 2
- +---+---+---+---+---+---+---+---+
- | R | N | B | Q | K | B | N | R | 1
- +---+---+---+---+---+---+---+---+
-   a   b   c   d   e   f   g   h
-
-";
+/// A board as the server sends it: the protocol's example, after 1. e4.
+const BOARD: &str = include_str!("../../../docs/uqchess-board-after-e4.txt");
 
 #[test]
 fn before_the_game_starts_only_newgame_and_quit_act() {

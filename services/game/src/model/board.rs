@@ -38,27 +38,8 @@ mod tests {
 
     #[test]
     fn matches_the_protocol_example_after_e4() {
-        let expected = "
- +---+---+---+---+---+---+---+---+
- | r | n | b | q | k | b | n | r | 8
- +---+---+---+---+---+---+---+---+
- | p | p | p | p | p | p | p | p | 7
- +---+---+---+---+---+---+---+---+
- |   |   |   |   |   |   |   |   | 6
- +---+---+---+---+---+---+---+---+
- |   |   |   |   |   |   |   |   | 5
- +---+---+---+---+---+---+---+---+
- |   |   |   |   | P |   |   |   | 4
- +---+---+---+---+---+---+---+---+
- |   |   |   |   |   |   |   |   | 3
- +---+---+---+---+---+---+---+---+
- | P | P | P | P |   | P | P | P | 2
- +---+---+---+---+---+---+---+---+
- | R | N | B | Q | K | B | N | R | 1
- +---+---+---+---+---+---+---+---+
-   a   b   c   d   e   f   g   h
-
-";
+        // The protocol's example board, kept beside docs/uqchess.md.
+        let expected = include_str!("../../../../docs/uqchess-board-after-e4.txt");
         let mut pos = Chess::default();
         let m = shakmaty::uci::UciMove::from_ascii(b"e2e4")
             .unwrap()
