@@ -15,12 +15,12 @@ async fn watch_game(
     client: &mut Client,
     game: &str,
     from_ply: Option<u32>,
-    without_moves_of: Option<i32>,
+    without_moves_of: Option<c::Color>,
 ) -> Result<Streaming<pb::WatchGameResponse>, Status> {
     let request = pb::WatchGameRequest {
         game_id: game.to_owned(),
         from_ply,
-        without_moves_of,
+        without_moves_of: without_moves_of.map(|color| color as i32),
     };
     Ok(client.watch_game(request).await?.into_inner())
 }
@@ -76,7 +76,7 @@ async fn a_player_watching_its_game_can_leave_out_its_own_live_moves() {
     let (_dir, _service, mut client) = on_sqlite().await;
     let g = create(&mut client, "w", "b", untimed()).await.game_id;
     play(&mut client, &g, "w", "e4").await.unwrap();
-    let mut watch = watch_game(&mut client, &g, Some(0), Some(c::Color::White as i32))
+    let mut watch = watch_game(&mut client, &g, Some(0), Some(c::Color::White))
         .await
         .unwrap();
     for (p, m) in [("b", "e5"), ("w", "Nf3"), ("b", "Nc6"), ("w", "Bb5")] {
@@ -99,7 +99,7 @@ async fn a_player_watching_its_game_can_leave_out_its_own_live_moves() {
     let seen: Vec<(u32, &str)> = seen.iter().map(|(p, k)| (*p, k.as_str())).collect();
     assert_eq!(seen, expected);
 
-    let unknown = watch_game(&mut client, &g, None, Some(0)).await;
+    let unknown = watch_game(&mut client, &g, None, Some(c::Color::Unspecified)).await;
     assert_eq!(unknown.unwrap_err().code(), tonic::Code::InvalidArgument);
 }
 
