@@ -4,19 +4,15 @@
 
 use std::{process::Stdio, time::Duration};
 
-use chess_e2e::{UqClient, UqServer, binary, children_of, cpu_ticks, process_name, signal};
+use chess_e2e::{UqClient, UqServer, binary, children_of, process_name, signal};
+use chess_testkit::process::{descendants_of, stockfish_under, ticks_in_a_second_after};
 use shakmaty::{CastlingMode, Chess, Position as _, uci::UciMove};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 
 /// What Stockfish itself says about the position after `moves`: its perft
 /// move order and its board drawing.
 async fn stockfish_view(moves: &[&str]) -> (Vec<String>, String) {
-    let mut child = tokio::process::Command::new("/usr/games/stockfish")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("stockfish");
+    let mut child = chess_testkit::process::stockfish();
     let mut stdin = child.stdin.take().unwrap();
     let position = if moves.is_empty() {
         "position startpos\n".to_owned()
@@ -564,26 +560,6 @@ async fn clients_vanishing_mid_request_do_not_disturb_others() {
     assert!(c.line().await.starts_with("moves "));
 }
 
-/// Every Stockfish process under `root`.
-fn stockfish_processes(root: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    let mut stack = vec![root];
-    while let Some(pid) = stack.pop() {
-        for child in children_of(pid) {
-            if process_name(child).as_deref() == Some("stockfish") {
-                found.push(child);
-            }
-            stack.push(child);
-        }
-    }
-    found
-}
-
-/// CPU time (clock ticks) the processes `pids` have used so far.
-fn cpu_used(pids: &[u32]) -> u64 {
-    pids.iter().map(|&pid| cpu_ticks(pid)).sum()
-}
-
 /// Clients that ask for a hint and leave take their searches with them:
 /// the queued ones are never started and the running ones are stopped, so
 /// the engine pool is idle within a moment instead of searching for nobody.
@@ -599,7 +575,7 @@ async fn hints_of_clients_that_left_are_not_searched() {
             .await;
         clients.push(client);
     }
-    let engines = stockfish_processes(server.pid());
+    let engines = stockfish_under(server.pid());
     assert!(!engines.is_empty(), "no Stockfish under the server");
     for client in &mut clients {
         client.send("hint best\n").await;
@@ -607,12 +583,9 @@ async fn hints_of_clients_that_left_are_not_searched() {
     // The first searches start; then everyone leaves.
     tokio::time::sleep(Duration::from_millis(200)).await;
     drop(clients);
-    // Time for the gateway to notice, the calls to be cancelled and the
-    // searches in progress to be stopped.
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    let before = cpu_used(&engines);
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let used = cpu_used(&engines) - before;
+    // Counted after time for the gateway to notice, the calls to be
+    // cancelled and the searches in progress to be stopped.
+    let used = ticks_in_a_second_after(&engines, Duration::from_millis(800)).await;
     // Idle processes use next to nothing (a ping every few seconds); one
     // search in progress alone would use about 100 ticks in that second.
     assert!(
@@ -630,7 +603,7 @@ async fn stockfish_dying_mid_search_is_an_engine_error_then_play_goes_on() {
     c.ask("move e2e4", &["ok"]).await;
     // The engine's reply is being searched (500 ms): kill every Stockfish.
     tokio::time::sleep(Duration::from_millis(150)).await;
-    let victims = stockfish_processes(server.pid());
+    let victims = stockfish_under(server.pid());
     assert!(!victims.is_empty(), "no Stockfish processes found");
     for pid in victims {
         signal(pid, nix::sys::signal::Signal::SIGKILL);
@@ -878,14 +851,7 @@ async fn stop_by_signal(sig: nix::sys::signal::Signal) {
     let server = UqServer::start().await;
     let dirs = data_dirs_of(server.pid());
     assert_eq!(dirs.len(), 1, "{dirs:?}");
-    let mut descendants = Vec::new();
-    let mut stack = vec![server.pid()];
-    while let Some(pid) = stack.pop() {
-        for child in children_of(pid) {
-            descendants.push(child);
-            stack.push(child);
-        }
-    }
+    let descendants = descendants_of(server.pid());
     assert!(descendants.len() >= 5, "{descendants:?}");
     let pid = server.pid();
     signal(pid, sig);

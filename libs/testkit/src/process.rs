@@ -58,6 +58,53 @@ pub fn cpu_ticks(pid: u32) -> u64 {
     field(11) + field(12)
 }
 
+/// CPU time used by the processes `pids` so far, in clock ticks.
+pub fn cpu_ticks_of(pids: &[u32]) -> u64 {
+    pids.iter().map(|&pid| cpu_ticks(pid)).sum()
+}
+
+/// The clock ticks the processes `pids` use in one second, counted once
+/// `settle` has passed: for what must have gone quiet (an engine pool whose
+/// callers left) after the moment it takes to notice.
+pub async fn ticks_in_a_second_after(pids: &[u32], settle: std::time::Duration) -> u64 {
+    tokio::time::sleep(settle).await;
+    let before = cpu_ticks_of(pids);
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    cpu_ticks_of(pids) - before
+}
+
+/// Every process under process `root`, at any depth.
+pub fn descendants_of(root: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    let mut pending = vec![root];
+    while let Some(pid) = pending.pop() {
+        for child in children_of(pid) {
+            found.push(child);
+            pending.push(child);
+        }
+    }
+    found
+}
+
+/// The Stockfish processes under process `root`, at any depth.
+pub fn stockfish_under(root: u32) -> Vec<u32> {
+    descendants_of(root)
+        .into_iter()
+        .filter(|&pid| process_name(pid).as_deref() == Some("stockfish"))
+        .collect()
+}
+
+/// A Stockfish of its own for a test to ask (`/usr/games/stockfish`, its
+/// standard input and output piped), killed when dropped.
+pub fn stockfish() -> tokio::process::Child {
+    tokio::process::Command::new("/usr/games/stockfish")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("Stockfish is installed at /usr/games/stockfish")
+}
+
 /// Sends `signal` to `pid`; a process that is already gone is no error
 /// (that is what callers check next).
 pub fn signal(pid: u32, signal: nix::sys::signal::Signal) {

@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::process::Stdio;
-
 use chess_proto::{common::v1 as c, game::v1 as pb};
 use common::*;
 use rand::{Rng as _, SeedableRng as _, rngs::StdRng};
@@ -104,12 +102,7 @@ async fn random_game(mut client: Client, index: usize, seed: u64) -> Vec<(String
 /// Stockfish's drawing of each FEN: the lines from the blank line before the
 /// board to the blank line after the file letters.
 async fn stockfish_boards(fens: &[String]) -> Vec<String> {
-    let mut child = tokio::process::Command::new("/usr/games/stockfish")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("stockfish is installed");
+    let mut child = chess_testkit::process::stockfish();
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut drawings = Vec::new();

@@ -10,7 +10,7 @@ use chess_proto::{
     gateway::v1 as pb,
 };
 use chess_runtime::Reason;
-use chess_testkit::process::{children_of, cpu_ticks, process_name};
+use chess_testkit::process::{cpu_ticks_of, stockfish_under, ticks_in_a_second_after};
 use common::{Answer as _, System, User, blitz, events, next_game_event};
 use tonic::{Code, Streaming};
 
@@ -145,13 +145,9 @@ async fn hints_of_callers_that_left_are_not_searched() {
     let system = System::start(&[]).await;
     let alice = system.sign_up("alice").await;
     let game = system.play_engine(&alice).await;
-    let engines: Vec<u32> = children_of(system.engine.pid())
-        .into_iter()
-        .filter(|&pid| process_name(pid).as_deref() == Some("stockfish"))
-        .collect();
+    let engines = stockfish_under(system.engine.pid());
     assert!(!engines.is_empty(), "no Stockfish under the engine service");
-    let used = |pids: &[u32]| pids.iter().map(|&pid| cpu_ticks(pid)).sum::<u64>();
-    let idle = used(&engines);
+    let idle = cpu_ticks_of(&engines);
     // Enough full-strength searches to keep the pool busy for seconds.
     let mut calls = tokio::task::JoinSet::new();
     for _ in 0..40 {
@@ -163,15 +159,15 @@ async fn hints_of_callers_that_left_are_not_searched() {
     }
     // The searches start; then every caller goes away.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(used(&engines) > idle, "the hints never reached the engine");
+    assert!(
+        cpu_ticks_of(&engines) > idle,
+        "the hints never reached the engine"
+    );
     calls.abort_all();
     while calls.join_next().await.is_some() {}
-    // Time for the calls to be cancelled down to the engine pool and the
-    // search in progress to be stopped.
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    let before = used(&engines);
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let spent = used(&engines) - before;
+    // Counted after time for the calls to be cancelled down to the engine
+    // pool and the search in progress to be stopped.
+    let spent = ticks_in_a_second_after(&engines, Duration::from_millis(800)).await;
     // One search in progress alone would use about 100 ticks in that second.
     assert!(
         spent <= 10,
