@@ -18,8 +18,12 @@
 //!   caller assertions signed with it, as the services' own calls do.
 //! - [`SmtpSink`]: a real SMTP server keeping the mail it is sent.
 //! - [`clocks`]: time controls as requests carry them.
+//! - [`Answer`], [`next_message`]: a call that must succeed and the next
+//!   message of a stream, for the steps of a test that are not under test.
+//! - [`gateway`]: the gateway's public API, as players use it.
 
 pub mod clocks;
+pub mod gateway;
 pub mod process;
 mod smtp;
 
@@ -194,6 +198,31 @@ pub fn acting_as<T>(
         MetadataValue::try_from(assertion).expect("assertions are ASCII"),
     );
     request
+}
+
+/// A call that must succeed, for a test's every step that is not the one
+/// under test.
+pub trait Answer<T>: Future<Output = Result<tonic::Response<T>, tonic::Status>> + Sized {
+    /// The call's answer; a refusal fails the test.
+    fn answer(self) -> impl Future<Output = T> + Send
+    where
+        Self: Send,
+        T: Send,
+    {
+        async move { self.await.expect("the call succeeds").into_inner() }
+    }
+}
+
+impl<T, F: Future<Output = Result<tonic::Response<T>, tonic::Status>>> Answer<T> for F {}
+
+/// The next message of `stream`, waiting at most `within`; an error, the
+/// stream's end or the wait running out fails the test.
+pub async fn next_message<T>(stream: &mut tonic::Streaming<T>, within: Duration) -> T {
+    tokio::time::timeout(within, stream.message())
+        .await
+        .unwrap_or_else(|_| panic!("a message within {within:?}"))
+        .expect("the stream is healthy")
+        .expect("the stream is open")
 }
 
 /// A channel to `addr` (host:port), connected.

@@ -174,16 +174,6 @@ async fn a_game_is_a_page_and_a_pgn_beside_grpc_and_grpc_web() {
     assert_eq!(state.moves.len(), 4);
     assert!(trailers.contains("grpc-status:0"), "{trailers:?}");
     // … and gRPC over HTTP/2.
-    let game = system
-        .play()
-        .await
-        .get_game(pb::GetGameRequest {
-            game_id: game_id.clone(),
-        })
-        .await
-        .expect("GetGame over gRPC")
-        .into_inner()
-        .game
-        .unwrap();
+    let game = system.game(&game_id).await;
     assert_eq!(game.moves.last().unwrap().san, "Qh4#");
 }

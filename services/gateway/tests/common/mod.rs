@@ -11,41 +11,25 @@ use std::{
     time::{Duration, Instant},
 };
 
-use chess_proto::{
-    common::v1 as common,
-    gateway::v1::{
-        self as pb, account_service_client::AccountServiceClient,
-        lobby_service_client::LobbyServiceClient, play_service_client::PlayServiceClient,
-    },
+use chess_proto::gateway::v1::{
+    self as pb, account_service_client::AccountServiceClient,
+    lobby_service_client::LobbyServiceClient, play_service_client::PlayServiceClient,
 };
 use tokio::{
-    io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader},
+    io::{AsyncReadExt as _, AsyncWriteExt as _},
     net::TcpStream,
-    process::{Child, Command},
 };
-use tonic::{Request, transport::Channel};
+use tonic::transport::Channel;
 
-pub use chess_testkit::{Service, SmtpSink, connect, free_port, workspace_binary};
+pub use chess_testkit::{
+    Answer, Service, SmtpSink,
+    clocks::{blitz, daily},
+    connect, free_port,
+    gateway::{Gateway, PASSWORD, User, next_event, next_game_event},
+    workspace_binary,
+};
 
 pub mod steps;
-
-/// A call that must succeed, for a test's every step that is not the one
-/// under test.
-pub trait Answer<T>: Future<Output = Result<tonic::Response<T>, tonic::Status>> + Sized {
-    /// The call's answer; a refusal fails the test.
-    fn answer(self) -> impl Future<Output = T> + Send
-    where
-        Self: Send,
-        T: Send,
-    {
-        async move { self.await.expect("the call succeeds").into_inner() }
-    }
-}
-
-impl<T, F: Future<Output = Result<tonic::Response<T>, tonic::Status>>> Answer<T> for F {}
-
-/// The password of every account [`System::sign_up`] makes.
-pub const PASSWORD: &str = "correct horse battery";
 
 /// The repository's root.
 pub fn repo_root() -> PathBuf {
@@ -61,6 +45,16 @@ pub struct System {
     pub matchmaking: Service,
     pub gateway: Service,
     pub mail_dir: PathBuf,
+    /// The gateway's public API, which the system derefs to.
+    api: Gateway,
+}
+
+impl std::ops::Deref for System {
+    type Target = Gateway;
+
+    fn deref(&self) -> &Gateway {
+        &self.api
+    }
 }
 
 impl System {
@@ -131,6 +125,7 @@ impl System {
         args.extend_from_slice(gateway_args);
         let gateway =
             Service::start(PathBuf::from(env!("CARGO_BIN_EXE_chess-gateway")), &args).await;
+        let api = Gateway::new(gateway.channel().await);
         Self {
             dir,
             engine,
@@ -139,9 +134,12 @@ impl System {
             matchmaking,
             gateway,
             mail_dir,
+            api,
         }
     }
 
+    /// A client of the account service over a connection of its own, as
+    /// each of the following two.
     pub async fn accounts(&self) -> AccountServiceClient<Channel> {
         AccountServiceClient::new(self.gateway.channel().await)
     }
@@ -153,205 +151,11 @@ impl System {
     pub async fn play(&self) -> PlayServiceClient<Channel> {
         PlayServiceClient::new(self.gateway.channel().await)
     }
-
-    /// Registers `name`, with `email`.
-    pub async fn register(
-        &self,
-        name: &str,
-        email: &str,
-    ) -> Result<pb::RegisterResponse, tonic::Status> {
-        self.accounts()
-            .await
-            .register(pb::RegisterRequest {
-                username: name.to_owned(),
-                email: email.to_owned(),
-                password: PASSWORD.to_owned(),
-            })
-            .await
-            .map(tonic::Response::into_inner)
-    }
-
-    /// Signs in with `login` (a username or an email) and `password`.
-    pub async fn login(
-        &self,
-        login: &str,
-        password: &str,
-    ) -> Result<pb::LoginResponse, tonic::Status> {
-        self.accounts()
-            .await
-            .login(pb::LoginRequest {
-                login: login.to_owned(),
-                password: password.to_owned(),
-            })
-            .await
-            .map(tonic::Response::into_inner)
-    }
-
-    /// Registers `name` and signs in.
-    pub async fn sign_up(&self, name: &str) -> User {
-        self.register(name, &format!("{name}@example.org"))
-            .await
-            .expect("register");
-        let login = self.login(name, PASSWORD).await.expect("login");
-        User {
-            id: login.player_id,
-            name: login.username,
-            token: login.token,
-        }
-    }
-
-    /// `challenger` challenges `opponent` to a rated game, which the
-    /// opponent accepts; the game's id.
-    pub async fn challenge_and_accept(
-        &self,
-        challenger: &User,
-        opponent: &User,
-        color: common::ColorChoice,
-        time_control: common::TimeControl,
-    ) -> String {
-        let mut lobby = self.lobby().await;
-        let challenge = lobby
-            .create_challenge(challenger.call(pb::CreateChallengeRequest {
-                opponent_username: opponent.name.clone(),
-                time_control: Some(time_control),
-                color: color as i32,
-                rated: true,
-                expires_in_seconds: 0,
-                allow_hints: false,
-            }))
-            .await
-            .expect("challenge")
-            .into_inner()
-            .challenge
-            .unwrap();
-        lobby
-            .accept_challenge(opponent.call(pb::AcceptChallengeRequest {
-                challenge_id: challenge.challenge_id,
-            }))
-            .await
-            .expect("accept")
-            .into_inner()
-            .challenge
-            .unwrap()
-            .game_id
-    }
-
-    /// `user` plays `mv` in the game, without a ply.
-    pub async fn make_move(
-        &self,
-        user: &User,
-        game_id: &str,
-        mv: &str,
-    ) -> Result<pb::MakeMoveResponse, tonic::Status> {
-        self.play()
-            .await
-            .make_move(user.call(pb::MakeMoveRequest {
-                game_id: game_id.to_owned(),
-                r#move: mv.to_owned(),
-                ply: None,
-            }))
-            .await
-            .map(tonic::Response::into_inner)
-    }
-
-    /// A new untimed game of `user`, as white, against the engine at level 1.
-    pub async fn play_engine(&self, user: &User) -> common::GameState {
-        self.lobby()
-            .await
-            .play_engine(user.call(pb::PlayEngineRequest {
-                level: 1,
-                color: common::ColorChoice::White as i32,
-                time_control: None,
-                full_strength: false,
-            }))
-            .answer()
-            .await
-            .game
-            .unwrap()
-    }
-
-    /// The game `game_id` now, as anyone reads it.
-    pub async fn game(&self, game_id: &str) -> common::GameState {
-        self.play()
-            .await
-            .get_game(pb::GetGameRequest {
-                game_id: game_id.to_owned(),
-            })
-            .answer()
-            .await
-            .game
-            .unwrap()
-    }
-
-    /// The open seeks, as anyone sees them.
-    pub async fn seeks(&self) -> Vec<common::Seek> {
-        self.lobby()
-            .await
-            .list_seeks(pb::ListSeeksRequest::default())
-            .answer()
-            .await
-            .seeks
-    }
 }
-
-/// A signed-in player.
-#[derive(Clone, Debug)]
-pub struct User {
-    pub id: String,
-    pub name: String,
-    pub token: String,
-}
-
-impl User {
-    /// `message` as a call signed in as this user.
-    pub fn call<T>(&self, message: T) -> Request<T> {
-        let mut request = Request::new(message);
-        request.metadata_mut().insert(
-            "authorization",
-            format!("Bearer {}", self.token).parse().unwrap(),
-        );
-        request
-    }
-}
-
-pub use chess_testkit::clocks::{blitz, daily};
 
 /// Opens `user`'s event stream.
 pub async fn events(system: &System, user: &User) -> tonic::Streaming<pb::StreamEventsResponse> {
-    system
-        .play()
-        .await
-        .stream_events(user.call(pb::StreamEventsRequest::default()))
-        .await
-        .expect("stream events")
-        .into_inner()
-}
-
-/// The next event on a stream, waiting at most ten seconds.
-pub async fn next_event(
-    stream: &mut tonic::Streaming<pb::StreamEventsResponse>,
-) -> pb::stream_events_response::Event {
-    tokio::time::timeout(Duration::from_secs(10), stream.message())
-        .await
-        .expect("an event within ten seconds")
-        .expect("the stream is healthy")
-        .expect("the stream is open")
-        .event
-        .expect("an event")
-}
-
-/// Skips events until a game event of kind `want` arrives.
-pub async fn next_game_event(
-    stream: &mut tonic::Streaming<pb::StreamEventsResponse>,
-    want: fn(&common::game_event::Kind) -> bool,
-) -> common::GameEvent {
-    loop {
-        if let pb::stream_events_response::Event::Game(event) = next_event(stream).await
-            && event.kind.as_ref().is_some_and(want)
-        {
-            return event;
-        }
-    }
+    system.api.events(user).await
 }
 
 /// An HTTP/1.1 answer as it came over the socket.
