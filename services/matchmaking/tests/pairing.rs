@@ -36,13 +36,8 @@ async fn join(
 }
 
 async fn next(stream: &mut Streaming<pb::JoinPairingQueueResponse>) -> Update {
-    tokio::time::timeout(Duration::from_secs(20), stream.message())
-        .await
-        .expect("an update in time")
-        .expect("the stream is open")
-        .expect("an update")
-        .update
-        .expect("an update")
+    let message = chess_testkit::next_message(stream, Duration::from_secs(20)).await;
+    message.update.expect("an update")
 }
 
 #[tokio::test]
