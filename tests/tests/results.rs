@@ -7,6 +7,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use chess_domain::registered_player;
 use chess_e2e::binary;
 use chess_proto::{
     common::v1 as common,
@@ -16,7 +17,7 @@ use chess_proto::{
         rating_service_client::RatingServiceClient,
     },
 };
-use chess_testkit::free_port;
+use chess_testkit::{Answer as _, clocks::blitz, free_port};
 use tokio::process::{Child, Command};
 use tonic::transport::Channel;
 
@@ -250,33 +251,16 @@ async fn a_stop_during_delivery_leaves_each_result_recorded_or_pending_not_both(
 /// Creates a rated blitz game between the two players and plays fool's
 /// mate in it: the second player wins.
 async fn fools_mate(game: &mut GameServiceClient<chess_testkit::Signed>, ids: &[String]) {
-    let player = |id: &str| common::Player {
-        kind: Some(common::player::Kind::Registered(common::RegisteredPlayer {
-            player_id: id.to_owned(),
-            username: String::new(),
-        })),
+    let request = CreateGameRequest {
+        white: Some(registered_player(&ids[0], "")),
+        black: Some(registered_player(&ids[1], "")),
+        time_control: Some(blitz()),
+        rules: common::RuleSet::Standard as i32,
+        rated: true,
+        ..Default::default()
     };
-    let created = game
-        .create_game(CreateGameRequest {
-            white: Some(player(&ids[0])),
-            black: Some(player(&ids[1])),
-            time_control: Some(common::TimeControl {
-                kind: Some(common::time_control::Kind::Incremental(
-                    common::Incremental {
-                        initial_seconds: 300,
-                        increment_seconds: 0,
-                    },
-                )),
-            }),
-            rules: common::RuleSet::Standard as i32,
-            rated: true,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
+    let answer = game.create_game(request).answer().await;
+    let created = answer.game.expect("the game created");
     play_fools_mate(game, ids, &created.game_id).await;
 }
 
@@ -310,18 +294,13 @@ async fn register(
 ) -> Vec<String> {
     let mut ids = Vec::new();
     for name in names {
-        let profile = rating
-            .register(RegisterRequest {
-                username: (*name).into(),
-                email: format!("{name}@example.com"),
-                password: "correct horse".into(),
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .profile
-            .unwrap();
-        ids.push(profile.player_id);
+        let request = RegisterRequest {
+            username: (*name).into(),
+            email: format!("{name}@example.com"),
+            password: "correct horse".into(),
+        };
+        let registered = rating.register(request).answer().await;
+        ids.push(registered.profile.expect("the new profile").player_id);
     }
     ids
 }

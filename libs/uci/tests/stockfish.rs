@@ -73,13 +73,7 @@ async fn depth_search_reports_progress_and_a_legal_move() {
         .position(None, &[mv("e2e4"), mv("e7e5")])
         .await
         .unwrap();
-    let mut search = engine
-        .go(&Go {
-            depth: Some(8),
-            ..Go::default()
-        })
-        .await
-        .unwrap();
+    let mut search = engine.go(&to_depth(8)).await.unwrap();
     let mut depths = Vec::new();
     let best = loop {
         match search.next().await.unwrap().expect("search running") {
@@ -130,10 +124,7 @@ async fn no_legal_move_is_bestmove_none() {
     let mated = "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3";
     engine.position(Some(&fen(mated)), &[]).await.unwrap();
     let best = engine
-        .go(&Go {
-            depth: Some(5),
-            ..Go::default()
-        })
+        .go(&to_depth(5))
         .await
         .unwrap()
         .finish()
@@ -374,6 +365,14 @@ fn assert_timed_out(error: &Error, expected: &str) {
     match error {
         Error::Timeout { expected: what, .. } => assert_eq!(*what, expected, "{error}"),
         other => panic!("not a timeout: {other}"),
+    }
+}
+
+/// A search to `depth` plies.
+fn to_depth(depth: u32) -> Go {
+    Go {
+        depth: Some(depth),
+        ..Go::default()
     }
 }
 
