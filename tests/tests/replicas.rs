@@ -38,7 +38,7 @@ use chess_proto::{
     gateway::v1::{self as pb, play_service_client::PlayServiceClient},
 };
 use chess_shards::shard_of;
-use chess_testkit::{Service, process::kill9};
+use chess_testkit::{Service, gateway::Gateway, process::kill9};
 use nix::sys::signal::Signal;
 use support::*;
 use tonic::{Code, transport::Channel};
@@ -445,17 +445,9 @@ async fn a_paused_replica_s_stale_writes_are_refused() {
         served_by(&["game-0", "game-1"]),
     )
     .await;
-    let mut play = PlayServiceClient::new(channel.clone());
+    let gateway = Gateway::new(channel.clone());
     for game in &games {
-        let state = play
-            .get_game(pb::GetGameRequest {
-                game_id: game.clone(),
-            })
-            .await
-            .expect("get game")
-            .into_inner()
-            .game
-            .expect("a game");
+        let state = gateway.game(game).await;
         assert_eq!(state.status, common::GameStatus::Active as i32, "{state:?}");
         let moves: Vec<&str> = state.moves.iter().map(|m| m.uci.as_str()).collect();
         assert_eq!(moves, ["e2e4", "e7e5", "g1f3", "b8c6"], "game {game}");
