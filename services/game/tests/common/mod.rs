@@ -8,7 +8,7 @@ use chess_proto::{
 };
 pub use chess_testkit::acting;
 pub use chess_testkit::free_port;
-use chess_testkit::{Service, Signed};
+use chess_testkit::{Answer as _, Service, Signed};
 use tokio::process::Child;
 
 /// A client signed as the gateway's calls are.
@@ -110,19 +110,15 @@ pub async fn create(
     black: &str,
     tc: common::TimeControl,
 ) -> common::GameState {
-    client
-        .create_game(pb::CreateGameRequest {
-            white: Some(guest(white)),
-            black: Some(guest(black)),
-            time_control: Some(tc),
-            rules: common::RuleSet::Standard as i32,
-            ..Default::default()
-        })
-        .await
-        .expect("create game")
-        .into_inner()
-        .game
-        .expect("state")
+    let request = pb::CreateGameRequest {
+        white: Some(guest(white)),
+        black: Some(guest(black)),
+        time_control: Some(tc),
+        rules: common::RuleSet::Standard as i32,
+        ..Default::default()
+    };
+    let created = client.create_game(request).answer().await;
+    created.game.expect("state")
 }
 
 pub async fn play(
