@@ -25,10 +25,11 @@ use chess_e2e::{
 use chess_proto::{
     common::v1 as common,
     gateway::v1::{
-        self as pb, account_service_client::AccountServiceClient,
-        lobby_service_client::LobbyServiceClient, play_service_client::PlayServiceClient,
+        self as pb, lobby_service_client::LobbyServiceClient,
+        play_service_client::PlayServiceClient,
     },
 };
+use chess_testkit::{Answer as _, clocks::daily, gateway::Gateway};
 use rand::{SeedableRng as _, rngs::StdRng};
 use shakmaty::{CastlingMode, Chess, Position as _, uci::UciMove};
 use tonic::{Code, Status, transport::Channel};
@@ -395,28 +396,23 @@ pub async fn drive(channel: Channel, log: Arc<Log>, pair: usize, stop: Arc<Atomi
 /// joins.
 pub async fn daily_game(channel: &Channel, white: &Player, black: &Player) -> String {
     let mut lobby = LobbyServiceClient::new(channel.clone());
+    let table = white.request(pb::CreateSeekRequest {
+        time_control: Some(daily(48)),
+        color: common::ColorChoice::White as i32,
+        accept_mode: common::AcceptMode::Automatic as i32,
+        ..Default::default()
+    });
     let table = lobby
-        .create_seek(white.request(pb::CreateSeekRequest {
-            time_control: Some(TimeControl::Daily { turn_hours: 48 }.into()),
-            color: common::ColorChoice::White as i32,
-            accept_mode: common::AcceptMode::Automatic as i32,
-            ..Default::default()
-        }))
+        .create_seek(table)
+        .answer()
         .await
-        .expect("create a table")
-        .into_inner()
         .seek
         .expect("a table");
-    lobby
-        .request_seek(black.request(pb::RequestSeekRequest {
-            seek_id: table.seek_id,
-        }))
-        .await
-        .expect("join the table")
-        .into_inner()
-        .request
-        .expect("a request")
-        .game_id
+    let join = black.request(pb::RequestSeekRequest {
+        seek_id: table.seek_id,
+    });
+    let joined = lobby.request_seek(join).answer().await;
+    joined.request.expect("a request").game_id
 }
 
 /// The mails `stack` has sent: `chess-stack` writes them into `<data>/mail`
@@ -553,19 +549,11 @@ pub async fn check_ratings(channel: &Channel, log: &Log) -> usize {
         *expected.entry(white.clone()).or_default() += 1;
         *expected.entry(black.clone()).or_default() += 1;
     }
-    let mut accounts = AccountServiceClient::new(channel.clone());
+    let gateway = Gateway::new(channel.clone());
     let deadline = Instant::now() + OUTAGE_LIMIT;
     for (username, games) in &expected {
         loop {
-            let profile = accounts
-                .get_profile(pb::GetProfileRequest {
-                    username: username.clone(),
-                })
-                .await
-                .expect("profile")
-                .into_inner()
-                .profile
-                .expect("a profile");
+            let profile = gateway.profile(username).await;
             let played: u32 = profile.ratings.iter().map(|r| r.games_played).sum();
             assert!(
                 played <= *games,
