@@ -216,7 +216,8 @@ class Player:
 
 
 class RawSocket:
-    """A bare websocket client (RFC 6455, text frames only) to a relay."""
+    """A bare websocket client (RFC 6455, text frames only) to a relay; as a
+    context manager, closed at the end of the block."""
 
     def __init__(self, url, timeout=TIMEOUT):
         parts = urllib.parse.urlsplit(url)
@@ -317,3 +318,9 @@ class RawSocket:
             self.sock.close()
         except OSError:
             pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_exc):
+        self.close()

@@ -669,11 +669,8 @@ class Test1Nostr(NostrTestCase):
         for created_at, why in [(now - 2 * 3600, "two hours old"), (now + 3600, "an hour ahead")]:
             event = white.sign(KIND_MOVE, "e2e4", game.move_tags(), created_at=created_at)
             for relay in (RELAY, OPEN):
-                raw = RawSocket(relay.url)
-                try:
+                with RawSocket(relay.url) as raw:
                     answer = relay_answer(raw, json.loads(event.as_json()))
-                finally:
-                    raw.close()
                 sys.stderr.write(f"{relay.url} answered {answer} to a move {why}\n")
             game.expect_quiet()
             game.assert_unchanged()
@@ -712,25 +709,19 @@ class Test1Nostr(NostrTestCase):
         event = game.play("e2e4")
         sent = json.loads(event.as_json())
         # Again, on a second connection, twice, and on the player's client.
-        raw = RawSocket(RELAY.url)
-        try:
+        with RawSocket(RELAY.url) as raw:
             for _ in range(2):
                 ok = raw.publish(sent)
                 self.assertTrue(ok[2], f"the relay refused the duplicate: {ok}")
-        finally:
-            raw.close()
         white.publish(event)
         game.expect_quiet()
         game.assert_unchanged()
         # Sent twice at once, both before any answer: still one move.
         reply = game.sign_move(black, "e7e5")
         reply_json = json.loads(reply.as_json())
-        raw = RawSocket(RELAY.url)
-        try:
+        with RawSocket(RELAY.url) as raw:
             raw.send(["EVENT", reply_json])
             black.publish(reply)
-        finally:
-            raw.close()
         game.board.push_uci("e7e5")
         for p in game.players:
             game.expect_position(p, f"after e7e5 ({p.name})")
@@ -771,11 +762,8 @@ class Test1Nostr(NostrTestCase):
             # nostr-sdk's LocalRelay checks events itself and refuses these;
             # the open relay forwards them to the server as they are.
             for relay, refused in [(RELAY, True), (OPEN, False)]:
-                raw = RawSocket(relay.url)
-                try:
+                with RawSocket(relay.url) as raw:
                     ok = relay_answer(raw, bad)
-                finally:
-                    raw.close()
                 sys.stderr.write(f"{relay.url} answered {ok} to an event with {why}\n")
                 if ok is not None and ok[0] == "OK":
                     self.assertEqual(ok[2], not refused, f"{relay.url} answered {ok} to an event with {why}")
@@ -784,11 +772,8 @@ class Test1Nostr(NostrTestCase):
         # The same path with a good event works: the open relay does reach
         # the server.
         event = game.sign_move(white, "e2e4")
-        raw = RawSocket(OPEN.url)
-        try:
+        with RawSocket(OPEN.url) as raw:
             self.assertTrue(raw.publish(json.loads(event.as_json()))[2])
-        finally:
-            raw.close()
         game.board.push_uci("e2e4")
         for p in game.players:
             game.expect_position(p, f"after e2e4 through the open relay ({p.name})")
@@ -850,21 +835,15 @@ class Test1Nostr(NostrTestCase):
         wait_for(lambda: (STACK.gateway_pid() or old) != old, "chess-stack to start a new gateway")
         STACK.wait_subscribed()
         # The move before the kill, again: the new gateway knows it.
-        raw = RawSocket(RELAY.url)
-        try:
+        with RawSocket(RELAY.url) as raw:
             raw.publish(first_move)
-        finally:
-            raw.close()
         game.expect_quiet()
         game.assert_unchanged()
         game.play("e7e5")
         game.play("f1c4")
         # And again, now that the game went on: still nothing.
-        raw = RawSocket(RELAY.url)
-        try:
+        with RawSocket(RELAY.url) as raw:
             raw.publish(first_move)
-        finally:
-            raw.close()
         game.expect_quiet()
         game.assert_unchanged()
         for uci in ["b8c6", "d1h5", "g8f6", "h5f7"]:
