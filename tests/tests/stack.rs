@@ -44,6 +44,25 @@ async fn serving_on_socket(dir: &std::path::Path, name: &str) -> bool {
     .await
 }
 
+/// What every internal service serves beside its own service.
+const HEALTH_AND_REFLECTION: &[&str] = &[
+    "grpc.health.v1.Health",
+    "grpc.reflection.v1.ServerReflection",
+    "grpc.reflection.v1alpha.ServerReflection",
+];
+
+/// Asserts that reflection at `addr` (the server `name`) lists every one
+/// of `wanted`.
+async fn assert_lists(name: &str, addr: &str, wanted: &[&str]) {
+    let services = reflected_services(addr).await;
+    for wanted in wanted {
+        assert!(
+            services.iter().any(|s| s == wanted),
+            "{name} does not list {wanted}: {services:?}"
+        );
+    }
+}
+
 /// The service names reflection lists at `addr`.
 async fn reflected_services(addr: &str) -> Vec<String> {
     let mut client = ServerReflectionClient::new(StackProcess::channel(addr).await);
@@ -103,32 +122,16 @@ async fn starts_serves_restarts_and_stops() {
             serving_on_socket(stack.data.path(), name).await,
             "{name} is not SERVING on its Unix socket"
         );
-        let services = reflected_services(addr).await;
-        for wanted in [
-            service,
-            "grpc.health.v1.Health",
-            "grpc.reflection.v1.ServerReflection",
-            "grpc.reflection.v1alpha.ServerReflection",
-        ] {
-            assert!(
-                services.iter().any(|s| s == wanted),
-                "{name} does not list {wanted}: {services:?}"
-            );
-        }
+        assert_lists(name, addr, &[&[service], HEALTH_AND_REFLECTION].concat()).await;
     }
     assert!(serving(&stack.gateway).await, "gateway is not SERVING");
-    let gateway_services = reflected_services(&stack.gateway).await;
-    for wanted in [
+    let gateway_services = [
         "chess.gateway.v1.AccountService",
         "chess.gateway.v1.LobbyService",
         "chess.gateway.v1.PlayService",
         "grpc.health.v1.Health",
-    ] {
-        assert!(
-            gateway_services.iter().any(|s| s == wanted),
-            "gateway does not list {wanted}: {gateway_services:?}"
-        );
-    }
+    ];
+    assert_lists("gateway", &stack.gateway, &gateway_services).await;
 
     let children = services_of(stack.pid());
     let mut names: Vec<&str> = children.iter().map(|(n, _)| n.as_str()).collect();
@@ -400,21 +403,17 @@ async fn a_clean_stop_leaves_each_database_file_whole_and_without_its_log() {
 
 /// Waits until process `pid` has written itself into lock file `path`.
 async fn wait_lock_owner(path: &std::path::Path, pid: u32) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    let owner_now = || {
         let owner: Option<u32> = std::fs::read_to_string(path)
             .ok()
             .and_then(|text| text.lines().next()?.parse().ok());
-        if owner == Some(pid) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{pid} did not take {}",
-            path.display()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        std::future::ready(owner)
+    };
+    let owner = chess_testkit::settled(Duration::from_secs(30), owner_now, |owner| {
+        *owner == Some(pid)
+    })
+    .await;
+    assert_eq!(owner, Some(pid), "{pid} did not take {}", path.display());
 }
 
 #[tokio::test]
