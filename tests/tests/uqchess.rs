@@ -74,6 +74,28 @@ async fn human_pair(server: &UqServer) -> (UqClient, UqClient) {
     (white, black)
 }
 
+/// `mover` plays `m`: it is told `ok`, the opponent `moved <m>`, each
+/// followed by the lines `then` (a check, the game's end).
+async fn play(mover: &mut UqClient, opponent: &mut UqClient, m: &str, then: &[&str]) {
+    mover
+        .ask(&format!("move {m}"), &[&["ok"], then].concat())
+        .await;
+    let moved = format!("moved {m}");
+    opponent.expect(&[&[moved.as_str()], then].concat()).await;
+}
+
+/// `first` and `second` play `moves` by turns, `first` beginning, each
+/// move told to both.
+async fn alternate(first: &mut UqClient, second: &mut UqClient, moves: &[&str]) {
+    for (i, m) in moves.iter().enumerate() {
+        if i % 2 == 0 {
+            play(first, second, m, &[]).await;
+        } else {
+            play(second, first, m, &[]).await;
+        }
+    }
+}
+
 #[tokio::test]
 async fn requests_before_any_game_and_malformed_lines() {
     let server = UqServer::start().await;
@@ -195,18 +217,12 @@ async fn check_then_fools_mate_between_humans() {
     let server = UqServer::start().await;
     let (mut w, mut b) = human_pair(&server).await;
     b.ask("hint best", &["error turn"]).await;
-    w.ask("move f2f3", &["ok"]).await;
-    b.expect(&["moved f2f3"]).await;
+    play(&mut w, &mut b, "f2f3", &[]).await;
     w.ask("move e2e4", &["error turn"]).await;
     b.ask("hint all", &[]).await;
     assert!(b.line().await.starts_with("moves "));
-    b.ask("move e7e5", &["ok"]).await;
-    w.expect(&["moved e7e5"]).await;
-    w.ask("move g2g4", &["ok"]).await;
-    b.expect(&["moved g2g4"]).await;
-    b.ask("move d8h4", &["ok", "gameover checkmate black"])
-        .await;
-    w.expect(&["moved d8h4", "gameover checkmate black"]).await;
+    alternate(&mut b, &mut w, &["e7e5", "g2g4"]).await;
+    play(&mut b, &mut w, "d8h4", &["gameover checkmate black"]).await;
     // Both can still see the final board.
     w.send("board\n").await;
     let final_board = w.board().await;
@@ -219,12 +235,8 @@ async fn check_then_fools_mate_between_humans() {
 
     // Check (not mate) is announced to both, after ok and after moved.
     let (mut w, mut b) = human_pair(&server).await;
-    w.ask("move e2e4", &["ok"]).await;
-    b.expect(&["moved e2e4"]).await;
-    b.ask("move f7f6", &["ok"]).await;
-    w.expect(&["moved f7f6"]).await;
-    w.ask("move d1h5", &["ok", "check"]).await;
-    b.expect(&["moved d1h5", "check"]).await;
+    alternate(&mut w, &mut b, &["e2e4", "f7f6"]).await;
+    play(&mut w, &mut b, "d1h5", &["check"]).await;
 }
 
 #[tokio::test]
@@ -232,56 +244,26 @@ async fn stalemate_between_humans() {
     let server = UqServer::start().await;
     let (mut w, mut b) = human_pair(&server).await;
     // Sam Loyd's ten-move stalemate.
-    let moves = [
-        "e2e3", "a7a5", "d1h5", "a8a6", "h5a5", "h7h5", "h2h4", "a6h6", "a5c7", "f7f6", "c7d7",
-        "e8f7", "d7b7", "d8d3", "b7b8", "d3h7", "b8c8", "f7g6",
+    let before_check = [
+        "e2e3", "a7a5", "d1h5", "a8a6", "h5a5", "h7h5", "h2h4", "a6h6", "a5c7", "f7f6",
     ];
-    for (i, m) in moves.iter().enumerate() {
-        let (mover, other) = if i % 2 == 0 {
-            (&mut w, &mut b)
-        } else {
-            (&mut b, &mut w)
-        };
-        mover.send(&format!("move {m}\n")).await;
-        let mut expected = vec!["ok"];
-        if *m == "c7d7" {
-            expected.push("check");
-        }
-        mover.expect(&expected).await;
-        other.expect(&[&format!("moved {m}")]).await;
-        if *m == "c7d7" {
-            other.expect(&["check"]).await;
-        }
-    }
-    w.ask("move c8e6", &["ok", "gameover stalemate"]).await;
-    b.expect(&["moved c8e6", "gameover stalemate"]).await;
+    alternate(&mut w, &mut b, &before_check).await;
+    play(&mut w, &mut b, "c7d7", &["check"]).await;
+    let after_check = ["e8f7", "d7b7", "d8d3", "b7b8", "d3h7", "b8c8", "f7g6"];
+    alternate(&mut b, &mut w, &after_check).await;
+    play(&mut w, &mut b, "c8e6", &["gameover stalemate"]).await;
 }
 
 #[tokio::test]
 async fn the_opponent_sees_exactly_the_move_sent() {
     let server = UqServer::start().await;
     let (mut w, mut b) = human_pair(&server).await;
-    for (mover, m) in [
-        (0, "a2a4"),
-        (1, "b7b5"),
-        (0, "a4b5"),
-        (1, "c7c6"),
-        (0, "b5c6"),
-        (1, "g8f6"),
-        (0, "c6c7"),
-        (1, "f6e4"),
-    ] {
-        let (a, z) = if mover == 0 {
-            (&mut w, &mut b)
-        } else {
-            (&mut b, &mut w)
-        };
-        a.ask(&format!("move {m}"), &["ok"]).await;
-        z.expect(&[&format!("moved {m}")]).await;
-    }
+    let moves = [
+        "a2a4", "b7b5", "a4b5", "c7c6", "b5c6", "g8f6", "c6c7", "f6e4",
+    ];
+    alternate(&mut w, &mut b, &moves).await;
     // Promotion letter in upper case is accepted and passed on as sent.
-    w.ask("move c7d8Q", &["ok", "check"]).await;
-    b.expect(&["moved c7d8Q", "check"]).await;
+    play(&mut w, &mut b, "c7d8Q", &["check"]).await;
 }
 
 #[tokio::test]
