@@ -3,7 +3,7 @@
 
 mod support;
 
-use support::{Client, GONE, NO_GAME, Server, WELCOME, connected, type_until_sent};
+use support::{Client, GONE, NO_GAME, Server, WELCOME, accepted_with, connected, type_until_sent};
 
 #[test]
 fn quit_exits_0_sending_nothing_more() {
@@ -117,9 +117,7 @@ fn commands_typed_after_the_server_left_do_not_hide_its_departure() {
 
 #[test]
 fn a_closed_stdout_does_not_end_the_client() {
-    let server = Server::new();
-    let mut client = Client::start_with(&[&server.port.to_string()], false, true);
-    let mut peer = server.accept();
+    let (mut client, mut peer) = accepted_with(false, true);
     peer.expect("start computer white");
     // Printing these fails; the client must go on and act on them.
     peer.send("started white\nstartboard\n\n +---+\nendboard\nmoves e2e4\n");
@@ -138,11 +136,7 @@ fn a_closed_stdout_does_not_end_the_client() {
 
 #[test]
 fn a_closed_stderr_does_not_end_the_client() {
-    let (mut client, mut peer) = {
-        let server = Server::new();
-        let client = Client::start_with(&[&server.port.to_string()], true, false);
-        (client, server.accept())
-    };
+    let (mut client, mut peer) = accepted_with(true, false);
     client.expect_stdout(WELCOME);
     peer.expect("start computer white");
     // Each refusal is written to the closed stderr; the command after it
@@ -164,9 +158,7 @@ fn a_closed_stderr_does_not_end_the_client() {
 
 #[test]
 fn closed_stdout_and_stderr_do_not_end_the_client() {
-    let server = Server::new();
-    let mut client = Client::start_with(&[&server.port.to_string()], false, false);
-    let mut peer = server.accept();
+    let (mut client, mut peer) = accepted_with(false, false);
     peer.expect("start computer white");
     peer.send("started white\nmoves e2e4\n");
     client.type_line("nonsense");

@@ -363,6 +363,15 @@ pub fn connected(args: &[&str], start: &str) -> (Client, Peer) {
     (client, peer)
 }
 
+/// A client started on a new server with its stdout and stderr read or
+/// closed as [`Client::start_with`] has them, and the server's end of its
+/// connection, nothing read from either yet.
+pub fn accepted_with(read_stdout: bool, read_stderr: bool) -> (Client, Peer) {
+    let server = Server::new();
+    let client = Client::start_with(&[&server.port.to_string()], read_stdout, read_stderr);
+    (client, server.accept())
+}
+
 /// Types `command` until the server receives it as `sent`, for as long as
 /// the client refuses it with `refusal` on stderr: for when the client has
 /// no stdout to show that a server line has been handled.
