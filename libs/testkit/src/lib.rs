@@ -19,7 +19,8 @@
 //! - [`SmtpSink`]: a real SMTP server keeping the mail it is sent.
 //! - [`clocks`]: time controls as requests carry them.
 //! - [`Answer`], [`next_message`]: a call that must succeed and the next
-//!   message of a stream, for the steps of a test that are not under test.
+//!   message of a stream, for the steps of a test that are not under test;
+//!   [`refused`], a call that must fail.
 //! - [`gateway`]: the gateway's public API, as players use it.
 
 pub mod clocks;
@@ -214,6 +215,23 @@ pub trait Answer<T>: Future<Output = Result<tonic::Response<T>, tonic::Status>> 
 }
 
 impl<T, F: Future<Output = Result<tonic::Response<T>, tonic::Status>>> Answer<T> for F {}
+
+/// Asserts that `result` is a refusal with `code` whose message says
+/// `says`, and returns it.
+pub fn refused<T: std::fmt::Debug>(
+    result: Result<T, tonic::Status>,
+    code: tonic::Code,
+    says: &str,
+) -> tonic::Status {
+    let status = result.expect_err("a refusal");
+    assert_eq!(status.code(), code, "{status:?}");
+    assert!(
+        status.message().contains(says),
+        "{:?} does not say {says:?}",
+        status.message()
+    );
+    status
+}
 
 /// The next message of `stream`, waiting at most `within`; an error, the
 /// stream's end or the wait running out fails the test.

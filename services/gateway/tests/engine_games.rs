@@ -196,17 +196,15 @@ async fn hints_between_people_need_their_consent() {
             "untimed",
         ),
     ] {
-        let refused = lobby
+        let seek = lobby
             .create_seek(alice.call(pb::CreateSeekRequest {
                 time_control: Some(time_control),
                 rated: true,
                 allow_hints,
                 ..Default::default()
             }))
-            .await
-            .unwrap_err();
-        assert_eq!(refused.code(), Code::InvalidArgument);
-        assert!(refused.message().contains(word), "{}", refused.message());
+            .await;
+        chess_testkit::refused(seek, Code::InvalidArgument, word);
     }
 
     let hint = |game_id: &str| {
