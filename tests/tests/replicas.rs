@@ -561,10 +561,10 @@ async fn daily_games_on_every_replica_are_mailed() {
     for game in games.values() {
         make_move(&channel, &white, game, "e2e4", 1).await;
     }
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    // The games no mail tells of yet, and how many mails there are.
+    let unmailed = || {
         let mails = mails(&stack);
-        let unmailed: Vec<(&String, &String)> = games
+        let games: Vec<(&String, &String)> = games
             .iter()
             .filter(|(_, game)| {
                 !mails.iter().any(|mail| {
@@ -573,16 +573,17 @@ async fn daily_games_on_every_replica_are_mailed() {
                 })
             })
             .collect();
-        if unmailed.is_empty() {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no mail for the games of {unmailed:?} ({} mails)",
-            mails.len()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        std::future::ready((games, mails.len()))
+    };
+    let (unmailed, sent) =
+        chess_testkit::settled(Duration::from_secs(30), unmailed, |(games, _)| {
+            games.is_empty()
+        })
+        .await;
+    assert!(
+        unmailed.is_empty(),
+        "no mail for the games of {unmailed:?} ({sent} mails)"
+    );
     println!(
         "replicas: a move in a daily game of each replica was mailed ({:?})",
         games.keys()
