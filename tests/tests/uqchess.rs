@@ -65,13 +65,52 @@ async fn moved(client: &mut UqClient) -> String {
 
 /// Two clients paired in a human game: (white, black).
 async fn human_pair(server: &UqServer) -> (UqClient, UqClient) {
-    let mut white = server.connect().await;
-    let mut black = server.connect().await;
-    white.send("start human white\n").await;
-    white.expect_silence(Duration::from_millis(200)).await;
-    black.ask("start human black", &["started black"]).await;
-    white.expect(&["started white"]).await;
-    (white, black)
+    paired(server, ["white", "black"], ["white", "black"]).await
+}
+
+/// Two clients paired in a human game: the first asks to play `asks[0]`
+/// and waits, then the second asks to play `asks[1]`; each is told the
+/// colour it gets, in `gets`.
+async fn paired(server: &UqServer, asks: [&str; 2], gets: [&str; 2]) -> (UqClient, UqClient) {
+    let mut first = server.connect().await;
+    let mut second = server.connect().await;
+    first.send(&format!("start human {}\n", asks[0])).await;
+    first.expect_silence(Duration::from_millis(200)).await;
+    let told = format!("started {}", gets[1]);
+    second
+        .ask(&format!("start human {}", asks[1]), &[&told])
+        .await;
+    first.expect(&[&format!("started {}", gets[0])]).await;
+    (first, second)
+}
+
+/// A new server and a client playing the computer as `colour`.
+async fn against_computer(colour: &str) -> (UqServer, UqClient) {
+    let server = UqServer::start().await;
+    let mut client = server.connect().await;
+    let started = format!("started {colour}");
+    client
+        .ask(&format!("start computer {colour}"), &[&started])
+        .await;
+    (server, client)
+}
+
+/// Asserts that the legal moves and the board `client` is shown after
+/// `played` are Stockfish's; Stockfish's legal moves and board.
+async fn assert_stockfish_view(client: &mut UqClient, played: &[&str]) -> (Vec<String>, String) {
+    let (perft, board) = stockfish_view(played).await;
+    client.send("hint all\n").await;
+    assert_eq!(client.line().await, format!("moves {}", perft.join(" ")));
+    client.send("board\n").await;
+    assert_eq!(client.board().await, board);
+    (perft, board)
+}
+
+/// A new server and two humans paired on it, white first.
+async fn humans() -> (UqServer, UqClient, UqClient) {
+    let server = UqServer::start().await;
+    let (white, black) = human_pair(&server).await;
+    (server, white, black)
 }
 
 /// `mover` plays `m`: it is told `ok`, the opponent `moved <m>`, each
@@ -147,14 +186,8 @@ async fn a_temporary_directory_too_long_for_sockets_changes_nothing_printed() {
 
 #[tokio::test]
 async fn a_game_against_the_computer_as_white() {
-    let server = UqServer::start().await;
-    let mut c = server.connect().await;
-    c.ask("start computer white", &["started white"]).await;
-    let (perft, board) = stockfish_view(&[]).await;
-    c.send("hint all\n").await;
-    assert_eq!(c.line().await, format!("moves {}", perft.join(" ")));
-    c.send("board\n").await;
-    assert_eq!(c.board().await, board);
+    let (server, mut c) = against_computer("white").await;
+    assert_stockfish_view(&mut c, &[]).await;
 
     let mut position = Chess::default();
     let mut played = vec!["e2e4".to_owned()];
@@ -165,11 +198,7 @@ async fn a_game_against_the_computer_as_white() {
     played.push(reply);
 
     let as_str: Vec<&str> = played.iter().map(String::as_str).collect();
-    let (perft, board) = stockfish_view(&as_str).await;
-    c.send("hint all\n").await;
-    assert_eq!(c.line().await, format!("moves {}", perft.join(" ")));
-    c.send("board\n").await;
-    assert_eq!(c.board().await, board);
+    let (perft, board) = assert_stockfish_view(&mut c, &as_str).await;
     c.send("hint best\n").await;
     let best = c.line().await;
     let best = best.strip_prefix("moves ").unwrap();
@@ -193,9 +222,7 @@ async fn a_game_against_the_computer_as_white() {
 
 #[tokio::test]
 async fn the_computer_moves_first_for_a_black_client() {
-    let server = UqServer::start().await;
-    let mut c = server.connect().await;
-    c.ask("start computer black", &["started black"]).await;
+    let (_server, mut c) = against_computer("black").await;
     let first = moved(&mut c).await;
     let mut position = Chess::default();
     apply(&mut position, &first);
@@ -214,8 +241,7 @@ async fn the_computer_moves_first_for_a_black_client() {
 
 #[tokio::test]
 async fn check_then_fools_mate_between_humans() {
-    let server = UqServer::start().await;
-    let (mut w, mut b) = human_pair(&server).await;
+    let (server, mut w, mut b) = humans().await;
     b.ask("hint best", &["error turn"]).await;
     play(&mut w, &mut b, "f2f3", &[]).await;
     w.ask("move e2e4", &["error turn"]).await;
@@ -241,8 +267,7 @@ async fn check_then_fools_mate_between_humans() {
 
 #[tokio::test]
 async fn stalemate_between_humans() {
-    let server = UqServer::start().await;
-    let (mut w, mut b) = human_pair(&server).await;
+    let (_server, mut w, mut b) = humans().await;
     // Sam Loyd's ten-move stalemate.
     let before_check = [
         "e2e3", "a7a5", "d1h5", "a8a6", "h5a5", "h7h5", "h2h4", "a6h6", "a5c7", "f7f6",
@@ -256,12 +281,15 @@ async fn stalemate_between_humans() {
 
 #[tokio::test]
 async fn the_opponent_sees_exactly_the_move_sent() {
-    let server = UqServer::start().await;
-    let (mut w, mut b) = human_pair(&server).await;
-    let moves = [
-        "a2a4", "b7b5", "a4b5", "c7c6", "b5c6", "g8f6", "c6c7", "f6e4",
-    ];
-    alternate(&mut w, &mut b, &moves).await;
+    let (_server, mut w, mut b) = humans().await;
+    alternate(
+        &mut w,
+        &mut b,
+        &[
+            "a2a4", "b7b5", "a4b5", "c7c6", "b5c6", "g8f6", "c6c7", "f6e4",
+        ],
+    )
+    .await;
     // Promotion letter in upper case is accepted and passed on as sent.
     play(&mut w, &mut b, "c7d8Q", &["check"]).await;
 }
@@ -288,25 +316,14 @@ async fn pairing_order_and_colours() {
     d.ask("start human either", &["started black"]).await;
     b.expect(&["started white"]).await;
     // Either with either: the one who waited is white.
-    let mut e = server.connect().await;
-    let mut f = server.connect().await;
-    e.send("start human either\n").await;
-    e.expect_silence(Duration::from_millis(200)).await;
-    f.ask("start human either", &["started black"]).await;
-    e.expect(&["started white"]).await;
+    let _either = paired(&server, ["either", "either"], ["white", "black"]).await;
     // A colour and its opposite, the other way round.
-    let mut g = server.connect().await;
-    let mut h = server.connect().await;
-    g.send("start human black\n").await;
-    g.expect_silence(Duration::from_millis(200)).await;
-    h.ask("start human either", &["started white"]).await;
-    g.expect(&["started black"]).await;
+    let _opposite = paired(&server, ["black", "either"], ["black", "white"]).await;
 }
 
 #[tokio::test]
 async fn disconnecting_resigns_and_leaves_the_queue() {
-    let server = UqServer::start().await;
-    let (w, mut b) = human_pair(&server).await;
+    let (server, w, mut b) = humans().await;
     drop(w);
     b.expect(&["gameover resignation black"]).await;
     b.send("board\n").await;
@@ -328,8 +345,7 @@ async fn disconnecting_resigns_and_leaves_the_queue() {
 
 #[tokio::test]
 async fn starting_again_resigns_the_game_in_progress() {
-    let server = UqServer::start().await;
-    let (mut w, mut b) = human_pair(&server).await;
+    let (_server, mut w, mut b) = humans().await;
     w.ask("move e2e4", &["ok"]).await;
     b.expect(&["moved e2e4"]).await;
     b.ask(
@@ -579,9 +595,7 @@ async fn hints_of_clients_that_left_are_not_searched() {
 
 #[tokio::test]
 async fn stockfish_dying_mid_search_is_an_engine_error_then_play_goes_on() {
-    let server = UqServer::start().await;
-    let mut c = server.connect().await;
-    c.ask("start computer white", &["started white"]).await;
+    let (server, mut c) = against_computer("white").await;
     c.ask("move e2e4", &["ok"]).await;
     // The engine's reply is being searched (500 ms): kill every Stockfish.
     tokio::time::sleep(Duration::from_millis(150)).await;
