@@ -1,7 +1,9 @@
 //! Starting the whole system for the gateway's tests: `chess-gateway` from
 //! this package and the other four services, built next to it by
 //! `cargo build --workspace --bins`, each on a free port with its own SQLite
-//! file in one temporary directory.
+//! file in one temporary directory. The steps of the public API a test
+//! takes on its way (signing up, starting and reading games) are
+//! chess-testkit's [`Gateway`], which [`System`] derefs to.
 
 #![allow(dead_code, unreachable_pub, unused_imports)]
 
@@ -138,8 +140,8 @@ impl System {
         }
     }
 
-    /// A client of the account service over a connection of its own, as
-    /// each of the following two.
+    /// A client of the account service on a connection of its own (as the
+    /// two below are), apart from the one the system's Gateway uses.
     pub async fn accounts(&self) -> AccountServiceClient<Channel> {
         AccountServiceClient::new(self.gateway.channel().await)
     }
