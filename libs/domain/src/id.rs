@@ -52,7 +52,7 @@ impl GameId {
     }
 }
 
-/// A registered player's id: never empty.
+/// A player's id, an account's or a guest's: never empty.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PlayerId(String);
 

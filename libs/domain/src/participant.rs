@@ -6,30 +6,27 @@ use std::ops::RangeInclusive;
 
 use chess_proto::common::v1 as pb;
 
-use crate::InvalidInput;
+use crate::{InvalidInput, PlayerId, Username};
 
 /// Who plays a side.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Participant {
     /// A player with an account.
-    Registered { id: String, username: String },
+    Registered { id: PlayerId, username: Username },
     /// An anonymous player.
-    Guest { id: String, name: String },
+    Guest { id: PlayerId, name: String },
     /// Stockfish; level 0 is full strength (the uqchess search), 1–8 graded.
     Engine { level: u8 },
 }
 
 /// `id`, or the refusal `missing` if it is empty.
-fn given_id(id: &str, missing: &str) -> Result<String, InvalidInput> {
-    if id.is_empty() {
-        return Err(InvalidInput::new(missing));
-    }
-    Ok(id.to_owned())
+fn given_id(id: &str, missing: &str) -> Result<PlayerId, InvalidInput> {
+    PlayerId::parse(id).map_err(|_| InvalidInput::new(missing))
 }
 
 impl Participant {
     /// The id a human acts with; none for the engine.
-    pub fn actor_id(&self) -> Option<&str> {
+    pub fn actor_id(&self) -> Option<&PlayerId> {
         match self {
             Self::Registered { id, .. } | Self::Guest { id, .. } => Some(id),
             Self::Engine { .. } => None,
@@ -40,7 +37,7 @@ impl Participant {
     /// see them).
     pub fn display_name(&self) -> String {
         match self {
-            Self::Registered { username, .. } => username.clone(),
+            Self::Registered { username, .. } => username.to_string(),
             Self::Guest { name, .. } if !name.is_empty() => name.clone(),
             Self::Guest { .. } => UNNAMED_GUEST.to_owned(),
             Self::Engine { level } => engine_name(u32::from(*level)),
@@ -60,8 +57,8 @@ impl Participant {
     /// The participant on the wire.
     pub fn to_pb(&self) -> pb::Player {
         match self {
-            Self::Registered { id, username } => registered_player(id, username),
-            Self::Guest { id, name } => guest_player(id, name),
+            Self::Registered { id, username } => registered_player(id.as_str(), username.as_str()),
+            Self::Guest { id, name } => guest_player(id.as_str(), name),
             Self::Engine { level } => engine_player(u32::from(*level)),
         }
     }
@@ -74,7 +71,9 @@ impl Participant {
             None => Err(InvalidInput::new("both players must be given")),
             Some(Kind::Registered(r)) => Ok(Self::Registered {
                 id: given_id(&r.player_id, "a registered player needs an id")?,
-                username: r.username.clone(),
+                // Usernames reach the game service from our own
+                // matchmaking, which took them from the accounts.
+                username: Username::trusted(r.username.clone()),
             }),
             Some(Kind::Guest(g)) => Ok(Self::Guest {
                 id: given_id(&g.guest_id, "a guest needs an id")?,
@@ -93,8 +92,10 @@ impl Participant {
     /// and engine level (0 for humans; the engine has no id or name).
     pub fn to_stored(&self) -> (&'static str, String, String, i32) {
         match self {
-            Self::Registered { id, username } => ("registered", id.clone(), username.clone(), 0),
-            Self::Guest { id, name } => ("guest", id.clone(), name.clone(), 0),
+            Self::Registered { id, username } => {
+                ("registered", id.to_string(), username.to_string(), 0)
+            }
+            Self::Guest { id, name } => ("guest", id.to_string(), name.clone(), 0),
             Self::Engine { level } => ("engine", String::new(), String::new(), i32::from(*level)),
         }
     }
@@ -102,8 +103,14 @@ impl Participant {
     /// The participant stored as [`to_stored`](Self::to_stored) makes it.
     pub fn from_stored(kind: &str, id: String, name: String, level: i32) -> Option<Self> {
         match kind {
-            "registered" => Some(Self::Registered { id, username: name }),
-            "guest" => Some(Self::Guest { id, name }),
+            "registered" => Some(Self::Registered {
+                id: PlayerId::trusted(id),
+                username: Username::trusted(name),
+            }),
+            "guest" => Some(Self::Guest {
+                id: PlayerId::trusted(id),
+                name,
+            }),
             "engine" => u8::try_from(level).ok().map(|level| Self::Engine { level }),
             _ => None,
         }
@@ -194,11 +201,11 @@ mod tests {
     fn participants_round_trip() {
         for p in [
             Participant::Registered {
-                id: "p1".into(),
-                username: "alice".into(),
+                id: PlayerId::trusted("p1"),
+                username: Username::trusted("alice"),
             },
             Participant::Guest {
-                id: "g1".into(),
+                id: PlayerId::trusted("g1"),
                 name: String::new(),
             },
             Participant::Engine { level: 3 },

@@ -66,9 +66,9 @@ crate::enums::wire_enum!(GameResult <=> pb::GameResult {
 /// it for the ratings.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResultReport {
-    pub game_id: String,
-    pub white_id: String,
-    pub black_id: String,
+    pub game_id: crate::GameId,
+    pub white_id: crate::PlayerId,
+    pub black_id: crate::PlayerId,
     pub result: GameResult,
     pub speed: crate::SpeedCategory,
     /// Whether the game was played rated; untimed games never change

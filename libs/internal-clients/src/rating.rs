@@ -16,9 +16,9 @@ use crate::{CALL_TIMEOUT, timed, within};
 /// `report` as the rating service takes it.
 fn record_request(report: ResultReport) -> RecordResultRequest {
     RecordResultRequest {
-        game_id: report.game_id,
-        white_id: report.white_id,
-        black_id: report.black_id,
+        game_id: report.game_id.into(),
+        white_id: report.white_id.into(),
+        black_id: report.black_id.into(),
         result: common::GameResult::from(report.result) as i32,
         category: common::SpeedCategory::from(report.speed) as i32,
         rated: report.rated && report.speed.is_rated(),
@@ -165,7 +165,7 @@ impl RatingClient {
     /// Records a finished game; recording the same game again changes
     /// nothing.
     pub async fn record_result(&self, report: ResultReport) -> Result<(), Status> {
-        let mut game = self.bound(Some(&report.game_id));
+        let mut game = self.bound(Some(report.game_id.as_str()));
         let request = timed(record_request(report), CALL_TIMEOUT);
         within("rating", CALL_TIMEOUT, game.record_result(request)).await?;
         Ok(())
@@ -180,9 +180,9 @@ mod tests {
 
     fn result(speed: SpeedCategory, rated: bool) -> ResultReport {
         ResultReport {
-            game_id: "g1".to_owned(),
-            white_id: "w".to_owned(),
-            black_id: "b".to_owned(),
+            game_id: chess_domain::GameId::trusted("g1"),
+            white_id: chess_domain::PlayerId::trusted("w"),
+            black_id: chess_domain::PlayerId::trusted("b"),
             result: GameResult::WhiteWins,
             speed,
             rated,

@@ -8,7 +8,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use chess_domain::{RuleSet, TimeControl};
+use chess_domain::{PlayerId, RuleSet, TimeControl};
 use chess_game::{
     clients::{EngineClient, RatingClient, Reporter},
     hub::PlayerHub,
@@ -73,7 +73,7 @@ async fn fixture(evict_after: Duration) -> Fixture {
 
 fn setup(time_control: TimeControl) -> GameSetup {
     let guest = |id: &str| Participant::Guest {
-        id: id.into(),
+        id: PlayerId::trusted(id),
         name: String::new(),
     };
     GameSetup {

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use chess_domain::{RuleSet, TimeControl};
+use chess_domain::{PlayerId, RuleSet, TimeControl};
 use chess_game::{
     model::{Game, GameSetup, Participant},
     store::{Store, WriteOp, new_game_row, ops_for},
@@ -51,11 +51,11 @@ pub async fn seed(
     for g in 0..games {
         let setup = GameSetup {
             white: Participant::Guest {
-                id: format!("w{g}"),
+                id: PlayerId::trusted(format!("w{g}")),
                 name: String::new(),
             },
             black: Participant::Guest {
-                id: format!("b{g}"),
+                id: PlayerId::trusted(format!("b{g}")),
                 name: String::new(),
             },
             time_control: TimeControl::Incremental {

@@ -118,10 +118,10 @@ async fn deliver(
             return false;
         }
         // Each replica delivers the results of the shards it serves.
-        let Ok(serving) = shards.serving(chess_shards::shard_of(&pending.game_id)) else {
+        let Ok(serving) = shards.serving(chess_shards::shard_of(pending.game_id.as_str())) else {
             continue;
         };
-        let game_id = pending.game_id.clone();
+        let game_id = pending.game_id.to_string();
         match rating.record_result(pending).await {
             Ok(_) => {
                 if let Err(e) = store

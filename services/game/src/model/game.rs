@@ -474,9 +474,9 @@ impl Game {
 
     /// The side `actor_id` plays, if any.
     pub fn side_of(&self, actor_id: &str) -> Option<Color> {
-        if self.white.actor_id() == Some(actor_id) {
+        if self.white.actor_id().is_some_and(|id| id == actor_id) {
             Some(Color::White)
-        } else if self.black.actor_id() == Some(actor_id) {
+        } else if self.black.actor_id().is_some_and(|id| id == actor_id) {
             Some(Color::Black)
         } else {
             None

@@ -156,8 +156,8 @@ mod tests {
 
     fn reg(id: &str) -> Participant {
         Participant::Registered {
-            id: id.to_owned(),
-            username: id.to_owned(),
+            id: chess_domain::PlayerId::trusted(id),
+            username: chess_domain::Username::trusted(id),
         }
     }
 
@@ -219,7 +219,7 @@ mod tests {
             "x".into(),
             GameSetup {
                 white: Participant::Guest {
-                    id: "g".into(),
+                    id: chess_domain::PlayerId::trusted("g"),
                     name: String::new(),
                 },
                 black: Participant::Engine { level: 3 },

@@ -343,7 +343,7 @@ impl GameActor {
         }
         for player in [self.game.white(), self.game.black()] {
             if let Some(id) = player.actor_id() {
-                self.ctx.hub.publish(id, &event);
+                self.ctx.hub.publish(id.as_str(), &event);
             }
         }
         if self.game.time_control().is_daily() {

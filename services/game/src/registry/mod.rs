@@ -260,7 +260,7 @@ impl Registry {
         let started = WireEvent::new(convert::game_started(&game));
         for player in [game.white(), game.black()] {
             if let Some(id) = player.actor_id() {
-                ctx.hub.publish(id, &started);
+                ctx.hub.publish(id.as_str(), &started);
             }
         }
         if game.time_control().is_daily() {

@@ -3,7 +3,9 @@
 
 use std::collections::HashMap;
 
-use chess_domain::{GameResult, GameStatus, ResultReport, SpeedCategory, Timestamp};
+use chess_domain::{
+    GameId, GameResult, GameStatus, PlayerId, ResultReport, SpeedCategory, Timestamp,
+};
 use sea_orm::{
     ColumnTrait as _, Condition, EntityTrait as _, QueryFilter as _, QueryOrder as _,
     QuerySelect as _, sea_query::Query,
@@ -188,9 +190,9 @@ impl Store {
                 Ok(ResultReport {
                     result: GameResult::from_name(&row.result).ok_or_else(|| corrupt("result"))?,
                     speed: SpeedCategory::from_name(&row.speed).ok_or_else(|| corrupt("speed"))?,
-                    game_id: row.game_id,
-                    white_id: row.white_id,
-                    black_id: row.black_id,
+                    game_id: GameId::trusted(row.game_id),
+                    white_id: PlayerId::trusted(row.white_id),
+                    black_id: PlayerId::trusted(row.black_id),
                     rated: row.rated,
                     finished_at: Timestamp::from_millis(row.finished_at),
                 })

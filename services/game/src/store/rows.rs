@@ -93,8 +93,8 @@ pub fn ops_for(game: &Game, events: &[Event], now: Timestamp) -> Vec<WriteOp> {
                 {
                     ops.push(WriteOp::InsertResult(results_outbox::ActiveModel {
                         game_id: Set(game.id().to_owned()),
-                        white_id: Set(white_id.clone()),
-                        black_id: Set(black_id.clone()),
+                        white_id: Set(white_id.to_string()),
+                        black_id: Set(black_id.to_string()),
                         result: Set(result.as_str().to_owned()),
                         speed: Set(game.time_control().speed().as_str().to_owned()),
                         // An untimed game stored as rated before untimed

@@ -262,8 +262,8 @@ async fn a_games_end_is_written_whole_and_an_update_of_no_game_fails_alone() {
     // Between registered players, so that each end has a result to
     // report.
     let registered = |id: &str| Participant::Registered {
-        id: id.to_owned(),
-        username: id.to_owned(),
+        id: chess_domain::PlayerId::trusted(id),
+        username: chess_domain::Username::trusted(id),
     };
     let mut games: Vec<Game> = (0..20)
         .map(|i| {
@@ -316,7 +316,7 @@ async fn a_games_end_is_written_whole_and_an_update_of_no_game_fails_alone() {
         .await
         .unwrap()
         .into_iter()
-        .map(|r| r.game_id)
+        .map(|r| r.game_id.into())
         .collect();
     reported.sort_unstable();
     let mut ids: Vec<String> = games.iter().map(|g| g.id().to_owned()).collect();

@@ -187,8 +187,8 @@ mod tests {
 
     fn registered(id: &str, name: &str) -> Option<Participant> {
         Some(Participant::Registered {
-            id: id.into(),
-            username: name.into(),
+            id: chess_domain::PlayerId::trusted(id),
+            username: chess_domain::Username::trusted(name),
         })
     }
 

@@ -14,7 +14,7 @@ fn at(ms: Millis) -> Timestamp {
 
 fn guest(id: &str) -> Participant {
     Participant::Guest {
-        id: id.to_owned(),
+        id: chess_domain::PlayerId::trusted(id),
         name: id.to_owned(),
     }
 }
@@ -108,12 +108,12 @@ fn log_lines_say_who_plays_what_and_how_it_ended() {
         "g1".to_owned(),
         GameSetup {
             white: Participant::Registered {
-                id: "p1".to_owned(),
-                username: "alice".to_owned(),
+                id: chess_domain::PlayerId::trusted("p1"),
+                username: chess_domain::Username::trusted("alice"),
             },
             black: Participant::Registered {
-                id: "p2".to_owned(),
-                username: "bob".to_owned(),
+                id: chess_domain::PlayerId::trusted("p2"),
+                username: chess_domain::Username::trusted("bob"),
             },
             time_control: incremental(300, 3),
             rules: RuleSet::Standard,
@@ -566,8 +566,8 @@ fn setups_are_checked() {
 
 fn registered(id: &str) -> Participant {
     Participant::Registered {
-        id: id.to_owned(),
-        username: id.to_owned(),
+        id: chess_domain::PlayerId::trusted(id),
+        username: chess_domain::Username::trusted(id),
     }
 }
 

@@ -121,7 +121,7 @@ impl Game {
     /// guest or the engine).
     pub fn account_of(&self, color: Color) -> Option<&str> {
         match self.player(color)? {
-            Participant::Registered { id, .. } => Some(id),
+            Participant::Registered { id, .. } => Some(id.as_str()),
             _ => None,
         }
     }

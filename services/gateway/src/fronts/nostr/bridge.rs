@@ -278,8 +278,12 @@ impl Bridge {
     /// The Nostr key of a player of a game, if it has one.
     async fn key_of(&self, player: &Participant) -> Option<String> {
         match player {
-            Participant::Guest { id, .. } => id.strip_prefix(GUEST_PREFIX).map(str::to_owned),
-            Participant::Registered { id, .. } => self.cx.games.nostr_key_of(id).await.ok()?,
+            Participant::Guest { id, .. } => {
+                id.as_str().strip_prefix(GUEST_PREFIX).map(str::to_owned)
+            }
+            Participant::Registered { id, .. } => {
+                self.cx.games.nostr_key_of(id.as_str()).await.ok()?
+            }
             Participant::Engine { .. } => None,
         }
     }

@@ -209,7 +209,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
         };
         // uqchess players give no name; the computer plays at full strength.
         let me = Participant::Guest {
-            id: self.guest_id.clone(),
+            id: chess_domain::PlayerId::trusted(self.guest_id.clone()),
             name: String::new(),
         };
         // Level 0: full strength, the uqchess search.

@@ -237,7 +237,7 @@ fn render(state: &Game, ratings: &[Rating]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use chess_domain::{GameResult, Participant, Termination, TimeControl};
+    use chess_domain::{GameResult, Participant, PlayerId, Termination, TimeControl, Username};
     use shakmaty::ByColor;
 
     use super::*;
@@ -255,11 +255,11 @@ mod tests {
             id: "g1".into(),
             players: ByColor {
                 white: Some(Participant::Registered {
-                    id: "a".into(),
-                    username: "alice".into(),
+                    id: PlayerId::trusted("a"),
+                    username: Username::trusted("alice"),
                 }),
                 black: Some(Participant::Guest {
-                    id: "guest-1".into(),
+                    id: PlayerId::trusted("guest-1"),
                     name: "<script>x</script>".into(),
                 }),
             },
@@ -365,7 +365,7 @@ mod tests {
         let mut state = mated();
         state.players = ByColor {
             white: Some(Participant::Guest {
-                id: "guest-2".into(),
+                id: PlayerId::trusted("guest-2"),
                 name: String::new(),
             }),
             black: Some(Participant::Engine { level: 0 }),
