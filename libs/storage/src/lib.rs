@@ -68,8 +68,21 @@ macro_rules! store_error {
     };
 }
 
-/// How long a SQLite connection waits for another's write lock.
-const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Who copies a SQLite file's write-ahead log back into the database.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Checkpoints {
+    /// Each connection, in the commit that takes the log past SQLite's
+    /// `wal_autocheckpoint` (1,000 pages).
+    #[default]
+    InCommits,
+    /// Not the pool's connections: the caller checkpoints the file itself
+    /// (the game store's writer does, off its commits).
+    Elsewhere,
+}
+
+/// How long a SQLite connection waits for another's write lock; a caller
+/// opening connections of its own beside the pool's gives them the same.
+pub const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Which kind of database a URL names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +122,16 @@ pub fn sqlite_url(path: &Path) -> String {
 /// Opens the database at `url`, creating a SQLite file (and its directory) if
 /// needed. `max_connections` bounds the pool.
 pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnection, Error> {
+    connect_with(url, max_connections, Checkpoints::InCommits).await
+}
+
+/// [`connect`], with the pool's connections to a SQLite file leaving the
+/// checkpoints to `checkpoints` (no matter for other databases).
+pub async fn connect_with(
+    url: &str,
+    max_connections: u32,
+    checkpoints: Checkpoints,
+) -> Result<DatabaseConnection, Error> {
     let backend = Backend::of(url)?;
     let mut options = ConnectOptions::new(url.to_owned());
     options
@@ -131,13 +154,18 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnecti
                 source,
             })?;
         }
-        options.map_sqlx_sqlite_opts(|o| {
+        options.map_sqlx_sqlite_opts(move |o| {
             use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
-            o.create_if_missing(true)
+            let o = o
+                .create_if_missing(true)
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Full)
                 .busy_timeout(SQLITE_BUSY_TIMEOUT)
-                .foreign_keys(true)
+                .foreign_keys(true);
+            match checkpoints {
+                Checkpoints::InCommits => o,
+                Checkpoints::Elsewhere => o.pragma("wal_autocheckpoint", "0"),
+            }
         });
     }
     let db = Database::connect(options)
@@ -228,6 +256,27 @@ mod tests {
             Some(Path::new("data/g.sqlite"))
         );
         assert_eq!(sqlite_path("sqlite::memory:"), None);
+    }
+
+    #[tokio::test]
+    async fn a_pool_can_leave_the_checkpoints_of_a_sqlite_file_elsewhere() {
+        use sea_orm::{ConnectionTrait as _, DbBackend, Statement};
+        let dir = tempfile::tempdir().unwrap();
+        let url = sqlite_url(&dir.path().join("x.sqlite"));
+        let autocheckpoint = |db: DatabaseConnection| async move {
+            let row = db
+                .query_one_raw(Statement::from_string(
+                    DbBackend::Sqlite,
+                    "PRAGMA wal_autocheckpoint",
+                ))
+                .await
+                .unwrap()
+                .unwrap();
+            row.try_get_by_index::<i64>(0).unwrap()
+        };
+        assert_eq!(autocheckpoint(connect(&url, 1).await.unwrap()).await, 1000);
+        let elsewhere = connect_with(&url, 1, Checkpoints::Elsewhere).await.unwrap();
+        assert_eq!(autocheckpoint(elsewhere).await, 0);
     }
 
     #[tokio::test]

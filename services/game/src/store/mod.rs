@@ -9,9 +9,13 @@
 //! - `entities` and [`migration`]: the tables and how they came to be.
 //! - `writer`: the group-committing writer task behind [`Store::write`];
 //!   `plan`: the sea-orm statements a commit runs, on either back end.
-//! - `postgres`: fencing each write by its shard's lease, among replicas;
-//!   `sqlite`: what a SQLite file needs alone (the log of moves an earlier
-//!   version kept, copied into `moves` at the open).
+//! - `postgres`: fencing each write by its shard's lease, among replicas,
+//!   through sea-orm's pool.
+//! - `sqlite`: a SQLite file is written straight through SQLite, on the
+//!   writer's own thread and connection: moves are appended to a log of
+//!   moves (`move_log`) and copied into `moves` a game at a time, and the
+//!   file's checkpoints run on a thread of their own. Starting, the moves of
+//!   every game in play are read on a connection of their own too.
 //! - `reads`: loading games, listing a player's games, the results outbox.
 //! - `rows`: domain values to rows and back ([`ops_for`], [`row_setup`], the
 //!   stored spellings of colours, results, time controls and players).
@@ -57,6 +61,9 @@ pub enum ListFilter {
 pub struct Store {
     db: DatabaseConnection,
     writer: writer::Writer,
+    /// The URL of the SQLite file, when the database is one: bulk reads go
+    /// to it on a connection of their own (see `sqlite::active_moves`).
+    sqlite_file: Option<std::sync::Arc<str>>,
 }
 
 impl Store {
@@ -74,24 +81,42 @@ impl Store {
     }
 
     async fn open_as(url: &str, replica: Option<String>) -> Result<Self, StoreError> {
-        let db = chess_storage::connect(url, 8).await?;
+        // A SQLite file's checkpoints are the writer's (see `sqlite`).
+        let db = chess_storage::connect_with(url, 8, chess_storage::Checkpoints::Elsewhere).await?;
         // Replicas starting together take turns.
         chess_storage::migrate_exclusively(&db, 0x4348_4553_5347, || {
             migration::Migrator::up(&db, None)
         })
         .await?;
-        sqlite::recover_move_log(&db).await?;
-        let writer = writer::spawn(db.clone(), replica);
-        Ok(Self { db, writer })
+        // The writer of a SQLite file copies what a crash left in its log
+        // of moves into `moves` before it starts, so before any read.
+        let writer = writer::spawn(db.clone(), url, replica)?;
+        let sqlite_file = chess_storage::sqlite_path(url).map(|_| url.into());
+        Ok(Self {
+            db,
+            writer,
+            sqlite_file,
+        })
     }
 
     /// Commits the writes already queued, then closes the database for
-    /// good. The last connection to a SQLite file to close copies its log
-    /// back and removes it. Writes after this fail with
-    /// [`StoreError::WriterGone`].
+    /// good: the writer's connections, then the pool's. The last
+    /// connection to a SQLite file to close copies its log back and
+    /// removes it. Writes after this fail with [`StoreError::WriterGone`].
     pub async fn close(&self) {
         self.writer.close().await;
         chess_storage::close(&self.db).await;
+    }
+
+    /// Has the writer copy the moves of `game` (of every game: `None`)
+    /// still in the log of a SQLite file into `moves`, before they are read
+    /// from there.
+    async fn fold_log(&self, game: Option<&str>) -> Result<(), StoreError> {
+        if self.sqlite_file.is_none() {
+            return Ok(());
+        }
+        self.write(None, vec![WriteOp::FoldLog(game.map(str::to_owned))])
+            .await
     }
 
     /// The connection, for the shard leases kept beside the games.

@@ -1,5 +1,7 @@
 //! The sea-orm planner: the statements that write a set of changes, on
-//! either back end, and the plain (unfenced) commit of them.
+//! either back end, and the plain (unfenced) commit of them through the
+//! pool. The writer of a SQLite file runs the same statements on its own
+//! connection (`sqlite::direct`).
 
 use sea_orm::{
     ColumnTrait as _, ConnectionTrait as _, DatabaseConnection, DatabaseTransaction, DbBackend,
@@ -56,16 +58,16 @@ pub(super) async fn write_ops(txn: &DatabaseTransaction, ops: &[&WriteOp]) -> Re
 }
 
 /// One statement of a commit.
-struct Planned {
-    statement: Statement,
+pub(super) struct Planned {
+    pub(super) statement: Statement,
     /// It must change exactly one row (a game's update: the game exists).
-    one_row: bool,
+    pub(super) one_row: bool,
 }
 
 /// The statements that write `ops`, in the order they are to run: games
 /// first (their moves and credits refer to them), then the moves, then the
 /// rest in the order given.
-fn plan(ops: &[&WriteOp], backend: DbBackend) -> Result<Vec<Planned>, DbErr> {
+pub(super) fn plan(ops: &[&WriteOp], backend: DbBackend) -> Result<Vec<Planned>, DbErr> {
     let mut planned = Vec::new();
     let mut push = |statement: Statement, one_row: bool| {
         planned.push(Planned { statement, one_row });
@@ -93,7 +95,7 @@ fn plan(ops: &[&WriteOp], backend: DbBackend) -> Result<Vec<Planned>, DbErr> {
     }
     for op in ops {
         match op {
-            WriteOp::InsertGame(_) | WriteOp::InsertMove(_) => {}
+            WriteOp::InsertGame(_) | WriteOp::InsertMove(_) | WriteOp::FoldLog(_) => {}
             WriteOp::UpdateGame(game) => {
                 let id = updated_game(game)
                     .ok_or_else(|| DbErr::Custom("game update without an id".to_owned()))?
@@ -101,7 +103,7 @@ fn plan(ops: &[&WriteOp], backend: DbBackend) -> Result<Vec<Planned>, DbErr> {
                 let mut game = (**game).clone();
                 // The key stays out of the SET list: naming it there would
                 // have SQLite look for the rows that refer to the game in
-                // every table.
+                // every table, the unindexed log of moves included.
                 game.id = sea_orm::ActiveValue::NotSet;
                 let update = games::Entity::update_many()
                     .set(game)

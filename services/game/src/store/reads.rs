@@ -15,6 +15,7 @@ use tokio_stream::StreamExt as _;
 
 use super::{
     ListFilter, Store, StoreError, clock_credits, games, moves, results_outbox, rows::restore,
+    sqlite,
 };
 use crate::model::Game;
 
@@ -30,6 +31,7 @@ impl Store {
 
     /// The stored game `id`, rebuilt.
     pub async fn load(&self, id: &str) -> Result<Option<Game>, StoreError> {
+        self.fold_log(Some(id)).await?;
         let Some(row) = games::Entity::find_by_id(id.to_owned())
             .one(&self.db)
             .await?
@@ -52,6 +54,7 @@ impl Store {
     /// start of a lone replica), or those of some shards (a replica taking
     /// them over).
     pub async fn load_active(&self, shards: Option<&[u16]>) -> Result<Vec<Game>, StoreError> {
+        self.fold_log(None).await?;
         let mut active =
             Condition::all().add(games::Column::Status.eq(GameStatus::Active.as_str()));
         if let Some(shards) = shards {
@@ -71,19 +74,26 @@ impl Store {
                 .cond_where(active.clone())
                 .to_owned()
         };
-        // Row by row rather than all at once: SQLite copies each value it
-        // hands out with the C allocator, which keeps the memory of a bulk
-        // read for good once freed; streamed, only a few rows are in flight.
-        let mut moves_by_game: HashMap<String, Vec<moves::Model>> = HashMap::new();
-        let mut stream = moves::Entity::find()
-            .filter(moves::Column::GameId.in_subquery(active_ids()))
-            .order_by_asc(moves::Column::GameId)
-            .order_by_asc(moves::Column::Ply)
-            .stream(&self.db)
-            .await?;
-        while let Some(m) = stream.next().await {
-            group(&mut moves_by_game, m?);
-        }
+        let mut moves_by_game = match (&self.sqlite_file, shards) {
+            (Some(url), None) => sqlite::active_moves(std::sync::Arc::clone(url)).await?,
+            _ => {
+                // Row by row rather than all at once: SQLite copies each
+                // value it hands out with the C allocator, which keeps the
+                // memory of a bulk read for good once freed; streamed, only
+                // a few rows are in flight.
+                let mut moves_by_game = HashMap::new();
+                let mut stream = moves::Entity::find()
+                    .filter(moves::Column::GameId.in_subquery(active_ids()))
+                    .order_by_asc(moves::Column::GameId)
+                    .order_by_asc(moves::Column::Ply)
+                    .stream(&self.db)
+                    .await?;
+                while let Some(m) = stream.next().await {
+                    sqlite::group(&mut moves_by_game, m?);
+                }
+                moves_by_game
+            }
+        };
         let mut credits_by_game: HashMap<String, Vec<clock_credits::Model>> = HashMap::new();
         for c in clock_credits::Entity::find()
             .filter(clock_credits::Column::GameId.in_subquery(active_ids()))
@@ -204,14 +214,4 @@ impl Store {
 fn parse_token(token: &str) -> Option<(i64, String)> {
     let (created, id) = token.split_once(':')?;
     Some((created.parse().ok()?, id.to_owned()))
-}
-
-/// Adds `m` to its game's moves (the rows come ordered by game and ply).
-fn group(moves_by_game: &mut HashMap<String, Vec<moves::Model>>, m: moves::Model) {
-    match moves_by_game.get_mut(&m.game_id) {
-        Some(moves) => moves.push(m),
-        None => {
-            moves_by_game.insert(m.game_id.clone(), vec![m]);
-        }
-    }
 }

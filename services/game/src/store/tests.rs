@@ -1,6 +1,6 @@
 //! The store on both back ends: migrations of older tables, concurrent
-//! writes and their failures, closing, and the log of moves earlier
-//! versions left in SQLite files.
+//! writes and their failures, and closing. The SQLite writer's log of moves
+//! has its own tests (`sqlite::tests`), which use the helpers here.
 
 use chess_domain::{RuleSet, SpeedCategory, TimeControl, Timestamp};
 use sea_orm::{ConnectionTrait as _, EntityTrait as _, sea_query::Query};
@@ -11,10 +11,10 @@ use crate::model::{Game, GameSetup, Participant};
 
 #[path = "../../tests/common/fixtures.rs"]
 mod fixtures;
-use fixtures::new_game;
+pub(super) use fixtures::new_game;
 
 /// A store on a fresh SQLite file, with the file's directory and URL.
-async fn sqlite_store() -> (tempfile::TempDir, String, Store) {
+pub(super) async fn sqlite_store() -> (tempfile::TempDir, String, Store) {
     let dir = tempfile::tempdir().unwrap();
     let url = chess_storage::sqlite_url(&dir.path().join("game.sqlite"));
     let store = Store::open(&url).await.unwrap();
@@ -22,7 +22,7 @@ async fn sqlite_store() -> (tempfile::TempDir, String, Store) {
 }
 
 /// Stores `games` as new, each in a write of its own.
-async fn insert_games(store: &Store, games: &[Game]) {
+pub(super) async fn insert_games(store: &Store, games: &[Game]) {
     for game in games {
         let row = new_game_row(game, None);
         store
@@ -325,7 +325,8 @@ async fn a_games_end_is_written_whole_and_an_update_of_no_game_fails_alone() {
 }
 
 /// Closing commits the writes already queued, refuses later ones, and
-/// leaves the SQLite file without its write-ahead log.
+/// leaves the SQLite file without its write-ahead log, every move in the
+/// file rather than in the log of moves.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closing_commits_what_is_queued_then_refuses_writes() {
     let dir = tempfile::tempdir().unwrap();
@@ -370,6 +371,11 @@ async fn closing_commits_what_is_queued_then_refuses_writes() {
 
     let log = dir.path().join("game.sqlite-wal");
     assert!(!log.exists(), "{} is left", log.display());
+    assert_eq!(
+        count(&url, "move_log").await,
+        0,
+        "the log of moves is copied at the stop"
+    );
     // What was answered as written is in the file: the moves of the
     // writes that succeeded, and nothing of the refused ones.
     let reopened = Store::open(&url).await.unwrap();
@@ -380,27 +386,9 @@ async fn closing_commits_what_is_queued_then_refuses_writes() {
     assert_eq!(stored, committed);
 }
 
-/// Moves of `game` from ply `from` to `to`, as the writer gets them (the
-/// writer does not check that they are legal).
-fn raw_moves(game: &str, plies: std::ops::RangeInclusive<i32>) -> Vec<WriteOp> {
-    plies
-        .map(|ply| {
-            WriteOp::InsertMove(moves::Model {
-                game_id: game.to_owned(),
-                ply,
-                uci: "a2a3".to_owned(),
-                san: "a3".to_owned(),
-                submitted: "a2a3".to_owned(),
-                played_at: i64::from(ply),
-                clock_after_ms: None,
-            })
-        })
-        .collect()
-}
-
 /// Rows of `table` in the database at `url`, read on a connection of its
 /// own.
-async fn count(url: &str, table: &str) -> i64 {
+pub(super) async fn count(url: &str, table: &str) -> i64 {
     let db = chess_storage::connect(url, 1).await.unwrap();
     let row = db
         .query_one_raw(sea_orm::Statement::from_string(
@@ -413,90 +401,4 @@ async fn count(url: &str, table: &str) -> i64 {
     let n = row.try_get("", "n").unwrap();
     chess_storage::close(&db).await;
     n
-}
-
-/// A ply stored once is refused again, and the refusal changes nothing.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_ply_stored_once_is_refused_again() {
-    let (_dir, url, store) = sqlite_store().await;
-    insert_games(&store, &[new_game("g")]).await;
-    store.write(None, raw_moves("g", 1..=3)).await.unwrap();
-    assert!(store.write(None, raw_moves("g", 3..=3)).await.is_err());
-    assert!(store.write(None, raw_moves("g", 4..=5)).await.is_ok());
-    assert!(store.write(None, raw_moves("g", 2..=2)).await.is_err());
-    assert!(store.write(None, raw_moves("g", 6..=6)).await.is_ok());
-    assert_eq!(count(&url, "moves").await, 6);
-}
-
-/// A file an earlier version left after a crash may hold moves in its log
-/// of moves, answered as durable but not yet in `moves`: opening the file
-/// copies them there before any game is read, and empties the log.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn moves_an_earlier_version_left_in_the_log_are_kept() {
-    let (_dir, url, store) = sqlite_store().await;
-    let mut games: Vec<Game> = (0..10).map(|i| new_game(&format!("g{i}"))).collect();
-    insert_games(&store, &games).await;
-    // The first move of each game in `moves`, the next two in the log.
-    let mut logged = Vec::new();
-    for (ply, uci) in ["d2d4", "d7d5", "c2c4"].iter().enumerate() {
-        let side = if ply % 2 == 0 {
-            Color::White
-        } else {
-            Color::Black
-        };
-        for game in &mut games {
-            let events = game.play(side, uci, Timestamp::from_millis(1_000)).unwrap();
-            let ops = ops_for(game, &events, Timestamp::from_millis(1_000));
-            if ply == 0 {
-                store.write(None, ops).await.unwrap();
-            } else {
-                logged.extend(ops.into_iter().filter_map(|op| match op {
-                    WriteOp::InsertMove(mv) => Some(mv),
-                    _ => None,
-                }));
-            }
-        }
-    }
-    store.close().await;
-    let db = chess_storage::connect(&url, 1).await.unwrap();
-    for mv in logged {
-        db.execute(
-            &Query::insert()
-                .into_table("move_log")
-                .columns([
-                    "game_id",
-                    "ply",
-                    "uci",
-                    "san",
-                    "submitted",
-                    "played_at",
-                    "clock_after_ms",
-                ])
-                .values_panic([
-                    mv.game_id.into(),
-                    mv.ply.into(),
-                    mv.uci.into(),
-                    mv.san.into(),
-                    mv.submitted.into(),
-                    mv.played_at.into(),
-                    mv.clock_after_ms.into(),
-                ])
-                .to_owned(),
-        )
-        .await
-        .unwrap();
-    }
-    chess_storage::close(&db).await;
-    assert_eq!(count(&url, "move_log").await, 20);
-
-    let reopened = Store::open(&url).await.unwrap();
-    assert_eq!(count(&url, "move_log").await, 0);
-    assert_eq!(count(&url, "moves").await, 30);
-    let active = reopened.load_active(None).await.unwrap();
-    assert_eq!(active.len(), games.len());
-    for game in &games {
-        let stored = reopened.load(game.id()).await.unwrap().unwrap();
-        assert_eq!(stored.ply(), 3);
-        assert_eq!(stored.fen(), game.fen());
-    }
 }

@@ -1,16 +1,23 @@
 //! The single writer: callers' changes queue up and are committed together
 //! (group commit), on either back end. What a commit writes is planned by
 //! [`super::plan`]; on PostgreSQL among several replicas each write is also
-//! fenced by its shard's lease ([`super::postgres`]).
+//! fenced by its shard's lease ([`super::postgres`]). The writer of a SQLite
+//! file runs on a thread of its own and commits straight into SQLite on a
+//! connection of its own ([`super::sqlite`]), moves appended to the log of
+//! moves.
 
 use std::future::Future;
 
 use sea_orm::{DatabaseConnection, DbErr};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::{
+    runtime::Handle,
+    sync::{mpsc, oneshot, watch},
+};
 use tokio_util::sync::CancellationToken;
 
 use super::{
     Store, StoreError, clock_credits, games, moves, plan, postgres::Fencing, results_outbox,
+    sqlite::DirectWriter,
 };
 
 /// Largest number of callers' changes committed in one transaction.
@@ -32,6 +39,10 @@ pub enum WriteOp {
     /// A lone replica is alive at this time: after a restart, the time since
     /// is given back to the players to move.
     Heartbeat(chess_domain::Timestamp),
+    /// The moves of this game (of every game: `None`) still in the SQLite
+    /// writer's log are copied into `moves`, so that a read of `moves`
+    /// finds them all (see `sqlite::move_log`). Nothing to do elsewhere.
+    FoldLog(Option<String>),
 }
 
 /// The lease a write is made under: its game's shard, and the epoch of the
@@ -57,13 +68,14 @@ pub(super) type Answers = Vec<Result<(), StoreError>>;
 pub(super) struct Writer {
     jobs: mpsc::Sender<Job>,
     closing: CancellationToken,
-    /// Becomes true once the writer has stopped.
+    /// Becomes true once the writer has stopped and closed its connections.
     stopped: watch::Receiver<bool>,
 }
 
 impl Writer {
     /// Stops the writer once the jobs already queued are committed, and
-    /// waits until it has. Later writes fail with [`StoreError::WriterGone`].
+    /// waits until its own connections (and its checkpoint thread's) are
+    /// closed. Later writes fail with [`StoreError::WriterGone`].
     pub(super) async fn close(&self) {
         self.closing.cancel();
         let mut stopped = self.stopped.clone();
@@ -72,26 +84,48 @@ impl Writer {
     }
 }
 
-/// Starts the writer task over `db`; returns its queue. Writes are fenced
-/// when `replica` names the replica whose leases they are made under.
-pub(super) fn spawn(db: DatabaseConnection, replica: Option<String>) -> Writer {
+/// Starts the writer task over `db` (at `url`); returns its queue. Writes
+/// are fenced when `replica` names the replica whose leases they are made
+/// under.
+pub(super) fn spawn(
+    db: DatabaseConnection,
+    url: &str,
+    replica: Option<String>,
+) -> Result<Writer, StoreError> {
+    let direct = DirectWriter::open(url)?;
+    let own_thread = direct.is_some();
     let (writer, jobs) = mpsc::channel(4096);
     let closing = CancellationToken::new();
     let (stop, stopped) = watch::channel(false);
     let fencing = replica.map(|replica| Fencing { replica });
-    {
+    let run = {
         let closing = closing.clone();
-        tokio::spawn(async move {
-            write_loop(db, fencing, jobs, closing).await;
+        async move {
+            write_loop(db, direct, fencing, jobs, closing).await;
+            // `direct`, and with it the checkpoint thread, is gone by now.
             // A send error means no one waits for the stop.
             let _ = stop.send(true);
-        });
+        }
+    };
+    if own_thread {
+        // SQLite's commit blocks for the flush, so the writer of a SQLite
+        // file has a thread of its own. On a runtime worker each commit
+        // would hand the worker's queue to another thread and back
+        // (`block_in_place`): when moves are few, several thread wake-ups
+        // for every commit of one or two moves.
+        let runtime = Handle::current();
+        std::thread::Builder::new()
+            .name("game-writer".to_owned())
+            .spawn(move || runtime.block_on(run))
+            .map_err(|e| DbErr::Custom(format!("cannot start the writer: {e}")))?;
+    } else {
+        tokio::spawn(run);
     }
-    Writer {
+    Ok(Writer {
         jobs: writer,
         closing,
         stopped,
-    }
+    })
 }
 
 impl Store {
@@ -116,6 +150,7 @@ impl Store {
 /// `closing` and the jobs queued by then are committed.
 async fn write_loop(
     db: DatabaseConnection,
+    mut direct: Option<DirectWriter>,
     fencing: Option<Fencing>,
     mut jobs: mpsc::Receiver<Job>,
     closing: CancellationToken,
@@ -136,7 +171,8 @@ async fn write_loop(
         if received == 0 {
             break;
         }
-        // Moves alone take the fast path: one statement. Any other write (a
+        // Moves alone take the fast path: one statement, or appended to the
+        // log of a SQLite file. Any other write (a
         // heartbeat each second, a game's end) would send a whole batch
         // down the slower path with it, so the jobs holding one are
         // committed apart. Jobs of one batch never depend on each other: a
@@ -151,7 +187,7 @@ async fn write_loop(
             let started = std::time::Instant::now();
             let results = match &fencing {
                 Some(fencing) => fencing.commit(&db, &group).await,
-                None => commit_unfenced(&db, &group).await,
+                None => commit_unfenced(&db, direct.as_mut(), &group).await,
             };
             let took = started.elapsed();
             if took >= SLOW_COMMIT {
@@ -168,22 +204,48 @@ async fn write_loop(
                 // A caller that stopped waiting no longer needs the answer.
                 let _ = job.done.send(result);
             }
+            // Answered first: the checkpoint below may take a moment.
+            if let Some(direct) = direct.as_mut() {
+                direct.after_commit(!jobs.is_empty());
+            }
         }
+    }
+    if let Some(direct) = direct.as_mut()
+        && let Err(e) = direct.drain_log()
+    {
+        // Nothing is lost: the next start copies the log.
+        tracing::warn!(error = %e, "the log of moves was not copied at the stop");
     }
 }
 
 /// Commits a batch of jobs together, or each on its own if that fails, so
 /// that one job's failure does not fail the others.
-async fn commit_unfenced(db: &DatabaseConnection, batch: &[Job]) -> Answers {
+async fn commit_unfenced(
+    db: &DatabaseConnection,
+    direct: Option<&mut DirectWriter>,
+    batch: &[Job],
+) -> Answers {
     let ops: Vec<&WriteOp> = batch.iter().flat_map(|j| j.ops.iter()).collect();
-    let together = plan::commit(db, &ops)
-        .await
-        .map(|()| batch.iter().map(|_| Ok(())).collect());
-    together_or_alone(batch, together, |job| async move {
-        let ops: Vec<&WriteOp> = job.ops.iter().collect();
-        plan::commit(db, &ops).await.map_err(StoreError::from)
-    })
-    .await
+    let all_done = |()| batch.iter().map(|_| Ok(())).collect();
+    match direct {
+        // The writer's own thread (see `spawn`) waits for the flush.
+        Some(direct) => {
+            let together = direct.write(&ops).map(all_done);
+            together_or_alone(batch, together, |job| {
+                let ops: Vec<&WriteOp> = job.ops.iter().collect();
+                std::future::ready(direct.write(&ops).map_err(StoreError::from))
+            })
+            .await
+        }
+        None => {
+            let together = plan::commit(db, &ops).await.map(all_done);
+            together_or_alone(batch, together, |job| async move {
+                let ops: Vec<&WriteOp> = job.ops.iter().collect();
+                plan::commit(db, &ops).await.map_err(StoreError::from)
+            })
+            .await
+        }
+    }
 }
 
 /// The answers of `batch` committed `together`, or, when that failed, of
