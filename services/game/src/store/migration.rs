@@ -303,10 +303,10 @@ impl Shards {
     }
 }
 
-/// The log of moves an earlier SQLite writer appended each move to, and
-/// copied into `moves` later with others of its game. Nothing writes to it
-/// now; what a file still holds in it is copied into `moves` at the open
-/// (see `store::sqlite`). Only a SQLite file has one.
+/// The SQLite writer's log of moves (see `store::sqlite::move_log`): each
+/// move is appended to it, and later copied into `moves` with others of its
+/// game. Only a SQLite file has one: on PostgreSQL, moves go straight into
+/// `moves`.
 struct MoveLog;
 
 migration!(MoveLog, "m20261126_000004_move_log");
