@@ -383,22 +383,27 @@ async fn a_clean_stop_leaves_each_database_file_whole_and_without_its_log() {
             "rating.sqlite.lock",
         ]
     );
-    // The moves are in the file itself.
+    // The moves are in the file itself, copied out of the game service's
+    // log of moves as it stopped.
     let url = chess_storage::sqlite_url(&data.path().join("game.sqlite"));
     let db = chess_storage::connect(&url, 1).await.unwrap();
-    let rows = db
-        .query_all_raw(Statement::from_string(
-            DbBackend::Sqlite,
-            "SELECT uci FROM moves ORDER BY ply",
-        ))
-        .await
-        .unwrap();
+    let column = |sql: &'static str| {
+        let db = &db;
+        async move {
+            let rows = db
+                .query_all_raw(Statement::from_string(DbBackend::Sqlite, sql))
+                .await
+                .unwrap();
+            rows.iter()
+                .map(|row| row.try_get_by_index(0).unwrap())
+                .collect::<Vec<String>>()
+        }
+    };
+    let moves = column("SELECT uci FROM moves ORDER BY ply").await;
+    let logged = column("SELECT uci FROM move_log").await;
     chess_storage::close(&db).await;
-    let moves: Vec<String> = rows
-        .iter()
-        .map(|row| row.try_get_by_index(0).unwrap())
-        .collect();
     assert_eq!(moves, ["e2e4", "e7e5"]);
+    assert_eq!(logged, Vec::<String>::new());
 }
 
 /// Waits until process `pid` has written itself into lock file `path`.
