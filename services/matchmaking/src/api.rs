@@ -6,7 +6,7 @@
 
 use std::pin::Pin;
 
-use chess_domain::require;
+use chess_domain::{PlayerId, require};
 use chess_proto::matchmaking::v1::{self as pb, matchmaking_service_server::MatchmakingService};
 use chess_runtime::Claims;
 use tokio::sync::mpsc;
@@ -82,12 +82,14 @@ macro_rules! matchmaking_service {
     };
 }
 
-/// A call that makes a seek or a challenge from the request (`$new`), the
-/// answer's `$answer` the thing made.
+/// A call that makes a seek or a challenge from the request (`$new`, whose
+/// `$party` makes it and is shown the answer), the answer's `$answer` the
+/// thing made.
 macro_rules! make {
-    ($this:ident, $r:ident, $method:ident, $response:ident, ($new:ident -> $answer:ident)) => {{
-        let player_id = $r.player_id.clone();
-        let made = $this.lobby.$method($new::try_from($r)?).await?;
+    ($this:ident, $r:ident, $method:ident, $response:ident, ($new:ident.$party:ident -> $answer:ident)) => {{
+        let new = $new::try_from($r)?;
+        let player_id = new.$party.id.clone();
+        let made = $this.lobby.$method(new).await?;
         pb::$response {
             $answer: Some(made.reply(&player_id)?),
         }
@@ -100,7 +102,7 @@ macro_rules! make {
 macro_rules! one {
     ($this:ident, $r:ident, $method:ident, $response:ident,
         ($id:ident $(, $extra:ident)* -> $answer:ident)) => {{
-        let act = act(stringify!($id), $r.$id, $r.player_id)?;
+        let act = act(stringify!($id), $r.$id, &$r.player_id)?;
         let player_id = act.player_id.clone();
         let done = $this.lobby.$method(act $(, &$r.$extra)*).await?;
         pb::$response {
@@ -113,10 +115,10 @@ macro_rules! one {
 /// lobby gives them.
 macro_rules! mine {
     ($this:ident, $r:ident, $method:ident, $response:ident, ($($list:ident),+)) => {{
-        require("player_id", &$r.player_id).map_err(LobbyError::from)?;
-        let ($($list),+) = $this.lobby.$method($r.player_id.clone()).await?;
+        let player_id = PlayerId::parse(&$r.player_id).map_err(LobbyError::from)?;
+        let ($($list),+) = $this.lobby.$method(player_id.clone()).await?;
         pb::$response {
-            $($list: replies(&$list, &$r.player_id)?),+
+            $($list: replies(&$list, &player_id)?),+
         }
     }};
 }
@@ -134,8 +136,8 @@ matchmaking_service! {
             [guest_id, guest_id],
         watch_player(WatchPlayerRequest -> WatchPlayerStream of WatchPlayerResponse)
             [player_id, player_id];
-    make(NewSeek -> seek) [player_id, player_id]: create_seek(CreateSeekRequest -> CreateSeekResponse);
-    make(NewChallenge -> challenge) [player_id, player_id]:
+    make(NewSeek.poster -> seek) [player_id, player_id]: create_seek(CreateSeekRequest -> CreateSeekResponse);
+    make(NewChallenge.challenger -> challenge) [player_id, player_id]:
         create_challenge(CreateChallengeRequest -> CreateChallengeResponse);
     one(seek_id -> seek) [player_id, seek_id]: cancel_seek(CancelSeekRequest -> CancelSeekResponse);
     one(request_id -> request) [player_id, request_id]:
@@ -176,8 +178,8 @@ impl MatchmakingApi {
         &self,
         r: pb::WatchPlayerRequest,
     ) -> Result<EventStream<pb::WatchPlayerResponse>, Status> {
-        require("player_id", &r.player_id).map_err(LobbyError::from)?;
-        let events = self.lobby.watch_player(r.player_id).await?;
+        let player_id = PlayerId::parse(&r.player_id).map_err(LobbyError::from)?;
+        let events = self.lobby.watch_player(player_id).await?;
         Ok(Box::pin(
             ReceiverStream::new(events).map(|event| Ok(pb::WatchPlayerResponse::from(event))),
         ))
@@ -195,9 +197,10 @@ impl MatchmakingApi {
             n => n.min(MAX_PAGE_SIZE) as usize,
         };
         let (seeks, next) = self.lobby.list_seeks(speed, after, limit).await?;
-        let viewer = Some(r.viewer_id.as_str()).filter(|v| !v.is_empty());
+        // A guest's view names nobody.
+        let viewer = PlayerId::parse(&r.viewer_id).ok();
         Ok(pb::ListSeeksResponse {
-            seeks: seeks.iter().map(|s| s.to_pb(viewer)).collect(),
+            seeks: seeks.iter().map(|s| s.to_pb(viewer.as_ref())).collect(),
             next_page_token: next.as_ref().map(cursor_token).unwrap_or_default(),
         })
     }
@@ -207,7 +210,7 @@ impl MatchmakingApi {
         r: pb::RequestSeekRequest,
     ) -> Result<pb::RequestSeekResponse, Status> {
         require("seek_id", &r.seek_id).map_err(LobbyError::from)?;
-        let requester = member(r.player_id, r.username)?;
+        let requester = member(&r.player_id, &r.username)?;
         let viewer = requester.id.clone();
         let settled = self.lobby.request_seek(r.seek_id, requester).await?;
         Ok(pb::RequestSeekResponse {

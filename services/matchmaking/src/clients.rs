@@ -11,9 +11,8 @@
 
 use std::collections::HashMap;
 
-use chess_domain::{SpeedCategory, TimeControl};
+use chess_domain::{GameId, Participant, PlayerId, SpeedCategory, TimeControl, Username};
 use chess_internal_clients::{self as internal, NewGame};
-use chess_proto::common::v1 as common;
 use chess_runtime::{Signer, client};
 use tonic::{Code, Status};
 
@@ -80,8 +79,9 @@ impl GameClient {
 
     /// Creates the game of `plan` (idempotent: the plan's key names it) and
     /// returns its id.
-    pub async fn create_game(&self, plan: &GamePlan) -> Result<String, LobbyError> {
-        let player = |m: &Member| chess_domain::registered_player(&m.id, &m.username);
+    pub async fn create_game(&self, plan: &GamePlan) -> Result<GameId, LobbyError> {
+        let player =
+            |m: &Member| chess_domain::registered_player(m.id.as_str(), m.username.as_str());
         let game = NewGame {
             rated: plan.rated,
             allow_hints: plan.allow_hints,
@@ -97,7 +97,7 @@ impl GameClient {
                 LobbyError::Game(GameError(status))
             }
         })?;
-        Ok(game.game_id)
+        Ok(GameId::trusted(game.game_id))
     }
 
     /// Creates the game of a pairing in `pool` and returns its id: for
@@ -107,25 +107,22 @@ impl GameClient {
     pub async fn create_paired_game(
         &self,
         pool: Pool,
-        white: common::Player,
-        black: common::Player,
-    ) -> Result<String, GameError> {
+        white: &Participant,
+        black: &Participant,
+    ) -> Result<GameId, GameError> {
+        let (white, black) = (white.to_pb(), black.to_pb());
         let game = match pool {
             Pool::Uqchess => NewGame::uqchess(white, black),
             Pool::Nostr => NewGame::casual(white, black, NOSTR_TIME_CONTROL),
         };
-        Ok(self
-            .inner
-            .create_game(game)
-            .await
-            .map_err(GameError)?
-            .game_id)
+        let game = self.inner.create_game(game).await.map_err(GameError)?;
+        Ok(GameId::trusted(game.game_id))
     }
 
     /// Resigns `player_id`'s side of `game_id`.
-    pub async fn resign(&self, game_id: &str, player_id: &str) -> Result<(), GameError> {
+    pub async fn resign(&self, game_id: &GameId, player_id: &PlayerId) -> Result<(), GameError> {
         self.inner
-            .resign(game_id, player_id)
+            .resign(game_id.as_str(), player_id.as_str())
             .await
             .map_err(GameError)
     }
@@ -140,9 +137,10 @@ impl RatingClient {
     /// service does not know are missing.
     pub async fn ratings(
         &self,
-        ids: Vec<String>,
+        ids: Vec<PlayerId>,
         category: SpeedCategory,
-    ) -> Result<HashMap<String, Shown>, LobbyError> {
+    ) -> Result<HashMap<PlayerId, Shown>, LobbyError> {
+        let ids = ids.into_iter().map(String::from).collect();
         let ratings = self
             .inner
             .ratings(ids, category)
@@ -162,7 +160,7 @@ impl RatingClient {
                     rating: rating.rating.round() as i32,
                     provisional: rating.provisional,
                 };
-                (id, shown)
+                (PlayerId::trusted(id), shown)
             })
             .collect())
     }
@@ -175,8 +173,8 @@ impl RatingClient {
                     LobbyError::Unavailable("the rating service sent no profile".into())
                 })?;
                 Ok(Member {
-                    id: profile.player_id,
-                    username: profile.username,
+                    id: PlayerId::trusted(profile.player_id),
+                    username: Username::trusted(profile.username),
                 })
             }
             Err(s) if s.code() == Code::NotFound => {

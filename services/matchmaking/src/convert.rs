@@ -3,7 +3,10 @@
 //! updates become their wire forms, and a [`LobbyError`] becomes its gRPC
 //! status (with its `Reason`).
 
-use chess_domain::{ColorChoice, SpeedCategory, TimeControl, Timestamp, color_to_pb, require};
+use chess_domain::{
+    ColorChoice, Participant, PlayerId, SpeedCategory, TimeControl, Timestamp, Username,
+    color_to_pb, require,
+};
 use chess_proto::{common::v1 as common, matchmaking::v1 as pb};
 use chess_runtime::Reason;
 use tonic::{Code, Status};
@@ -25,7 +28,7 @@ impl TryFrom<pb::CreateSeekRequest> for NewSeek {
     type Error = LobbyError;
 
     fn try_from(r: pb::CreateSeekRequest) -> Result<Self, LobbyError> {
-        let poster = member(r.player_id, r.username)?;
+        let poster = member(&r.player_id, &r.username)?;
         let time_control = TimeControl::try_from(r.time_control.as_ref())?;
         let color = color_choice(r.color)?;
         let (min_rating, max_rating) = rating_range(r.min_rating, r.max_rating)?;
@@ -58,7 +61,7 @@ impl TryFrom<pb::CreateChallengeRequest> for NewChallenge {
     type Error = LobbyError;
 
     fn try_from(r: pb::CreateChallengeRequest) -> Result<Self, LobbyError> {
-        let challenger = member(r.player_id, r.username)?;
+        let challenger = member(&r.player_id, &r.username)?;
         require("opponent_username", &r.opponent_username)?;
         let time_control = TimeControl::try_from(r.time_control.as_ref())?;
         let color = color_choice(r.color)?;
@@ -79,9 +82,8 @@ impl TryFrom<pb::CreateChallengeRequest> for NewChallenge {
 /// The seeker a `JoinPairingQueue` request asks to seat, who hears on
 /// `updates`. Refusals are plain INVALID_ARGUMENT statuses.
 pub fn seeker(r: pb::JoinPairingQueueRequest, updates: Updates) -> Result<Seeker, Status> {
-    if r.guest_id.is_empty() {
-        return Err(Status::invalid_argument("guest_id must be given"));
-    }
+    let guest_id = PlayerId::parse(&r.guest_id)
+        .map_err(|_| Status::invalid_argument("guest_id must be given"))?;
     let color = ColorChoice::try_from(r.color).map_err(|e| Status::invalid_argument(e.0))?;
     let connected_at = r
         .connected_at
@@ -92,23 +94,24 @@ pub fn seeker(r: pb::JoinPairingQueueRequest, updates: Updates) -> Result<Seeker
         Err(_) => return Err(Status::invalid_argument("unknown pairing pool")),
     };
     let player = match r.account {
-        Some(account) if pool == Pool::Nostr => {
-            if account.player_id.is_empty() {
-                return Err(Status::invalid_argument("account.player_id must be given"));
-            }
-            common::Player {
-                kind: Some(common::player::Kind::Registered(account)),
-            }
-        }
+        Some(account) if pool == Pool::Nostr => Participant::Registered {
+            id: PlayerId::parse(&account.player_id)
+                .map_err(|_| Status::invalid_argument("account.player_id must be given"))?,
+            // The gateway found the account by the key it linked.
+            username: Username::trusted(account.username),
+        },
         Some(_) => {
             return Err(Status::invalid_argument(
                 "only the Nostr pool seats an account",
             ));
         }
-        None => chess_domain::guest_player(&r.guest_id, &r.display_name),
+        None => Participant::Guest {
+            id: guest_id.clone(),
+            name: r.display_name,
+        },
     };
     Ok(Seeker {
-        guest_id: r.guest_id,
+        guest_id,
         pool,
         player,
         color,
@@ -119,17 +122,22 @@ pub fn seeker(r: pb::JoinPairingQueueRequest, updates: Updates) -> Result<Seeker
 
 /// A call on the seek, request or challenge `id` (the request's `field`)
 /// by `player_id`, both of which must be given.
-pub fn act(field: &str, id: String, player_id: String) -> Result<Act, LobbyError> {
+pub fn act(field: &str, id: String, player_id: &str) -> Result<Act, LobbyError> {
     require(field, &id)?;
-    require("player_id", &player_id)?;
+    let player_id = PlayerId::parse(player_id)?;
     Ok(Act { id, player_id })
 }
 
-/// A registered player named in a request.
-pub fn member(id: String, username: String) -> Result<Member, LobbyError> {
-    require("player_id", &id)?;
-    require("username", &username)?;
-    Ok(Member { id, username })
+/// A registered player named in a request. The gateway copies both from
+/// the caller's session, so the username is the account's as the rating
+/// service gave it.
+pub fn member(player_id: &str, username: &str) -> Result<Member, LobbyError> {
+    let id = PlayerId::parse(player_id)?;
+    require("username", username)?;
+    Ok(Member {
+        id,
+        username: Username::trusted(username),
+    })
 }
 
 /// A colour choice (unset is either: the domain's rule).
@@ -212,8 +220,8 @@ impl From<ChallengeStatus> for common::ChallengeStatus {
 impl Seek {
     /// The seek as `viewer` may see it: the name only if the poster shows it
     /// (or is the viewer), the id only to the poster.
-    pub fn to_pb(&self, viewer: Option<&str>) -> common::Seek {
-        let own = viewer == Some(self.poster.id.as_str());
+    pub fn to_pb(&self, viewer: Option<&PlayerId>) -> common::Seek {
+        let own = viewer == Some(&self.poster.id);
         common::Seek {
             seek_id: self.id.clone(),
             time_control: Some(self.time_control.into()),
@@ -225,12 +233,12 @@ impl Seek {
             show_name: self.show_name,
             accept_mode: common::AcceptMode::from(self.accept) as i32,
             poster_username: if self.show_name || own {
-                self.poster.username.clone()
+                self.poster.username.to_string()
             } else {
                 String::new()
             },
             poster_id: if own {
-                self.poster.id.clone()
+                self.poster.id.to_string()
             } else {
                 String::new()
             },
@@ -247,11 +255,11 @@ impl SeekRequest {
         common::SeekRequest {
             request_id: self.id.clone(),
             seek_id: self.seek_id.clone(),
-            requester_id: self.requester.id.clone(),
-            requester_username: self.requester.username.clone(),
+            requester_id: self.requester.id.to_string(),
+            requester_username: self.requester.username.to_string(),
             requester_rating: self.requester_rating,
             status: common::SeekRequestStatus::from(self.status) as i32,
-            game_id: self.game_id.clone().unwrap_or_default(),
+            game_id: self.game_id.clone().map(String::from).unwrap_or_default(),
             created_at: Some(self.created_at.to_proto()),
         }
     }
@@ -261,17 +269,17 @@ impl Challenge {
     pub fn to_pb(&self) -> common::Challenge {
         common::Challenge {
             challenge_id: self.id.clone(),
-            challenger_id: self.challenger.id.clone(),
-            challenger_username: self.challenger.username.clone(),
-            challenged_id: self.challenged.id.clone(),
-            challenged_username: self.challenged.username.clone(),
+            challenger_id: self.challenger.id.to_string(),
+            challenger_username: self.challenger.username.to_string(),
+            challenged_id: self.challenged.id.to_string(),
+            challenged_username: self.challenged.username.to_string(),
             time_control: Some(self.time_control.into()),
             speed: common::SpeedCategory::from(self.time_control.speed()) as i32,
             color: common::ColorChoice::from(self.color) as i32,
             rated: self.rated,
             status: common::ChallengeStatus::from(self.status) as i32,
             decline_reason: self.decline_reason.clone(),
-            game_id: self.game_id.clone().unwrap_or_default(),
+            game_id: self.game_id.clone().map(String::from).unwrap_or_default(),
             created_at: Some(self.created_at.to_proto()),
             expires_at: Some(self.expires_at.to_proto()),
             allow_hints: self.allow_hints,
@@ -282,30 +290,30 @@ impl Challenge {
 /// A lobby answer as the message shown to `viewer`, the player the call
 /// acts for.
 pub trait Reply<T> {
-    fn reply(&self, viewer: &str) -> Result<T, Status>;
+    fn reply(&self, viewer: &PlayerId) -> Result<T, Status>;
 }
 
 impl Reply<common::Seek> for Seek {
-    fn reply(&self, viewer: &str) -> Result<common::Seek, Status> {
+    fn reply(&self, viewer: &PlayerId) -> Result<common::Seek, Status> {
         Ok(self.to_pb(Some(viewer)))
     }
 }
 
 impl Reply<common::SeekRequest> for SeekRequest {
-    fn reply(&self, _: &str) -> Result<common::SeekRequest, Status> {
+    fn reply(&self, _: &PlayerId) -> Result<common::SeekRequest, Status> {
         Ok(self.to_pb())
     }
 }
 
 impl Reply<common::Challenge> for Challenge {
-    fn reply(&self, _: &str) -> Result<common::Challenge, Status> {
+    fn reply(&self, _: &PlayerId) -> Result<common::Challenge, Status> {
         Ok(self.to_pb())
     }
 }
 
 /// The request a seek settled as (a seek never settles as a challenge).
 impl Reply<common::SeekRequest> for Settled {
-    fn reply(&self, _: &str) -> Result<common::SeekRequest, Status> {
+    fn reply(&self, _: &PlayerId) -> Result<common::SeekRequest, Status> {
         match self {
             Settled::Request(request) => Ok(request.to_pb()),
             Settled::Challenge(_) => Err(Status::internal("a seek settled as a challenge")),
@@ -315,7 +323,7 @@ impl Reply<common::SeekRequest> for Settled {
 
 /// The challenge a challenge settled as.
 impl Reply<common::Challenge> for Settled {
-    fn reply(&self, _: &str) -> Result<common::Challenge, Status> {
+    fn reply(&self, _: &PlayerId) -> Result<common::Challenge, Status> {
         match self {
             Settled::Challenge(challenge) => Ok(challenge.to_pb()),
             Settled::Request(_) => Err(Status::internal("a challenge settled as a seek")),
@@ -324,7 +332,7 @@ impl Reply<common::Challenge> for Settled {
 }
 
 /// A list of lobby answers as shown to `viewer`.
-pub fn replies<A: Reply<T>, T>(answers: &[A], viewer: &str) -> Result<Vec<T>, Status> {
+pub fn replies<A: Reply<T>, T>(answers: &[A], viewer: &PlayerId) -> Result<Vec<T>, Status> {
     answers.iter().map(|a| a.reply(viewer)).collect()
 }
 
@@ -360,9 +368,9 @@ impl From<PairingUpdate> for pb::JoinPairingQueueResponse {
                 color,
                 opponent_id,
             } => Update::Paired(pb::Paired {
-                game_id,
+                game_id: game_id.into(),
                 color: color_to_pb(color) as i32,
-                opponent_id,
+                opponent_id: opponent_id.into(),
             }),
         };
         Self {
@@ -417,9 +425,10 @@ mod tests {
     fn names_show_only_when_allowed() {
         let hidden = seek(false);
         assert_eq!(hidden.to_pb(None).poster_username, "");
-        assert_eq!(hidden.to_pb(Some("q")).poster_username, "");
-        assert_eq!(hidden.to_pb(Some("q")).poster_id, "");
-        let own = hidden.to_pb(Some("p"));
+        let (q, p) = (PlayerId::trusted("q"), PlayerId::trusted("p"));
+        assert_eq!(hidden.to_pb(Some(&q)).poster_username, "");
+        assert_eq!(hidden.to_pb(Some(&q)).poster_id, "");
+        let own = hidden.to_pb(Some(&p));
         assert_eq!(
             (own.poster_username.as_str(), own.poster_id.as_str()),
             ("Alice", "p")

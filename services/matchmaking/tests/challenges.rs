@@ -5,6 +5,8 @@ mod common;
 
 use std::time::Duration;
 
+use chess_domain::{PlayerId, Username};
+
 use chess_matchmaking::lobby::{
     model::{Challenge, ChallengeStatus, Member},
     store::Store,
@@ -119,14 +121,8 @@ async fn challenges_expire_on_their_timer() {
     store
         .insert_challenge(&Challenge {
             id: "soon".into(),
-            challenger: Member {
-                id: alice.id.clone(),
-                username: alice.name.clone(),
-            },
-            challenged: Member {
-                id: bob.id.clone(),
-                username: bob.name.clone(),
-            },
+            challenger: member(&alice),
+            challenged: member(&bob),
             time_control: chess_domain::TimeControl::Untimed,
             color: chess_domain::ColorChoice::Either,
             rated: false,
@@ -161,4 +157,12 @@ async fn challenges_expire_on_their_timer() {
         accept_challenge(&mut client, "soon", &bob).await,
         Code::NotFound,
     );
+}
+
+/// A registered player as the lobby holds them.
+fn member(player: &common::Player) -> Member {
+    Member {
+        id: PlayerId::trusted(player.id.clone()),
+        username: Username::trusted(player.name.clone()),
+    }
 }

@@ -18,7 +18,7 @@ pub use crate::store;
 
 use std::{collections::HashMap, time::Duration};
 
-use chess_domain::{ColorChoice, SpeedCategory, TimeControl, Timestamp};
+use chess_domain::{ColorChoice, PlayerId, SpeedCategory, TimeControl, Timestamp};
 use chess_runtime::Shutdown;
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -126,11 +126,11 @@ impl LobbyHandle {
 
     async fn rating_of(
         &self,
-        player_id: &str,
+        player_id: &PlayerId,
         category: SpeedCategory,
     ) -> Result<Shown, LobbyError> {
         self.rating
-            .ratings(vec![player_id.to_owned()], category)
+            .ratings(vec![player_id.clone()], category)
             .await?
             .remove(player_id)
             .ok_or_else(|| LobbyError::NotFound(format!("no registered player {player_id}")))
@@ -208,7 +208,7 @@ impl LobbyHandle {
     /// Shows posters' current ratings; if the rating service cannot say, the
     /// ratings read when the seeks were posted stay.
     async fn refresh_ratings(&self, seeks: &mut [Seek]) {
-        let mut by_category: HashMap<SpeedCategory, Vec<String>> = HashMap::new();
+        let mut by_category: HashMap<SpeedCategory, Vec<PlayerId>> = HashMap::new();
         for seek in seeks.iter().filter(|s| s.speed().is_rated()) {
             let ids = by_category.entry(seek.speed()).or_default();
             if !ids.contains(&seek.poster.id) {
@@ -291,7 +291,7 @@ impl LobbyHandle {
 
     /// A player's requests: received, sent, and their own seeks (with
     /// current ratings).
-    pub async fn list_seek_requests(&self, player_id: String) -> Result<Requests, LobbyError> {
+    pub async fn list_seek_requests(&self, player_id: PlayerId) -> Result<Requests, LobbyError> {
         let (received, sent, mut seeks) = self
             .ask(|reply| Message::ListRequests { player_id, reply })
             .await?;
@@ -346,7 +346,7 @@ impl LobbyHandle {
     /// A player's pending challenges: incoming and outgoing.
     pub async fn list_challenges(
         &self,
-        player_id: String,
+        player_id: PlayerId,
     ) -> Result<(Vec<Challenge>, Vec<Challenge>), LobbyError> {
         self.ask(|reply| Message::ListChallenges { player_id, reply })
             .await
@@ -357,7 +357,7 @@ impl LobbyHandle {
     /// returns.
     pub async fn watch_player(
         &self,
-        player_id: String,
+        player_id: PlayerId,
     ) -> Result<mpsc::Receiver<LobbyEvent>, LobbyError> {
         let (events, rx) = actor::stream_channel();
         self.ask(|reply| Message::Watch {

@@ -2,15 +2,15 @@
 //! events players hear about them. Checked values only; their wire forms are
 //! in [`crate::convert`].
 
-use chess_domain::{ColorChoice, SpeedCategory, TimeControl};
+use chess_domain::{ColorChoice, GameId, PlayerId, SpeedCategory, TimeControl, Username};
 
 pub use chess_domain::Timestamp;
 
 /// A registered player as the lobby knows them: the gateway vouches for both.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Member {
-    pub id: String,
-    pub username: String,
+    pub id: PlayerId,
+    pub username: Username,
 }
 
 /// A rating as shown beside a seek or request.
@@ -126,7 +126,7 @@ pub struct SeekRequest {
     pub requester: Member,
     pub requester_rating: i32,
     pub status: RequestStatus,
-    pub game_id: Option<String>,
+    pub game_id: Option<GameId>,
     pub created_at: Timestamp,
 }
 
@@ -178,7 +178,7 @@ pub struct Challenge {
     pub allow_hints: bool,
     pub status: ChallengeStatus,
     pub decline_reason: String,
-    pub game_id: Option<String>,
+    pub game_id: Option<GameId>,
     pub created_at: Timestamp,
     pub expires_at: Timestamp,
 }
@@ -249,8 +249,8 @@ pub(crate) mod tests {
         Seek {
             id: "s".into(),
             poster: Member {
-                id: "p".into(),
-                username: "Alice".into(),
+                id: PlayerId::trusted("p"),
+                username: Username::trusted("Alice"),
             },
             time_control: TimeControl::Daily { turn_hours: 48 },
             color: ColorChoice::White,

@@ -1,7 +1,6 @@
 //! The pairing actor: the queue of waiters, one message at a time.
 
-use chess_domain::{Color, ColorChoice};
-use chess_proto::common::v1 as common;
+use chess_domain::{Color, ColorChoice, PlayerId};
 use tokio::sync::mpsc;
 
 use super::{PairingError, PairingHandle, PairingUpdate, Seeker};
@@ -11,7 +10,7 @@ use crate::clients::GameClient;
 #[derive(Debug)]
 pub(super) enum Message {
     Join(Seeker),
-    Leave { guest_id: String },
+    Leave { guest_id: PlayerId },
 }
 
 /// The pairing queue's owner.
@@ -97,7 +96,7 @@ async fn pair(
         Color::Black => (newcomer, &waiter),
     };
     let game_id = match game
-        .create_paired_game(newcomer.pool, white.player.clone(), black.player.clone())
+        .create_paired_game(newcomer.pool, &white.player, &black.player)
         .await
     {
         Ok(game_id) => game_id,
@@ -120,21 +119,15 @@ async fn pair(
             .is_err()
         {
             // They left as the game was made: that is a resignation.
-            if let Err(e) = game.resign(&game_id, player_id(&seeker.player)).await {
+            let Some(player_id) = seeker.player.actor_id() else {
+                continue;
+            };
+            if let Err(e) = game.resign(&game_id, player_id).await {
                 tracing::warn!(%game_id, error = %e, "cannot resign for a player who left");
             }
         }
     }
     Ok(())
-}
-
-/// The id a player acts as in a game.
-fn player_id(player: &common::Player) -> &str {
-    match &player.kind {
-        Some(common::player::Kind::Registered(r)) => &r.player_id,
-        Some(common::player::Kind::Guest(g)) => &g.guest_id,
-        _ => "",
-    }
 }
 
 #[cfg(test)]

@@ -16,8 +16,7 @@
 
 mod actor;
 
-use chess_domain::{Color, ColorChoice};
-use chess_proto::common::v1 as common;
+use chess_domain::{Color, ColorChoice, GameId, Participant, PlayerId};
 use tokio::sync::mpsc;
 
 use crate::clients::GameError;
@@ -33,9 +32,9 @@ pub enum PairingUpdate {
     /// Paired: the game, their colour in it, and their opponent's guest id
     /// (their place in the queue, whoever plays the game).
     Paired {
-        game_id: String,
+        game_id: GameId,
         color: Color,
-        opponent_id: String,
+        opponent_id: PlayerId,
     },
 }
 
@@ -59,11 +58,11 @@ pub type Updates = mpsc::Sender<Result<PairingUpdate, PairingError>>;
 #[derive(Debug)]
 pub struct Seeker {
     /// Their place in the queue: one per guest id.
-    pub guest_id: String,
+    pub guest_id: PlayerId,
     pub pool: Pool,
     /// Who plays the game: the guest, or (Nostr) the account their key is
     /// linked to.
-    pub player: common::Player,
+    pub player: Participant,
     pub color: ColorChoice,
     /// When the player connected to the server, as (seconds, nanoseconds).
     pub connected_at: (i64, i32),

@@ -9,7 +9,7 @@
 pub mod entities;
 pub mod migration;
 
-use chess_domain::{ColorChoice, TimeControl, Timestamp};
+use chess_domain::{ColorChoice, GameId, PlayerId, TimeControl, Timestamp, Username};
 use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait,
     QueryFilter as _, Value, sea_query::Expr,
@@ -77,8 +77,8 @@ impl Store {
     pub async fn insert_seek(&self, seek: &Seek) -> Result<(), StoreError> {
         self.insert(seeks::ActiveModel {
             id: Set(seek.id.clone()),
-            poster_id: Set(seek.poster.id.clone()),
-            poster_username: Set(seek.poster.username.clone()),
+            poster_id: Set(seek.poster.id.to_string()),
+            poster_username: Set(seek.poster.username.to_string()),
             time_control: Set(seek.time_control.storage_name()),
             color: Set(seek.color.as_str().to_owned()),
             rated: Set(seek.rated),
@@ -100,11 +100,11 @@ impl Store {
         self.insert(seek_requests::ActiveModel {
             id: Set(request.id.clone()),
             seek_id: Set(request.seek_id.clone()),
-            requester_id: Set(request.requester.id.clone()),
-            requester_username: Set(request.requester.username.clone()),
+            requester_id: Set(request.requester.id.to_string()),
+            requester_username: Set(request.requester.username.to_string()),
             requester_rating: Set(request.requester_rating),
             status: Set(request.status.as_str().to_owned()),
-            game_id: Set(request.game_id.clone()),
+            game_id: Set(stored(&request.game_id)),
             created_at: Set(request.created_at.millis()),
             updated_at: Set(request.created_at.millis()),
         })
@@ -114,17 +114,17 @@ impl Store {
     pub async fn insert_challenge(&self, challenge: &Challenge) -> Result<(), StoreError> {
         self.insert(challenges::ActiveModel {
             id: Set(challenge.id.clone()),
-            challenger_id: Set(challenge.challenger.id.clone()),
-            challenger_username: Set(challenge.challenger.username.clone()),
-            challenged_id: Set(challenge.challenged.id.clone()),
-            challenged_username: Set(challenge.challenged.username.clone()),
+            challenger_id: Set(challenge.challenger.id.to_string()),
+            challenger_username: Set(challenge.challenger.username.to_string()),
+            challenged_id: Set(challenge.challenged.id.to_string()),
+            challenged_username: Set(challenge.challenged.username.to_string()),
             time_control: Set(challenge.time_control.storage_name()),
             color: Set(challenge.color.as_str().to_owned()),
             rated: Set(challenge.rated),
             allow_hints: Set(challenge.allow_hints),
             status: Set(challenge.status.as_str().to_owned()),
             decline_reason: Set(challenge.decline_reason.clone()),
-            game_id: Set(challenge.game_id.clone()),
+            game_id: Set(stored(&challenge.game_id)),
             created_at: Set(challenge.created_at.millis()),
             expires_at: Set(challenge.expires_at.millis()),
             updated_at: Set(challenge.created_at.millis()),
@@ -156,7 +156,7 @@ impl Store {
         use seek_requests::Column;
         let columns = [
             (Column::Status, request.status.as_str().into()),
-            (Column::GameId, request.game_id.clone().into()),
+            (Column::GameId, stored(&request.game_id).into()),
             (Column::UpdatedAt, now.millis().into()),
         ];
         self.update(Column::Id, &request.id, columns).await
@@ -175,7 +175,7 @@ impl Store {
                 Column::DeclineReason,
                 challenge.decline_reason.clone().into(),
             ),
-            (Column::GameId, challenge.game_id.clone().into()),
+            (Column::GameId, stored(&challenge.game_id).into()),
             (Column::UpdatedAt, now.millis().into()),
         ];
         self.update(Column::Id, &challenge.id, columns).await
@@ -254,7 +254,7 @@ fn request_from_row(row: seek_requests::Model) -> Result<SeekRequest, StoreError
         requester: member(row.requester_id, row.requester_username),
         requester_rating: row.requester_rating,
         status,
-        game_id: row.game_id,
+        game_id: row.game_id.map(GameId::trusted),
         created_at: Timestamp::from_millis(row.created_at),
     })
 }
@@ -270,7 +270,7 @@ fn challenge_from_row(row: challenges::Model) -> Result<Challenge, StoreError> {
         rated: row.rated,
         allow_hints: row.allow_hints,
         decline_reason: row.decline_reason,
-        game_id: row.game_id,
+        game_id: row.game_id.map(GameId::trusted),
         created_at: Timestamp::from_millis(row.created_at),
         expires_at: Timestamp::from_millis(row.expires_at),
         id: row.id,
@@ -287,8 +287,17 @@ fn corrupt(what: &'static str, id: &str) -> impl Fn() -> StoreError + use<> {
     }
 }
 
+/// A member as stored: both were checked when the row was written.
 fn member(id: String, username: String) -> Member {
-    Member { id, username }
+    Member {
+        id: PlayerId::trusted(id),
+        username: Username::trusted(username),
+    }
+}
+
+/// A game id as its column holds it.
+fn stored(game_id: &Option<GameId>) -> Option<String> {
+    game_id.clone().map(String::from)
 }
 
 /// A row of `C`'s table.
@@ -305,14 +314,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let url = chess_storage::sqlite_url(&dir.path().join("lobby.sqlite"));
         let store = Store::open(&url).await.unwrap();
-        let alice = Member {
-            id: "a".into(),
-            username: "alice".into(),
-        };
-        let bob = Member {
-            id: "b".into(),
-            username: "bob".into(),
-        };
+        let alice = member("a".into(), "alice".into());
+        let bob = member("b".into(), "bob".into());
         let seek = Seek {
             id: "s1".into(),
             poster: alice.clone(),
@@ -377,7 +380,7 @@ mod tests {
         assert_eq!(loaded.challenges, vec![challenge.clone()]);
 
         request.status = RequestStatus::Accepted;
-        request.game_id = Some("g".into());
+        request.game_id = Some(GameId::trusted("g"));
         store
             .settle_request(&request, Timestamp::from_millis(20))
             .await

@@ -3,7 +3,7 @@
 
 use std::{cmp::Reverse, time::Duration};
 
-use chess_domain::Timestamp;
+use chess_domain::{PlayerId, Timestamp};
 
 use super::{Lobby, MAX_OPEN_CHALLENGES, listed, room_for};
 use crate::lobby::{
@@ -57,7 +57,7 @@ impl Lobby {
     fn challenge_of(
         &self,
         id: &str,
-        player_id: &str,
+        player_id: &PlayerId,
         party: Party,
     ) -> Result<&Challenge, LobbyError> {
         let challenge = self.pending_challenge(id)?;
@@ -65,7 +65,7 @@ impl Lobby {
             Party::Challenged => (&challenge.challenged, "is not addressed to you"),
             Party::Challenger => (&challenge.challenger, "is not yours"),
         };
-        if player.id != player_id {
+        if player.id != *player_id {
             return Err(LobbyError::NotYours(format!("challenge {id} {refusal}")));
         }
         Ok(challenge)
@@ -74,7 +74,7 @@ impl Lobby {
     pub(super) async fn accept_challenge(
         &mut self,
         challenge_id: &str,
-        player_id: &str,
+        player_id: &PlayerId,
     ) -> Result<GamePlan, LobbyError> {
         let challenge = self
             .challenge_of(challenge_id, player_id, Party::Challenged)?
@@ -112,7 +112,7 @@ impl Lobby {
     pub(super) async fn decline_challenge(
         &mut self,
         challenge_id: &str,
-        player_id: &str,
+        player_id: &PlayerId,
         reason: String,
     ) -> Result<Challenge, LobbyError> {
         self.challenge_of(challenge_id, player_id, Party::Challenged)?;
@@ -123,7 +123,7 @@ impl Lobby {
     pub(super) async fn cancel_challenge(
         &mut self,
         challenge_id: &str,
-        player_id: &str,
+        player_id: &PlayerId,
     ) -> Result<Challenge, LobbyError> {
         self.challenge_of(challenge_id, player_id, Party::Challenger)?;
         self.settle_challenge(challenge_id, ChallengeStatus::Cancelled, String::new())
@@ -196,9 +196,9 @@ impl Lobby {
         }
     }
 
-    pub(super) fn list_challenges(&self, player_id: &str) -> (Vec<Challenge>, Vec<Challenge>) {
-        let incoming = listed(self.challenges.values(), |c| c.challenged.id == player_id);
-        let outgoing = listed(self.challenges.values(), |c| c.challenger.id == player_id);
+    pub(super) fn list_challenges(&self, player_id: &PlayerId) -> (Vec<Challenge>, Vec<Challenge>) {
+        let incoming = listed(self.challenges.values(), |c| c.challenged.id == *player_id);
+        let outgoing = listed(self.challenges.values(), |c| c.challenger.id == *player_id);
         (incoming, outgoing)
     }
 }

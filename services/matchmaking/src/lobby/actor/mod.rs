@@ -33,7 +33,7 @@ use std::{
     time::Duration,
 };
 
-use chess_domain::SpeedCategory;
+use chess_domain::{GameId, PlayerId, SpeedCategory};
 use chess_runtime::Shutdown;
 use tokio::{
     sync::{mpsc, oneshot, watch},
@@ -89,7 +89,7 @@ pub type Requests = (Vec<SeekRequest>, Vec<SeekRequest>, Vec<Seek>);
 #[derive(Debug)]
 pub struct Act {
     pub id: String,
-    pub player_id: String,
+    pub player_id: PlayerId,
 }
 
 /// Messages to the lobby task.
@@ -130,7 +130,7 @@ pub(super) enum Message {
         reply: Reply<SeekRequest>,
     },
     ListRequests {
-        player_id: String,
+        player_id: PlayerId,
         reply: oneshot::Sender<Requests>,
     },
     CreateChallenge {
@@ -151,30 +151,30 @@ pub(super) enum Message {
         reply: Reply<Challenge>,
     },
     ListChallenges {
-        player_id: String,
+        player_id: PlayerId,
         reply: oneshot::Sender<(Vec<Challenge>, Vec<Challenge>)>,
     },
     /// The game of a plan was created (with its id), or could not be.
     Started {
         plan: GamePlan,
-        outcome: Result<String, LobbyError>,
+        outcome: Result<GameId, LobbyError>,
         reply: Reply<Settled>,
     },
     /// A new event stream for a player; answered once it is registered.
     Watch {
-        player_id: String,
+        player_id: PlayerId,
         events: Events,
         reply: oneshot::Sender<()>,
     },
     /// A player's event stream closed.
     Unwatch {
-        player_id: String,
+        player_id: PlayerId,
         watcher: u64,
     },
     /// A real-time seek was posted with no stream open: if there still is
     /// none, the player's real-time seeks go.
     CheckPresence {
-        player_id: String,
+        player_id: PlayerId,
     },
 }
 
@@ -264,7 +264,7 @@ impl Lobby {
         }
         // Real-time seeks outlive a restart only if their posters come back
         // (their streams reconnect) within the grace.
-        let posters: HashSet<String> = actor
+        let posters: HashSet<PlayerId> = actor
             .seeks
             .values()
             .filter(|s| s.lapses_with_poster())
@@ -313,7 +313,7 @@ pub(super) struct Lobby {
     /// When pending challenges expire (entries of settled ones are skipped).
     expiries: BinaryHeap<Reverse<(Timestamp, String)>>,
     /// Each player's open event streams.
-    watchers: HashMap<String, Vec<(u64, Events)>>,
+    watchers: HashMap<PlayerId, Vec<(u64, Events)>>,
     next_watcher: u64,
 }
 

@@ -1,7 +1,7 @@
 //! Requests to play a seek: asking, accepting (which reserves the seek),
 //! rejecting, withdrawing and listing.
 
-use chess_domain::Timestamp;
+use chess_domain::{PlayerId, Timestamp};
 
 use super::{Lobby, Requested, Requests, listed};
 use crate::lobby::{
@@ -91,10 +91,10 @@ impl Lobby {
     pub(super) fn accept_request(
         &mut self,
         request_id: &str,
-        player_id: &str,
+        player_id: &PlayerId,
     ) -> Result<GamePlan, LobbyError> {
         let (request, seek) = self.pending_request(request_id)?;
-        if seek.poster.id != player_id {
+        if seek.poster.id != *player_id {
             return Err(LobbyError::NotYours(format!(
                 "request {request_id} is not for your seek"
             )));
@@ -110,7 +110,7 @@ impl Lobby {
     pub(super) async fn end_request(
         &mut self,
         request_id: &str,
-        player_id: &str,
+        player_id: &PlayerId,
         end: RequestEnd,
     ) -> Result<SeekRequest, LobbyError> {
         let (request, seek) = self.pending_request(request_id)?;
@@ -130,7 +130,7 @@ impl Lobby {
                 LobbyEvent::SeekRequestCancelled,
             ),
         };
-        if ender.id != player_id {
+        if ender.id != *player_id {
             return Err(LobbyError::NotYours(format!(
                 "request {request_id} {refusal}"
             )));
@@ -146,14 +146,14 @@ impl Lobby {
         Ok(request)
     }
 
-    pub(super) fn list_requests(&self, player_id: &str) -> Requests {
+    pub(super) fn list_requests(&self, player_id: &PlayerId) -> Requests {
         let received = listed(self.requests.values(), |r| {
             self.seeks
                 .get(&r.seek_id)
-                .is_some_and(|s| s.poster.id == player_id)
+                .is_some_and(|s| s.poster.id == *player_id)
         });
-        let sent = listed(self.requests.values(), |r| r.requester.id == player_id);
-        let seeks = listed(self.seeks.values(), |s| s.poster.id == player_id);
+        let sent = listed(self.requests.values(), |r| r.requester.id == *player_id);
+        let seeks = listed(self.seeks.values(), |s| s.poster.id == *player_id);
         (received, sent, seeks)
     }
 }

@@ -1,6 +1,6 @@
 //! Posting, cancelling, closing and listing seeks.
 
-use chess_domain::SpeedCategory;
+use chess_domain::{PlayerId, SpeedCategory};
 
 use super::{Lobby, MAX_SEEKS_PER_PLAYER, Message, SeekPage, room_for};
 use crate::lobby::{
@@ -32,7 +32,7 @@ impl Lobby {
         self.seeks.insert(seek.id.clone(), seek.clone());
         tracing::debug!(
             seek_id = seek.id,
-            poster = seek.poster.id,
+            poster = %seek.poster.id,
             real_time = seek.lapses_with_poster(),
             "seek posted"
         );
@@ -41,9 +41,9 @@ impl Lobby {
 
     /// Withdraws `player_id`'s real-time seeks after the presence grace
     /// unless they have a stream open by then.
-    pub(super) fn check_presence_later(&self, player_id: &str) {
+    pub(super) fn check_presence_later(&self, player_id: &PlayerId) {
         let Some(me) = self.me.upgrade() else { return };
-        let player_id = player_id.to_owned();
+        let player_id = player_id.clone();
         let grace = self.presence_grace;
         tokio::spawn(async move {
             tokio::time::sleep(grace).await;
@@ -55,10 +55,10 @@ impl Lobby {
     pub(super) async fn cancel_seek(
         &mut self,
         seek_id: &str,
-        player_id: &str,
+        player_id: &PlayerId,
     ) -> Result<Seek, LobbyError> {
         let seek = self.open_seek(seek_id)?;
-        if seek.poster.id != player_id {
+        if seek.poster.id != *player_id {
             return Err(LobbyError::NotYours(format!("seek {seek_id} is not yours")));
         }
         self.remove_seek(seek_id, "cancelled", None).await

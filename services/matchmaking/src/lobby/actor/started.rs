@@ -1,7 +1,7 @@
 //! Settling what a game came from once the game service has made it (or
 //! releasing the reservation if it could not).
 
-use chess_domain::Timestamp;
+use chess_domain::{GameId, Timestamp};
 
 use super::{Lobby, Settled};
 use crate::lobby::{
@@ -13,7 +13,7 @@ impl Lobby {
     pub(super) async fn started(
         &mut self,
         plan: GamePlan,
-        outcome: Result<String, LobbyError>,
+        outcome: Result<GameId, LobbyError>,
     ) -> Result<Settled, LobbyError> {
         match plan.origin {
             Origin::Seek {
@@ -53,7 +53,7 @@ impl Lobby {
                 };
                 self.notify(&requester, LobbyEvent::SeekRequestAccepted(wire.clone()));
                 self.notify(&poster, LobbyEvent::SeekRequestAccepted(wire));
-                tracing::debug!(seek_id, request_id, game_id, "seek taken");
+                tracing::debug!(seek_id, request_id, %game_id, "seek taken");
                 Ok(Settled::Request(request))
             }
             Origin::Challenge { challenge_id } => {
@@ -79,7 +79,7 @@ impl Lobby {
                         challenge
                     }
                 };
-                tracing::debug!(challenge_id, game_id, "challenge accepted");
+                tracing::debug!(challenge_id, %game_id, "challenge accepted");
                 Ok(Settled::Challenge(settled))
             }
         }

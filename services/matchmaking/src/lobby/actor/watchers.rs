@@ -3,11 +3,13 @@
 
 use tokio::sync::mpsc;
 
+use chess_domain::PlayerId;
+
 use super::{Events, Lobby, Message, STREAM_CAPACITY};
 use crate::lobby::model::LobbyEvent;
 
 impl Lobby {
-    pub(super) fn watch(&mut self, player_id: String, events: Events) {
+    pub(super) fn watch(&mut self, player_id: PlayerId, events: Events) {
         let watcher = self.next_watcher;
         self.next_watcher += 1;
         self.watchers
@@ -24,7 +26,7 @@ impl Lobby {
         });
     }
 
-    pub(super) async fn unwatch(&mut self, player_id: &str, watcher: u64) {
+    pub(super) async fn unwatch(&mut self, player_id: &PlayerId, watcher: u64) {
         let Some(streams) = self.watchers.get_mut(player_id) else {
             return;
         };
@@ -37,14 +39,14 @@ impl Lobby {
 
     /// Sends `event` to every open stream of `player_id`. A stream too far
     /// behind is closed rather than allowed to hold up the lobby.
-    pub(super) fn notify(&mut self, player_id: &str, event: LobbyEvent) {
+    pub(super) fn notify(&mut self, player_id: &PlayerId, event: LobbyEvent) {
         let Some(streams) = self.watchers.get_mut(player_id) else {
             return;
         };
         streams.retain(|(_, events)| match events.try_send(event.clone()) {
             Ok(()) => true,
             Err(mpsc::error::TrySendError::Full(_)) => {
-                tracing::warn!(player_id, "lobby stream fell behind; closing it");
+                tracing::warn!(%player_id, "lobby stream fell behind; closing it");
                 false
             }
             Err(mpsc::error::TrySendError::Closed(_)) => false,
@@ -54,17 +56,19 @@ impl Lobby {
     }
 
     /// Withdraws the real-time seeks of a player who has no stream open.
-    pub(super) async fn withdraw_real_time(&mut self, player_id: &str) {
+    pub(super) async fn withdraw_real_time(&mut self, player_id: &PlayerId) {
         let gone: Vec<String> = self
             .seeks
             .values()
             .filter(|s| {
-                s.poster.id == player_id && s.lapses_with_poster() && !self.reserved.contains(&s.id)
+                s.poster.id == *player_id
+                    && s.lapses_with_poster()
+                    && !self.reserved.contains(&s.id)
             })
             .map(|s| s.id.clone())
             .collect();
         for seek_id in gone {
-            tracing::debug!(player_id, seek_id, "poster left; seek withdrawn");
+            tracing::debug!(%player_id, seek_id, "poster left; seek withdrawn");
             if let Err(e) = self.remove_seek(&seek_id, "cancelled", None).await {
                 tracing::warn!(seek_id, error = %e, "could not withdraw a seek");
             }
