@@ -1,5 +1,6 @@
 //! The matchmaking service: the gateway passes the lobby's calls through.
 
+use chess_domain::PlayerId;
 use chess_proto::matchmaking::v1::matchmaking_service_client::MatchmakingServiceClient;
 use chess_runtime::{Channel, Signer, identity::Signed};
 
@@ -31,10 +32,10 @@ impl MatchmakingClient {
     /// The generated client for calls acting for `player_id` (seeks,
     /// requests, challenges and their lists): each call's assertion names
     /// the player, and the service refuses a request for another.
-    pub fn acting(&self, player_id: &str) -> MatchmakingServiceClient<Signed> {
+    pub fn acting(&self, player_id: &PlayerId) -> MatchmakingServiceClient<Signed> {
         MatchmakingServiceClient::new(self.signer.channel(
             self.channel.clone(),
-            Some(player_id),
+            Some(player_id.as_str()),
             None,
         ))
     }

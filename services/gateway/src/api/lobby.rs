@@ -18,7 +18,10 @@ use crate::core::auth::Session;
 impl Lobby {
     /// The matchmaking service, acting for `player_id`.
     fn acting(&self, player_id: &str) -> Matchmaking {
-        self.shared.backends.matchmaking.acting(player_id)
+        self.shared
+            .backends
+            .matchmaking
+            .acting(&chess_domain::PlayerId::trusted(player_id))
     }
 
     /// The caller of `request`, with the matchmaking service acting for

@@ -218,7 +218,7 @@ impl Play {
             .shared
             .backends
             .matchmaking
-            .acting(&session.player_id)
+            .acting(&chess_domain::PlayerId::trusted(session.player_id.as_str()))
             .watch_player(mm::WatchPlayerRequest {
                 player_id: session.player_id.clone(),
             })

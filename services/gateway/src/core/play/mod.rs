@@ -288,7 +288,7 @@ impl Games {
         let queue = self
             .backends
             .matchmaking
-            .acting(&request.guest_id)
+            .acting(&chess_domain::PlayerId::trusted(request.guest_id.as_str()))
             .join_pairing_queue(request)
             .await?;
         Ok(Queue(queue.into_inner()))
