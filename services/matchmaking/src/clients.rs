@@ -80,8 +80,7 @@ impl GameClient {
     /// Creates the game of `plan` (idempotent: the plan's key names it) and
     /// returns its id.
     pub async fn create_game(&self, plan: &GamePlan) -> Result<GameId, LobbyError> {
-        let player =
-            |m: &Member| chess_domain::registered_player(m.id.as_str(), m.username.as_str());
+        let player = |m: &Member| m.participant().to_pb();
         let game = NewGame {
             rated: plan.rated,
             allow_hints: plan.allow_hints,

@@ -2,7 +2,9 @@
 //! events players hear about them. Checked values only; their wire forms are
 //! in [`crate::convert`].
 
-use chess_domain::{ColorChoice, GameId, PlayerId, SpeedCategory, TimeControl, Username};
+use chess_domain::{
+    ColorChoice, GameId, Participant, PlayerId, SpeedCategory, TimeControl, Username,
+};
 
 pub use chess_domain::Timestamp;
 
@@ -11,6 +13,16 @@ pub use chess_domain::Timestamp;
 pub struct Member {
     pub id: PlayerId,
     pub username: Username,
+}
+
+impl Member {
+    /// The member as a side of a game.
+    pub fn participant(&self) -> Participant {
+        Participant::Registered {
+            id: self.id.clone(),
+            username: self.username.clone(),
+        }
+    }
 }
 
 /// A rating as shown beside a seek or request.
