@@ -14,14 +14,14 @@
 
 use std::{collections::HashSet, sync::Arc};
 
-use chess_domain::{Color, GameResult, Participant, Termination, Timestamp};
+use chess_domain::{Color, GameId, GameResult, Participant, PlayerId, Termination, Timestamp};
 use chess_runtime::Reason;
 use nostr_sdk::prelude::{Event, PublicKey};
 use tokio::{sync::mpsc, time::sleep};
 
 use super::{
     context::{Context, RETRY_DELAY},
-    follow,
+    follow, guest,
     inbox::{Command, Inbox},
     journal::Journal,
     pairing,
@@ -36,8 +36,6 @@ pub const WINDOW_SECS: u64 = 3600;
 const FUTURE_SECS: u64 = 15 * 60;
 /// Tries of a call while the service behind it is unreachable.
 const ATTEMPTS: u32 = 5;
-/// Guest ids of Nostr players: this and the key in hex.
-pub const GUEST_PREFIX: &str = "nostr-";
 
 /// The bridge: the state only its own task touches.
 #[derive(Debug)]
@@ -47,7 +45,7 @@ pub struct Bridge {
     /// Keys waiting for an opponent.
     queued: HashSet<String>,
     /// Games with a running follower.
-    following: HashSet<String>,
+    following: HashSet<GameId>,
     inbox: Inbox,
     commands: mpsc::UnboundedReceiver<Command>,
 }
@@ -93,7 +91,7 @@ impl Bridge {
             self.queued.insert(key.clone());
             self.spawn_wait(key, since, true);
         }
-        let games: Vec<String> = self.journal.games().map(|(id, _)| id.clone()).collect();
+        let games: Vec<GameId> = self.journal.games().map(|(id, _)| id.clone()).collect();
         if !games.is_empty() {
             tracing::info!(
                 games = games.len(),
@@ -193,7 +191,7 @@ impl Bridge {
             }
             Some(Err(malformed)) => {
                 let seats = match protocol::game_of(&event) {
-                    Some(id) => self.seats(id).await,
+                    Some(id) => self.seats(&id).await,
                     None => None,
                 };
                 self.refuse(&event, seats.as_ref(), &malformed.to_string());
@@ -226,29 +224,30 @@ impl Bridge {
     /// A pairing: each player hears of it (once, whichever of the two
     /// waits saw it first), then the starting position, then every move.
     fn paired(&mut self, key: &str, paired: &Pairing) {
-        let Some(opponent) = paired.opponent_id.strip_prefix(GUEST_PREFIX) else {
-            tracing::warn!(opponent = %paired.opponent_id, "paired with someone not on Nostr");
+        // The matchmaking service's own answer.
+        let game_id = GameId::trusted(paired.game_id.clone());
+        let opponent_id = PlayerId::trusted(paired.opponent_id.clone());
+        let Some(opponent) = guest::key_of(&opponent_id) else {
+            tracing::warn!(opponent = %opponent_id, "paired with someone not on Nostr");
             return;
         };
         let (white, black) = match paired.color {
             Color::White => (key, opponent),
             Color::Black => (opponent, key),
         };
-        let fresh = self.journal.game(&paired.game_id).is_none();
-        if let Err(e) = self.journal.follow(&paired.game_id, white, black) {
+        let fresh = self.journal.game(&game_id).is_none();
+        if let Err(e) = self.journal.follow(&game_id, white, black) {
             tracing::error!(error = %e, "cannot write the Nostr journal");
         }
         if !fresh {
             return;
         }
         for (player, other, letter) in [(white, black, 'w'), (black, white, 'b')] {
-            self.cx.reply(
-                player,
-                &format!("started:{}:{other}:{letter}", paired.game_id),
-            );
+            self.cx
+                .reply(player, &format!("started:{game_id}:{other}:{letter}"));
         }
         let seats = Seats {
-            game_id: &paired.game_id,
+            game_id: &game_id,
             white,
             black,
         };
@@ -260,12 +259,12 @@ impl Bridge {
         self.cx
             .outbox
             .publish(protocol::state(&self.cx.keys, &seats, &start, None));
-        self.follow(paired.game_id.clone());
+        self.follow(game_id);
     }
 
     /// The players of a game by key: from the journal for games paired here,
     /// else from the game service (Nostr guests and linked accounts).
-    async fn seats(&self, game_id: &str) -> Option<OwnedSeats> {
+    async fn seats(&self, game_id: &GameId) -> Option<OwnedSeats> {
         if let Some(game) = self.journal.game(game_id) {
             return Some(OwnedSeats::new(game_id, &game.white, &game.black));
         }
@@ -278,9 +277,7 @@ impl Bridge {
     /// The Nostr key of a player of a game, if it has one.
     async fn key_of(&self, player: &Participant) -> Option<String> {
         match player {
-            Participant::Guest { id, .. } => {
-                id.as_str().strip_prefix(GUEST_PREFIX).map(str::to_owned)
-            }
+            Participant::Guest { id, .. } => guest::key_of(id).map(str::to_owned),
             Participant::Registered { id, .. } => {
                 self.cx.games.nostr_key_of(id.as_str()).await.ok()?
             }
@@ -301,7 +298,7 @@ impl Bridge {
     }
 
     /// A 20303: a move or `quit` in a game.
-    async fn play(&self, event: &Event, game_id: &str, action: Action) {
+    async fn play(&self, event: &Event, game_id: &GameId, action: Action) {
         let key = event.pubkey.to_hex();
         let seats = self.seats(game_id).await;
         let identity = match self.cx.identity(&key).await {
@@ -316,10 +313,16 @@ impl Bridge {
                 return;
             }
         };
-        let player_id = identity.player_id().to_owned();
+        let player_id = identity.player_id();
         let outcome = match action {
             Action::Move(uci) => self.make_move(game_id, &player_id, uci).await,
-            Action::Quit => self.cx.games.resign(game_id, &player_id).await.map(drop),
+            Action::Quit => {
+                let games = &self.cx.games;
+                games
+                    .resign(game_id.as_str(), player_id.as_str())
+                    .await
+                    .map(drop)
+            }
         };
         let Err(error) = outcome else {
             // The follower announces the new position (or the ending).
@@ -346,8 +349,8 @@ impl Bridge {
     /// the game service restarts cannot play it twice.
     async fn make_move(
         &self,
-        game_id: &str,
-        player_id: &str,
+        game_id: &GameId,
+        player_id: &PlayerId,
         uci: String,
     ) -> Result<(), PlayError> {
         let mut attempt = 0;
@@ -372,7 +375,7 @@ impl Bridge {
         loop {
             let games = &self.cx.games;
             match games
-                .make_move(game_id, player_id, uci.clone(), Some(ply))
+                .make_move(game_id.as_str(), player_id.as_str(), uci.clone(), Some(ply))
                 .await
             {
                 Ok(_) => return Ok(()),
@@ -382,7 +385,7 @@ impl Bridge {
     }
 
     /// Starts announcing a game's moves (once per game).
-    fn follow(&mut self, game_id: String) {
+    fn follow(&mut self, game_id: GameId) {
         if !self.following.insert(game_id.clone()) {
             return;
         }
@@ -399,21 +402,21 @@ enum Action {
 /// [`Seats`] that own their keys.
 #[derive(Clone, Debug)]
 pub struct OwnedSeats {
-    game_id: String,
+    game_id: GameId,
     white: String,
     black: String,
 }
 
 impl OwnedSeats {
-    fn new(game_id: &str, white: &str, black: &str) -> Self {
+    fn new(game_id: &GameId, white: &str, black: &str) -> Self {
         Self {
-            game_id: game_id.to_owned(),
+            game_id: game_id.clone(),
             white: white.to_owned(),
             black: black.to_owned(),
         }
     }
 
-    pub(super) fn game_id(&self) -> &str {
+    pub(super) fn game_id(&self) -> &GameId {
         &self.game_id
     }
 

@@ -8,12 +8,13 @@ use std::{
     time::{Duration, Instant},
 };
 
+use chess_domain::{GameId, PlayerId};
 use chess_runtime::Reason;
 use nostr_sdk::prelude::Keys;
 use tokio::time::sleep;
 use tokio_util::sync::CancellationToken;
 
-use super::{bridge::GUEST_PREFIX, outbox::Outbox, protocol};
+use super::{guest, outbox::Outbox, protocol};
 use crate::core::{
     clients::Backends,
     play::{Account, Game, Games, PlayError},
@@ -28,16 +29,19 @@ const LINK_CACHE: Duration = Duration::from_secs(10);
 #[derive(Clone, Debug)]
 pub(super) struct Identity {
     /// The key's place in the pairing queue.
-    pub guest_id: String,
+    pub guest_id: PlayerId,
     /// The account the key is linked to, if any.
     pub account: Option<Account>,
 }
 
 impl Identity {
-    pub(super) fn player_id(&self) -> &str {
-        self.account
-            .as_ref()
-            .map_or(&self.guest_id, |a| &a.player_id)
+    /// Who the key plays as: its account, if linked, else its guest id.
+    pub(super) fn player_id(&self) -> PlayerId {
+        match &self.account {
+            // The rating service's own answer.
+            Some(account) => PlayerId::trusted(account.player_id.clone()),
+            None => self.guest_id.clone(),
+        }
     }
 }
 
@@ -80,7 +84,7 @@ impl Context {
 
     /// The account `key` is linked to, if any (cached briefly).
     pub(super) async fn identity(&self, key: &str) -> Result<Identity, PlayError> {
-        let guest_id = format!("{GUEST_PREFIX}{key}");
+        let guest_id = guest::guest_id(key);
         let cached = self
             .links()
             .get(key)
@@ -100,8 +104,8 @@ impl Context {
     }
 
     /// The game, `None` when there is no such game.
-    pub(super) async fn get_game(&self, game_id: &str) -> Result<Option<Game>, PlayError> {
-        match self.games.game(game_id).await {
+    pub(super) async fn get_game(&self, game_id: &GameId) -> Result<Option<Game>, PlayError> {
+        match self.games.game(game_id.as_str()).await {
             Err(error) if error.reason() == Some(Reason::NotFound) => Ok(None),
             answer => answer,
         }

@@ -3,6 +3,8 @@
 //! the bridge's journal, asked and written through the bridge's
 //! [`Inbox`](super::inbox::Inbox).
 
+use chess_domain::GameId;
+
 use super::{
     bridge::{OwnedSeats, ending_of},
     context::Context,
@@ -13,12 +15,12 @@ use crate::core::play::GameEvent;
 
 /// Publishes a 20302 for each move of the game from the last one told,
 /// and one with the result when it ends; then tells the bridge it stopped.
-pub(super) async fn announce(cx: &Context, inbox: &Inbox, game_id: &str) {
+pub(super) async fn announce(cx: &Context, inbox: &Inbox, game_id: &GameId) {
     follow(cx, inbox, game_id).await;
     inbox.unfollowed(game_id);
 }
 
-async fn follow(cx: &Context, inbox: &Inbox, game_id: &str) {
+async fn follow(cx: &Context, inbox: &Inbox, game_id: &GameId) {
     let Some(seats) = inbox.journal_seats(game_id).await else {
         return;
     };
@@ -38,7 +40,10 @@ async fn follow(cx: &Context, inbox: &Inbox, game_id: &str) {
                 }
             }
             Ok(None) => {
-                tracing::warn!(game_id, "a followed Nostr game does not exist");
+                tracing::warn!(
+                    game_id = game_id.as_str(),
+                    "a followed Nostr game does not exist"
+                );
                 inbox.ended(game_id);
                 return;
             }
@@ -49,10 +54,10 @@ async fn follow(cx: &Context, inbox: &Inbox, game_id: &str) {
                 return;
             }
         }
-        let mut events = match cx.games.watch(game_id, told, None).await {
+        let mut events = match cx.games.watch(game_id.as_str(), told, None).await {
             Ok(events) => events,
             Err(error) => {
-                tracing::debug!(game_id, %error, "cannot follow a Nostr game; retrying");
+                tracing::debug!(game_id = game_id.as_str(), %error, "cannot follow a Nostr game; retrying");
                 if cx.pause().await {
                     continue;
                 }

@@ -1,6 +1,7 @@
 //! How the bridge's tasks reach the state only the bridge's own task
 //! touches: commands on a channel, questions with a oneshot reply.
 
+use chess_domain::GameId;
 use tokio::sync::{mpsc, oneshot};
 
 use super::bridge::OwnedSeats;
@@ -11,24 +12,24 @@ use crate::core::play::Pairing;
 pub(super) enum Command {
     /// The players of a game followed here, from the journal.
     Seats {
-        game_id: String,
+        game_id: GameId,
         reply: oneshot::Sender<Option<OwnedSeats>>,
     },
     /// The last ply announced of a followed game.
     ToldPly {
-        game_id: String,
+        game_id: GameId,
         reply: oneshot::Sender<u32>,
     },
     Told {
-        game_id: String,
+        game_id: GameId,
         ply: u32,
     },
     Ended {
-        game_id: String,
+        game_id: GameId,
     },
     /// A follower stopped.
     Unfollowed {
-        game_id: String,
+        game_id: GameId,
     },
     Paired {
         key: String,
@@ -58,31 +59,31 @@ impl Inbox {
         answer.await.ok()
     }
 
-    pub(super) async fn journal_seats(&self, game_id: &str) -> Option<OwnedSeats> {
-        let game_id = game_id.to_owned();
+    pub(super) async fn journal_seats(&self, game_id: &GameId) -> Option<OwnedSeats> {
+        let game_id = game_id.clone();
         self.ask(|reply| Command::Seats { game_id, reply })
             .await
             .flatten()
     }
 
     /// `None` once the bridge stopped.
-    pub(super) async fn told_ply(&self, game_id: &str) -> Option<u32> {
-        let game_id = game_id.to_owned();
+    pub(super) async fn told_ply(&self, game_id: &GameId) -> Option<u32> {
+        let game_id = game_id.clone();
         self.ask(|reply| Command::ToldPly { game_id, reply }).await
     }
 
-    pub(super) fn told(&self, game_id: &str, ply: u32) {
-        let game_id = game_id.to_owned();
+    pub(super) fn told(&self, game_id: &GameId, ply: u32) {
+        let game_id = game_id.clone();
         self.send(Command::Told { game_id, ply });
     }
 
-    pub(super) fn ended(&self, game_id: &str) {
-        let game_id = game_id.to_owned();
+    pub(super) fn ended(&self, game_id: &GameId) {
+        let game_id = game_id.clone();
         self.send(Command::Ended { game_id });
     }
 
-    pub(super) fn unfollowed(&self, game_id: &str) {
-        let game_id = game_id.to_owned();
+    pub(super) fn unfollowed(&self, game_id: &GameId) {
+        let game_id = game_id.clone();
         self.send(Command::Unfollowed { game_id });
     }
 

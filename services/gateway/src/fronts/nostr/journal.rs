@@ -25,6 +25,8 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use chess_domain::GameId;
+
 /// A game the bridge announces.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Followed {
@@ -41,7 +43,7 @@ pub struct Journal {
     file: File,
     /// Handled event ids and their `created_at`.
     handled: HashMap<String, u64>,
-    games: HashMap<String, Followed>,
+    games: HashMap<GameId, Followed>,
     /// Keys waiting for an opponent, since when (Unix seconds).
     waiting: HashMap<String, u64>,
     /// Records appended since the file was last rewritten.
@@ -59,7 +61,7 @@ impl Journal {
     /// created at or after `keep_since` (Unix seconds).
     pub fn open(path: &Path, keep_since: u64) -> std::io::Result<Self> {
         let mut handled = HashMap::new();
-        let mut games: HashMap<String, Followed> = HashMap::new();
+        let mut games: HashMap<GameId, Followed> = HashMap::new();
         let mut waiting = HashMap::new();
         match File::open(path) {
             Ok(file) => {
@@ -73,7 +75,8 @@ impl Journal {
                             }
                         }
                         ["g", game, white, black] => {
-                            games.entry((*game).to_owned()).or_insert(Followed {
+                            // The journal holds only ids the bridge wrote.
+                            games.entry(GameId::trusted(*game)).or_insert(Followed {
                                 white: (*white).to_owned(),
                                 black: (*black).to_owned(),
                                 told_ply: 0,
@@ -121,7 +124,7 @@ impl Journal {
     fn rewrite(
         path: &Path,
         handled: &HashMap<String, u64>,
-        games: &HashMap<String, Followed>,
+        games: &HashMap<GameId, Followed>,
         waiting: &HashMap<String, u64>,
     ) -> std::io::Result<File> {
         let fresh = path.with_extension("new");
@@ -197,13 +200,13 @@ impl Journal {
     }
 
     /// Starts announcing a game (a no-op for one already known).
-    pub fn follow(&mut self, game_id: &str, white: &str, black: &str) -> std::io::Result<()> {
+    pub fn follow(&mut self, game_id: &GameId, white: &str, black: &str) -> std::io::Result<()> {
         if self.games.contains_key(game_id) {
             return Ok(());
         }
         self.append(&format!("g {game_id} {white} {black}\n"), true)?;
         self.games.insert(
-            game_id.to_owned(),
+            game_id.clone(),
             Followed {
                 white: white.to_owned(),
                 black: black.to_owned(),
@@ -214,7 +217,7 @@ impl Journal {
     }
 
     /// Records that every move of a game up to `ply` was published.
-    pub fn told(&mut self, game_id: &str, ply: u32) -> std::io::Result<()> {
+    pub fn told(&mut self, game_id: &GameId, ply: u32) -> std::io::Result<()> {
         let Some(game) = self.games.get_mut(game_id) else {
             return Ok(());
         };
@@ -227,7 +230,7 @@ impl Journal {
     }
 
     /// Records that a game's ending was published: it is forgotten.
-    pub fn ended(&mut self, game_id: &str) -> std::io::Result<()> {
+    pub fn ended(&mut self, game_id: &GameId) -> std::io::Result<()> {
         if self.games.remove(game_id).is_some() {
             self.append(&format!("x {game_id}\n"), false)?;
         }
@@ -254,12 +257,12 @@ impl Journal {
         self.waiting.iter()
     }
 
-    pub fn game(&self, game_id: &str) -> Option<&Followed> {
+    pub fn game(&self, game_id: &GameId) -> Option<&Followed> {
         self.games.get(game_id)
     }
 
     /// Every game being announced.
-    pub fn games(&self) -> impl Iterator<Item = (&String, &Followed)> {
+    pub fn games(&self) -> impl Iterator<Item = (&GameId, &Followed)> {
         self.games.iter()
     }
 
@@ -289,25 +292,31 @@ mod tests {
 
     #[test]
     fn games_and_waiters_survive_a_reopening_and_ended_ones_are_dropped() {
+        let (g1, g2) = (GameId::trusted("g1"), GameId::trusted("g2"));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("journal");
         let mut j = Journal::open(&path, 0).unwrap();
-        j.follow("g1", "w", "b").unwrap();
-        j.follow("g2", "w2", "b2").unwrap();
-        j.told("g1", 3).unwrap();
-        j.told("g1", 2).unwrap();
-        j.ended("g2").unwrap();
+        j.follow(&g1, "w", "b").unwrap();
+        j.follow(&g2, "w2", "b2").unwrap();
+        j.told(&g1, 3).unwrap();
+        j.told(&g1, 2).unwrap();
+        j.ended(&g2).unwrap();
         j.wait("k1", 10).unwrap();
         j.wait("k2", 20).unwrap();
         j.stop_waiting("k1").unwrap();
         drop(j);
+        // The stored form, which a bridge of another version reads.
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "g g1 w b\ng g2 w2 b2\nt g1 3\nx g2\nq k1 10\nq k2 20\nu k1\n"
+        );
         // A torn last line is ignored.
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
         f.write_all(b"t g1 ").unwrap();
         drop(f);
         let j = Journal::open(&path, 0).unwrap();
         assert_eq!(
-            j.game("g1"),
+            j.game(&g1),
             Some(&Followed {
                 white: "w".into(),
                 black: "b".into(),
@@ -322,7 +331,7 @@ mod tests {
         drop(j);
         // Compaction kept it all.
         let j = Journal::open(&path, 0).unwrap();
-        assert_eq!(j.game("g1").map(|g| g.told_ply), Some(3));
+        assert_eq!(j.game(&g1).map(|g| g.told_ply), Some(3));
     }
 
     #[test]
@@ -331,7 +340,8 @@ mod tests {
         let path = dir.path().join("journal");
         let mut j = Journal::open(&path, 0).unwrap();
         j.compact_after = 200;
-        j.follow("g1", "w", "b").unwrap();
+        let g1 = GameId::trusted("g1");
+        j.follow(&g1, "w", "b").unwrap();
         for i in 0..2_000_u64 {
             j.forget_before(i.saturating_sub(100));
             assert!(j.take(&format!("{i:064x}"), i).unwrap());
@@ -344,6 +354,6 @@ mod tests {
         let mut j = Journal::open(&path, 0).unwrap();
         let last = 1_999;
         assert!(!j.take(&format!("{last:064x}"), last).unwrap());
-        assert!(j.game("g1").is_some());
+        assert!(j.game(&g1).is_some());
     }
 }

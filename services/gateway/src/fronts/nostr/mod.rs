@@ -3,6 +3,7 @@
 //!
 //! - [`keys`]: the server's key pair, kept in a file.
 //! - [`journal`]: what survives a restart (handled events, games followed).
+//! - [`guest`]: the guest id a player's key plays as.
 //! - [`protocol`]: reading and writing the protocol's events.
 //! - [`bridge`]: the actor handling the players' events: pairing through
 //!   matchmaking ([`pairing`]), moves through the game service, every move
@@ -16,6 +17,7 @@
 pub mod bridge;
 mod context;
 mod follow;
+mod guest;
 mod inbox;
 pub mod journal;
 pub mod keys;

@@ -11,6 +11,7 @@ use std::{
     time::Duration,
 };
 
+use chess_domain::GameId;
 use nostr_sdk::prelude::{Event, RelayPool, RelayUrl};
 use tokio::{sync::mpsc, time::Instant};
 use tokio_util::sync::CancellationToken;
@@ -56,7 +57,7 @@ struct Pending {
 }
 
 /// The game a state event is about.
-fn state_of(event: &Event) -> Option<&str> {
+fn state_of(event: &Event) -> Option<GameId> {
     (event.kind.as_u16() == protocol::STATE)
         .then(|| protocol::game_of(event))
         .flatten()
@@ -71,8 +72,8 @@ pub async fn run(
 ) {
     let mut pending: Vec<Pending> = Vec::new();
     // Per game, the newest state event each relay took.
-    let mut delivered: HashMap<String, HashMap<RelayUrl, u64>> = HashMap::new();
-    let mut sequence: HashMap<String, u64> = HashMap::new();
+    let mut delivered: HashMap<GameId, HashMap<RelayUrl, u64>> = HashMap::new();
+    let mut sequence: HashMap<GameId, u64> = HashMap::new();
     loop {
         let next_due = pending.iter().map(|p| p.due).min();
         let fresh = tokio::select! {
@@ -93,7 +94,7 @@ pub async fn run(
             let now = Instant::now();
             // Numbering state events per game lets an older one be dropped.
             let number = state_of(&event).map_or(0, |game| {
-                let n = sequence.entry(game.to_owned()).or_default();
+                let n = sequence.entry(game).or_default();
                 *n += 1;
                 *n
             });
@@ -112,7 +113,7 @@ pub async fn run(
             batch = due;
         }
         for mut item in batch {
-            let state = state_of(&item.event).map(str::to_owned);
+            let state = state_of(&item.event);
             let number = item.number;
             if let Some(game) = state.as_ref().filter(|_| item.attempt > 0) {
                 // A retry: skip the relays that took a newer state already.
@@ -162,9 +163,9 @@ pub async fn run(
         }
         // Forget the bookkeeping of games no longer in any retry.
         if delivered.len() > 1024 {
-            let live: HashSet<&str> = pending.iter().filter_map(|p| state_of(&p.event)).collect();
-            delivered.retain(|game, _| live.contains(game.as_str()));
-            sequence.retain(|game, _| live.contains(game.as_str()));
+            let live: HashSet<GameId> = pending.iter().filter_map(|p| state_of(&p.event)).collect();
+            delivered.retain(|game, _| live.contains(game));
+            sequence.retain(|game, _| live.contains(game));
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The events of `protocol/nostr.md`: reading the players' (kinds 20300 and
 //! 20303) and writing the server's (20301, 20302, 20304).
 
+use chess_domain::GameId;
 use nostr_sdk::prelude::{Event, EventBuilder, EventId, Keys, Kind, PublicKey, Tag};
 
 pub const REQUEST: u16 = 20300;
@@ -18,9 +19,9 @@ pub enum Inbound {
     /// 20300: pair me.
     Play,
     /// 20303: a move (UCI, promotion in lower case) in a game.
-    Move { game_id: String, uci: String },
+    Move { game_id: GameId, uci: String },
     /// 20303 `quit`: resign a game.
-    Quit { game_id: String },
+    Quit { game_id: GameId },
 }
 
 /// Why a player's event cannot be acted on; the text is the 20304's.
@@ -50,8 +51,10 @@ pub fn addressed_to(event: &Event, key: &PublicKey) -> bool {
 }
 
 /// The game a 20303 names, if any (also for errors about it).
-pub fn game_of(event: &Event) -> Option<&str> {
-    tag_value(event, "d").filter(|id| !id.is_empty() && id.len() <= MAX_GAME_ID)
+pub fn game_of(event: &Event) -> Option<GameId> {
+    tag_value(event, "d")
+        .filter(|id| id.len() <= MAX_GAME_ID)
+        .and_then(|id| GameId::parse(id).ok())
 }
 
 /// Reads a player's event of kind 20300 or 20303; `None` for other kinds.
@@ -64,7 +67,7 @@ pub fn read(event: &Event) -> Option<Result<Inbound, Malformed>> {
 }
 
 fn read_move(event: &Event) -> Result<Inbound, Malformed> {
-    let game_id = game_of(event).ok_or(Malformed::NoGame)?.to_owned();
+    let game_id = game_of(event).ok_or(Malformed::NoGame)?;
     let text = event.content.trim();
     if text == "quit" {
         return Ok(Inbound::Quit { game_id });
@@ -92,7 +95,7 @@ fn long_algebraic(text: &str) -> Option<String> {
 /// The players of a game, by key.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Seats<'a> {
-    pub game_id: &'a str,
+    pub game_id: &'a GameId,
     pub white: &'a str,
     pub black: &'a str,
 }
@@ -104,7 +107,7 @@ fn tag(parts: &[&str]) -> Tag {
 
 fn game_tags(seats: &Seats<'_>) -> [Tag; 3] {
     [
-        tag(&["d", seats.game_id]),
+        tag(&["d", seats.game_id.as_str()]),
         tag(&["p", seats.white]),
         tag(&["p", seats.black]),
     ]
@@ -172,7 +175,7 @@ mod tests {
         let read = |content: &str| read(&event(&k, MOVE, content, &[&["d", "g1"]])).unwrap();
         let mv = |uci: &str| {
             Ok(Inbound::Move {
-                game_id: "g1".into(),
+                game_id: GameId::trusted("g1"),
                 uci: uci.into(),
             })
         };
@@ -182,7 +185,7 @@ mod tests {
         assert_eq!(
             read("quit"),
             Ok(Inbound::Quit {
-                game_id: "g1".into()
+                game_id: GameId::trusted("g1")
             })
         );
         for bad in ["e4", "Nf3", "e2e4k", "i2i4", "e2e9", "", "e2e4e5"] {
@@ -190,6 +193,11 @@ mod tests {
         }
         let no_game = read_move(&event(&k, MOVE, "e2e4", &[]));
         assert_eq!(no_game, Err(Malformed::NoGame));
+        let too_long = "g".repeat(MAX_GAME_ID + 1);
+        for bad in ["", too_long.as_str()] {
+            let named = read_move(&event(&k, MOVE, "e2e4", &[&["d", bad]]));
+            assert_eq!(named, Err(Malformed::NoGame), "{bad:?}");
+        }
         assert_eq!(super::read(&event(&k, 1, "hi", &[])), None);
     }
 
@@ -198,8 +206,9 @@ mod tests {
         let server = Keys::generate();
         let (w, b) = (Keys::generate().public_key(), Keys::generate().public_key());
         let (wh, bh) = (w.to_hex(), b.to_hex());
+        let g1 = GameId::trusted("g1");
         let seats = Seats {
-            game_id: "g1",
+            game_id: &g1,
             white: &wh,
             black: &bh,
         };
