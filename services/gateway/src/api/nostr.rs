@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use chess_domain::Username;
 use chess_proto::gateway::v1::{self as pb, nostr_service_server::NostrService};
 use chess_runtime::Reason;
 use nostr_sdk::prelude::{Event, JsonUtil as _};
@@ -41,7 +42,12 @@ fn invalid(message: impl Into<String>) -> Status {
 
 /// The key an event proves `username` owns on the server with key
 /// `server`, in hex.
-pub fn check_proof(json: &str, server: &str, username: &str, now: u64) -> Result<String, Status> {
+pub fn check_proof(
+    json: &str,
+    server: &str,
+    username: &Username,
+    now: u64,
+) -> Result<String, Status> {
     let event =
         Event::from_json(json).map_err(|e| invalid(format!("event: not a Nostr event: {e}")))?;
     if event.verify().is_err() {
@@ -112,17 +118,19 @@ impl Nostr {
                 .status(Code::FailedPrecondition, "this server runs no Nostr bridge"));
         };
         let server = bridge.public_key();
+        // The session's own record of whom it signed in.
+        let username = Username::trusted(session.username.clone());
         let key = check_proof(
             &request.get_ref().event,
             &server,
-            &session.username,
+            &username,
             chess_domain::Timestamp::now().unsigned_secs(),
         )?;
         let profile = self
             .shared
             .backends
             .rating
-            .link_nostr_key(&session.player_id, &key)
+            .link_nostr_key(session.player_id.as_str(), &key)
             .await
             .map_err(relay)?
             .profile;
@@ -138,7 +146,7 @@ impl Nostr {
             .shared
             .backends
             .rating
-            .unlink_nostr_key(&session.player_id)
+            .unlink_nostr_key(session.player_id.as_str())
             .await
             .map_err(relay)?
             .profile;
@@ -167,12 +175,13 @@ mod tests {
         let server = Keys::generate().public_key().to_hex();
         let now = 1_800_000_000;
         let good = [["p", server.as_str()], ["challenge", "link:ann"]];
+        let ann = Username::trusted("ann");
         assert_eq!(
-            check_proof(&proof(&player, 22242, &good, now), &server, "ann", now).unwrap(),
+            check_proof(&proof(&player, 22242, &good, now), &server, &ann, now).unwrap(),
             player.public_key().to_hex()
         );
         let refused = |json: String, expected: &str| {
-            let status = check_proof(&json, &server, "ann", now).unwrap_err();
+            let status = check_proof(&json, &server, &ann, now).unwrap_err();
             assert_eq!(status.code(), Code::InvalidArgument);
             assert!(status.message().contains(expected), "{}", status.message());
         };
