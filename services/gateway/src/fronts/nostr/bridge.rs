@@ -161,10 +161,9 @@ impl Bridge {
             tracing::debug!(id = %event.id, at, "ignored: outside the acceptance window");
             return false;
         }
-        let id = event.id.to_hex();
         let journal = &mut self.journal;
         journal.forget_before(now.saturating_sub(WINDOW_SECS));
-        match journal.take(&id, at) {
+        match journal.take(&event.id, at) {
             Ok(fresh) => fresh,
             Err(e) => {
                 // Without the record the event could be handled twice.

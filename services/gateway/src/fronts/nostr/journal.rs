@@ -26,6 +26,7 @@ use std::{
 };
 
 use chess_domain::GameId;
+use nostr_sdk::prelude::EventId;
 
 /// A game the bridge announces.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -180,12 +181,13 @@ impl Journal {
 
     /// Takes event `id` for handling: false if it was taken before. The
     /// record is on disk when this returns true.
-    pub fn take(&mut self, id: &str, created_at: u64) -> std::io::Result<bool> {
-        if self.handled.contains_key(id) {
+    pub fn take(&mut self, id: &EventId, created_at: u64) -> std::io::Result<bool> {
+        let id = id.to_hex();
+        if self.handled.contains_key(&id) {
             return Ok(false);
         }
         self.append(&format!("e {id} {created_at}\n"), true)?;
-        self.handled.insert(id.to_owned(), created_at);
+        self.handled.insert(id, created_at);
         if let Err(e) = self.compact_if_due() {
             // The longer file still holds every record.
             tracing::warn!(error = %e, path = %self.path.display(), "cannot compact the Nostr journal");
@@ -276,18 +278,24 @@ impl Journal {
 mod tests {
     use super::*;
 
+    fn event_id(n: u64) -> EventId {
+        EventId::from_hex(&format!("{n:064x}")).unwrap()
+    }
+
     #[test]
     fn events_are_taken_once_across_a_reopening() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("journal");
+        let (aa, bb) = (event_id(0xaa), event_id(0xbb));
         let mut j = Journal::open(&path, 0).unwrap();
-        assert!(j.take("aa", 100).unwrap());
-        assert!(!j.take("aa", 100).unwrap());
-        assert!(j.take("bb", 50).unwrap());
+        assert!(j.take(&aa, 100).unwrap());
+        assert!(!j.take(&aa, 100).unwrap());
+        assert!(j.take(&bb, 50).unwrap());
         drop(j);
         let mut j = Journal::open(&path, 60).unwrap();
-        assert!(!j.take("aa", 100).unwrap(), "kept: inside the window");
-        assert_eq!(j.handled_ids(), HashSet::from(["aa"]), "bb fell out");
+        assert!(!j.take(&aa, 100).unwrap(), "kept: inside the window");
+        let aa = aa.to_hex();
+        assert_eq!(j.handled_ids(), HashSet::from([aa.as_str()]), "bb fell out");
     }
 
     #[test]
@@ -344,7 +352,7 @@ mod tests {
         j.follow(&g1, "w", "b").unwrap();
         for i in 0..2_000_u64 {
             j.forget_before(i.saturating_sub(100));
-            assert!(j.take(&format!("{i:064x}"), i).unwrap());
+            assert!(j.take(&event_id(i), i).unwrap());
         }
         let lines = std::fs::read_to_string(&path).unwrap().lines().count();
         // At most the 101 live events and the game, and what was appended
@@ -353,7 +361,7 @@ mod tests {
         drop(j);
         let mut j = Journal::open(&path, 0).unwrap();
         let last = 1_999;
-        assert!(!j.take(&format!("{last:064x}"), last).unwrap());
+        assert!(!j.take(&event_id(last), last).unwrap());
         assert!(j.game(&g1).is_some());
     }
 }
