@@ -23,10 +23,12 @@ pub use map::{MapError, Replica, ShardMap};
 pub const SHARDS: u16 = 256;
 
 /// The shard of game `game_id`: 32-bit FNV-1a of its bytes, modulo
-/// [`SHARDS`]. Game ids are random, so games spread evenly.
-pub fn shard_of(game_id: &str) -> u16 {
+/// [`SHARDS`]. Game ids are random, so games spread evenly. Callers pass a
+/// `chess_domain::GameId` or, routing a call before it is parsed, the
+/// wire's text: the shard is the same.
+pub fn shard_of(game_id: impl AsRef<str>) -> u16 {
     let mut hash: u32 = 0x811c_9dc5;
-    for byte in game_id.bytes() {
+    for byte in game_id.as_ref().bytes() {
         hash ^= u32::from(byte);
         hash = hash.wrapping_mul(0x0100_0193);
     }
@@ -50,7 +52,7 @@ mod tests {
     fn random_ids_spread_over_every_shard() {
         let mut counts = vec![0u32; usize::from(SHARDS)];
         for i in 0..256_000u32 {
-            counts[usize::from(shard_of(&format!("game{i:08}")))] += 1;
+            counts[usize::from(shard_of(format!("game{i:08}")))] += 1;
         }
         assert!(
             counts.iter().all(|&c| (700..1300).contains(&c)),

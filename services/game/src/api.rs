@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use chess_domain::{GameStatus, Participant, RuleSet, TimeControl, require};
+use chess_domain::{GameId, GameStatus, Participant, PlayerId, RuleSet, TimeControl, require};
 use chess_internal_clients::game;
 use chess_proto::{
     common::v1 as common,
@@ -59,7 +59,7 @@ impl GameApi {
     /// The game `game_id` names, as its actor has it.
     async fn viewed(&self, game_id: &str) -> Answer<Game> {
         require("game_id", game_id).map_err(Error::from)?;
-        Ok(self.registry.view(game_id).await?)
+        Ok(self.registry.view(&known_game(game_id)?).await?)
     }
 
     /// Runs `action` for the player and in the game `request` names, if
@@ -111,26 +111,37 @@ async fn act(
     player_id: &str,
     action: Action,
 ) -> Result<Acted, Status> {
-    check_seat(claims, game_id, player_id)?;
-    Ok(registry.act(game_id, player_id, action).await?)
+    let (game, player) = check_seat(claims, game_id, player_id)?;
+    Ok(registry.act(&game, &player, action).await?)
 }
 
-/// Refuses unless both ids are given and `claims` act for `player_id` in
-/// `game_id`.
-fn check_seat(claims: &Claims, game_id: &str, player_id: &str) -> Result<(), Status> {
+/// The game and the player, if both ids are given and `claims` act for
+/// `player_id` in `game_id`.
+fn check_seat(
+    claims: &Claims,
+    game_id: &str,
+    player_id: &str,
+) -> Result<(GameId, PlayerId), Status> {
     require("game_id", game_id).map_err(Error::from)?;
-    require("player_id", player_id).map_err(Error::from)?;
-    claims.check_player_in(player_id, game_id)
+    let player = PlayerId::parse(player_id).map_err(Error::from)?;
+    claims.check_player_in(player_id, game_id)?;
+    Ok((known_game(game_id)?, player))
 }
 
-/// The message of `request`, if it names a player (`player_id`) and its
+/// The message of `request` and the player it names (`player_id`), if its
 /// caller acts for them.
-fn players_own<R>(request: Request<R>, player_id: fn(&R) -> &str) -> Answer<R> {
+fn players_own<R>(request: Request<R>, player_id: fn(&R) -> &str) -> Answer<(R, PlayerId)> {
     let claims = Claims::of(&request)?;
     let r = request.into_inner();
-    require("player_id", player_id(&r)).map_err(Error::from)?;
+    let player = PlayerId::parse(player_id(&r)).map_err(Error::from)?;
     claims.check_player(player_id(&r))?;
-    Ok(r)
+    Ok((r, player))
+}
+
+/// The game a given (non-empty) `game_id` names. An id too long to be a
+/// game's names none, and is answered as looking it up would be.
+fn known_game(game_id: &str) -> Result<GameId, Error> {
+    GameId::parse(game_id).map_err(|_| Error::NotFound(game_id.to_owned()))
 }
 
 /// MakeMove, once the caller's claims are known: over its own call or
@@ -282,7 +293,7 @@ impl GameApi {
         &self,
         request: Request<pb::ListGamesRequest>,
     ) -> Answer<pb::ListGamesResponse> {
-        let r = players_own(request, |r| &r.player_id)?;
+        let (r, player) = players_own(request, |r| &r.player_id)?;
         let filter = match pb::GameFilter::try_from(r.filter) {
             Ok(pb::GameFilter::Active) => ListFilter::Active,
             Ok(pb::GameFilter::Finished) => ListFilter::Finished,
@@ -295,7 +306,7 @@ impl GameApi {
         let ctx = self.registry.context();
         let (rows, next_page_token) = ctx
             .store
-            .list(&r.player_id, filter, page_size, &r.page_token)
+            .list(player.as_str(), filter, page_size, &r.page_token)
             .await
             .map_err(Error::from)?;
         let now = self.now();
@@ -304,7 +315,7 @@ impl GameApi {
             // Live games come from their actors, so clocks and draw offers
             // are current.
             let state = if GameStatus::from_name(&row.status) == Some(GameStatus::Active) {
-                match self.registry.view(&row.id).await {
+                match self.registry.view(&GameId::trusted(row.id.clone())).await {
                     Ok(game) => convert::game_state(&game, now, false),
                     // Served by another replica (or moving): as stored,
                     // which is all its replica holds too.
@@ -344,7 +355,7 @@ impl GameApi {
     async fn hint(&self, request: Request<pb::HintRequest>) -> Answer<pb::HintResponse> {
         let claims = Claims::of(&request)?;
         let r = request.into_inner();
-        check_seat(&claims, &r.game_id, &r.player_id)?;
+        let (game, player) = check_seat(&claims, &r.game_id, &r.player_id)?;
         let kind = pb::HintKind::try_from(r.kind).unwrap_or(pb::HintKind::Unspecified);
         if kind == pb::HintKind::Unspecified {
             return Err(Status::invalid_argument("hint kind must be best or all"));
@@ -354,7 +365,7 @@ impl GameApi {
         } else {
             HintKind::AllMoves
         };
-        let moves = self.registry.hint(&r.game_id, &r.player_id, kind).await?;
+        let moves = self.registry.hint(&game, &player, kind).await?;
         Ok(pb::HintResponse { moves })
     }
 
@@ -378,7 +389,7 @@ impl GameApi {
                 "without_moves_of must be white or black",
             ));
         }
-        let (game, events) = self.registry.watch(&r.game_id).await?;
+        let (game, events) = self.registry.watch(&known_game(&r.game_id)?).await?;
         let now = self.now();
         let wrap = |event| pb::WatchGameResponse { event: Some(event) };
         // A new watcher starts from the whole state; one resuming gets only
@@ -422,18 +433,23 @@ impl GameApi {
         &self,
         request: Request<pb::WatchPlayerRequest>,
     ) -> Answer<EventStream<pb::WatchPlayerResponse>> {
-        let r = players_own(request, |r| &r.player_id)?;
+        let (r, player) = players_own(request, |r| &r.player_id)?;
         let ctx = self.registry.context();
         // Subscribed first, so nothing that happens from here on is missed.
-        let events = ctx.hub.subscribe(&r.player_id);
+        let events = ctx.hub.subscribe(&player);
         let wrap = |event| pb::WatchPlayerResponse { event: Some(event) };
         let mut first = Vec::new();
         let mut sent = Sent::new();
         if r.resume {
-            let cursors = r.games.into_iter().map(|c| (c.game_id, c.ply)).collect();
+            // A cursor whose id names no game has nothing to catch up on.
+            let cursors = r
+                .games
+                .into_iter()
+                .filter_map(|c| Some((GameId::parse(&c.game_id).ok()?, c.ply)))
+                .collect();
             let now = self.now();
-            for (game, missed) in self.registry.missed(&r.player_id, &cursors).await? {
-                sent.insert(game.id().to_owned(), (game.ply(), !game.is_active()));
+            for (game, missed) in self.registry.missed(&player, &cursors).await? {
+                sent.insert(game.id().clone(), (game.ply(), !game.is_active()));
                 match missed {
                     Some(events) => {
                         first.extend(events.iter().map(|e| wrap(convert::event(&game, e, now))))

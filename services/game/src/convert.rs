@@ -83,7 +83,7 @@ pub fn game_state(game: &Game, now: Timestamp, with_moves: bool) -> pb::GameStat
         Vec::new()
     };
     pb::GameState {
-        game_id: game.id().to_owned(),
+        game_id: game.id().to_string(),
         white: Some(game.white().to_pb()),
         black: Some(game.black().to_pb()),
         time_control: Some(game.time_control().into()),
@@ -146,7 +146,7 @@ pub fn row_state(row: &games::Model) -> Result<pb::GameState, store::StoreError>
 pub fn event(game: &Game, event: &Event, now: Timestamp) -> pb::GameEvent {
     let (ply, kind) = kind(event);
     pb::GameEvent {
-        game_id: game.id().to_owned(),
+        game_id: game.id().to_string(),
         ply: ply.unwrap_or_else(|| game.ply()),
         clock: Some(clock(&game.clock(now), game.time_control().is_timed())),
         kind: Some(kind),
@@ -232,7 +232,7 @@ pub fn engine_failed(game: &Game, now: Timestamp, message: String) -> pb::GameEv
 /// An event that carries no game change.
 pub fn notice(game: &Game, now: Timestamp, kind: pb::game_event::Kind) -> pb::GameEvent {
     pb::GameEvent {
-        game_id: game.id().to_owned(),
+        game_id: game.id().to_string(),
         ply: game.ply(),
         clock: Some(clock(&game.clock(now), game.time_control().is_timed())),
         kind: Some(kind),
@@ -283,7 +283,7 @@ impl From<Error> for Status {
                 game,
                 shard,
                 elsewhere: NotServed::Elsewhere(owner),
-            } => routing::not_owner(&game, shard, owner.as_deref()),
+            } => routing::not_owner(game.as_str(), shard, owner.as_deref()),
             Error::NotServed {
                 elsewhere: NotServed::Moving,
                 shard,

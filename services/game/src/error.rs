@@ -1,5 +1,7 @@
 //! Why a call failed; [`crate::convert`] maps each failure to its gRPC status.
 
+use chess_domain::GameId;
+
 use crate::{
     clients::EngineError,
     model::{GameError, SetupError},
@@ -10,6 +12,7 @@ use crate::{
 /// Why a call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// No game has the id asked for (as asked: it may not be a game id).
     #[error("no game {0}")]
     NotFound(String),
     #[error(transparent)]
@@ -27,7 +30,7 @@ pub enum Error {
     /// The game's shard is not served by this replica.
     #[error("game {game} is in shard {shard}, not served by this replica")]
     NotServed {
-        game: String,
+        game: GameId,
         shard: u16,
         elsewhere: NotServed,
     },

@@ -11,6 +11,7 @@ use std::{
     sync::{Arc, RwLock},
 };
 
+use chess_domain::PlayerId;
 use chess_proto::common::v1::GameEvent;
 use tokio::sync::broadcast;
 
@@ -22,11 +23,14 @@ const SHARDS: usize = 16;
 /// Events a slow subscriber may fall behind before it is cut off.
 const CAPACITY: usize = 256;
 
+/// Each player's channel, in one shard of the hub.
+type Subscribers = HashMap<PlayerId, broadcast::Sender<Arc<GameEvent>>>;
+
 /// Fan-out of game events to the players they concern.
 #[derive(Debug)]
 pub struct PlayerHub {
     hasher: RandomState,
-    shards: Vec<RwLock<HashMap<String, broadcast::Sender<Arc<GameEvent>>>>>,
+    shards: Vec<RwLock<Subscribers>>,
     daily: broadcast::Sender<Arc<GameEvent>>,
 }
 
@@ -41,20 +45,17 @@ impl Default for PlayerHub {
 }
 
 impl PlayerHub {
-    fn shard(
-        &self,
-        player_id: &str,
-    ) -> &RwLock<HashMap<String, broadcast::Sender<Arc<GameEvent>>>> {
+    fn shard(&self, player_id: &PlayerId) -> &RwLock<Subscribers> {
         &self.shards[self.hasher.hash_one(player_id) as usize % SHARDS]
     }
 
     /// Starts receiving `player_id`'s events.
-    pub fn subscribe(&self, player_id: &str) -> broadcast::Receiver<Arc<GameEvent>> {
+    pub fn subscribe(&self, player_id: &PlayerId) -> broadcast::Receiver<Arc<GameEvent>> {
         let mut map = self
             .shard(player_id)
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        map.entry(player_id.to_owned())
+        map.entry(player_id.clone())
             .or_insert_with(|| broadcast::channel(CAPACITY).0)
             .subscribe()
     }
@@ -71,7 +72,7 @@ impl PlayerHub {
     }
 
     /// Sends `event` to `player_id`'s subscribers, if there are any.
-    pub fn publish(&self, player_id: &str, event: &Arc<GameEvent>) {
+    pub fn publish(&self, player_id: &PlayerId, event: &Arc<GameEvent>) {
         let shard = self.shard(player_id);
         let unheard = {
             let map = shard
@@ -106,13 +107,14 @@ mod tests {
             game_id: "g".into(),
             ..Default::default()
         });
-        hub.publish("nobody", &event);
-        let mut rx = hub.subscribe("alice");
-        hub.publish("alice", &event);
-        hub.publish("bob", &event);
+        let [nobody, alice, bob] = ["nobody", "alice", "bob"].map(PlayerId::trusted);
+        hub.publish(&nobody, &event);
+        let mut rx = hub.subscribe(&alice);
+        hub.publish(&alice, &event);
+        hub.publish(&bob, &event);
         assert_eq!(rx.recv().await.unwrap().game_id, "g");
         drop(rx);
-        hub.publish("alice", &event);
-        assert!(hub.shard("alice").read().unwrap().get("alice").is_none());
+        hub.publish(&alice, &event);
+        assert!(hub.shard(&alice).read().unwrap().get("alice").is_none());
     }
 }

@@ -8,7 +8,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use chess_domain::{PlayerId, RuleSet, TimeControl};
+use chess_domain::{GameId, PlayerId, RuleSet, TimeControl};
 use chess_game::{
     clients::{EngineClient, RatingClient, Reporter},
     hub::PlayerHub,
@@ -88,13 +88,13 @@ fn setup(time_control: TimeControl) -> GameSetup {
 }
 
 /// A new untimed game between "w" and "b"; its id.
-async fn untimed_game(registry: &Arc<Registry>) -> String {
+async fn untimed_game(registry: &Arc<Registry>) -> GameId {
     registry
         .create_game(setup(TimeControl::Untimed), None)
         .await
         .unwrap()
         .id()
-        .to_owned()
+        .clone()
 }
 
 fn move_(input: &str) -> Action {
@@ -105,7 +105,7 @@ fn move_(input: &str) -> Action {
 }
 
 /// Waits until game `id` has left memory.
-async fn evicted(registry: &Registry, id: &str) {
+async fn evicted(registry: &Registry, id: &GameId) {
     timeout(Duration::from_secs(10), async {
         while registry.is_live(id) {
             sleep(Duration::from_millis(5)).await;
@@ -136,11 +136,12 @@ async fn an_idle_game_leaves_memory_and_comes_back_whole() {
         increment_secs: 5,
     };
     let game = registry.create_game(setup(clocked), None).await.unwrap();
-    let id = game.id().to_owned();
-    for (player, m) in [("w", "e4"), ("b", "c5"), ("w", "Nf3")] {
+    let id = game.id().clone();
+    let [w, b] = ["w", "b"].map(PlayerId::trusted);
+    for (player, m) in [(&w, "e4"), (&b, "c5"), (&w, "Nf3")] {
         registry.act(&id, player, move_(m)).await.unwrap();
     }
-    registry.act(&id, "w", Action::OfferDraw).await.unwrap();
+    registry.act(&id, &w, Action::OfferDraw).await.unwrap();
     let before = registry.view(&id).await.unwrap();
     assert!(registry.is_live(&id));
 
@@ -158,9 +159,9 @@ async fn an_idle_game_leaves_memory_and_comes_back_whole() {
 
     // Play goes on where it was: the draw offer stands and can be taken.
     evicted(registry, &id).await;
-    let acted = registry.act(&id, "b", Action::AcceptDraw).await.unwrap();
+    let acted = registry.act(&id, &b, Action::AcceptDraw).await.unwrap();
     assert_eq!(acted.ply, 3);
-    let stored = f.store.load(&id).await.unwrap().unwrap();
+    let stored = f.store.load(id.as_str()).await.unwrap().unwrap();
     assert_eq!(
         stored.ending().map(|e| e.termination),
         Some(Termination::DrawAgreement)
@@ -172,7 +173,8 @@ async fn an_idle_game_leaves_memory_and_comes_back_whole() {
 async fn a_flag_falls_on_time_while_its_game_is_out_of_memory() {
     let f = fixture(Duration::from_millis(100)).await;
     let registry = &f.registry;
-    let mut white = f.registry.context().hub.subscribe("w");
+    let [w, b] = ["w", "b"].map(PlayerId::trusted);
+    let mut white = f.registry.context().hub.subscribe(&w);
     let game = registry
         .create_game(
             // Long enough to be evicted before the flag falls, however
@@ -185,9 +187,9 @@ async fn a_flag_falls_on_time_while_its_game_is_out_of_memory() {
         )
         .await
         .unwrap();
-    let id = game.id().to_owned();
-    registry.act(&id, "w", move_("d4")).await.unwrap();
-    registry.act(&id, "b", move_("d5")).await.unwrap();
+    let id = game.id().clone();
+    registry.act(&id, &w, move_("d4")).await.unwrap();
+    registry.act(&id, &b, move_("d5")).await.unwrap();
     let flag_at = registry.view(&id).await.unwrap().next_deadline().unwrap();
     evicted(registry, &id).await;
     assert!(
@@ -211,7 +213,7 @@ async fn a_flag_falls_on_time_while_its_game_is_out_of_memory() {
         ended.termination,
         chess_proto::common::v1::Termination::Timeout as i32
     );
-    let stored = f.store.load(&id).await.unwrap().unwrap();
+    let stored = f.store.load(id.as_str()).await.unwrap().unwrap();
     let ending = stored.ending().unwrap();
     assert_eq!(ending.termination, Termination::Timeout);
     assert!(ending.at >= flag_at);
@@ -243,15 +245,15 @@ async fn calls_racing_evictions_are_all_answered() {
     ];
     let mut reloaded = 0;
     for (i, m) in moves.iter().enumerate() {
-        let player = if i % 2 == 0 { "w" } else { "b" };
+        let player = PlayerId::trusted(if i % 2 == 0 { "w" } else { "b" });
         // 0–2 ms apart: on either side of the eviction.
         sleep(Duration::from_micros((i as u64 * 700) % 2100)).await;
         reloaded += usize::from(!registry.is_live(&id));
-        let acted = registry.act(&id, player, move_(m)).await.unwrap();
+        let acted = registry.act(&id, &player, move_(m)).await.unwrap();
         assert_eq!(acted.ply as usize, i + 1);
     }
     assert!(reloaded > 0, "some moves found their game out of memory");
-    let stored = f.store.load(&id).await.unwrap().unwrap();
+    let stored = f.store.load(id.as_str()).await.unwrap().unwrap();
     let sans: Vec<&str> = stored.moves().iter().map(|m| m.san.as_str()).collect();
     assert_eq!(sans, moves);
 }

@@ -67,7 +67,7 @@ pub async fn seed(
             allow_hints: false,
             initial_fen: None,
         };
-        let mut game = Game::new(game_id(&mut rng), setup, now)?;
+        let mut game = Game::new(chess_domain::GameId::trusted(game_id(&mut rng)), setup, now)?;
         ops.push(WriteOp::InsertGame(Box::new(new_game_row(&game, None))));
         let mut late = Vec::new();
         let mut position = Chess::default();
@@ -87,7 +87,7 @@ pub async fn seed(
                 break;
             }
         }
-        seeded.push((game.id().to_owned(), game.ply()));
+        seeded.push((game.id().to_string(), game.ply()));
         played_late.push(late);
         if (g + 1) % PER_WRITE == 0 || g + 1 == games {
             store.write(None, std::mem::take(&mut ops)).await?;

@@ -5,6 +5,7 @@
 
 use std::{collections::HashMap, pin::Pin, sync::Arc};
 
+use chess_domain::GameId;
 use chess_proto::common::v1 as common;
 use tokio::sync::broadcast;
 use tokio_stream::Stream;
@@ -16,11 +17,11 @@ pub(super) type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + 
 /// Where a resumed watcher already stands in each game it was sent: the ply
 /// it was brought to, and whether the game had ended. Live events it was
 /// sent already (moves up to that ply, the ending) are not sent again.
-pub(super) type Sent = HashMap<String, (u32, bool)>;
+pub(super) type Sent = HashMap<GameId, (u32, bool)>;
 
 /// Whether `event` was sent already, by `sent`.
 fn already_sent(sent: &Sent, event: &common::GameEvent) -> bool {
-    let Some(&(ply, ended)) = sent.get(&event.game_id) else {
+    let Some(&(ply, ended)) = sent.get(event.game_id.as_str()) else {
         return false;
     };
     match event.kind {

@@ -118,7 +118,7 @@ async fn deliver(
             return false;
         }
         // Each replica delivers the results of the shards it serves.
-        let Ok(serving) = shards.serving(chess_shards::shard_of(pending.game_id.as_str())) else {
+        let Ok(serving) = shards.serving(chess_shards::shard_of(&pending.game_id)) else {
             continue;
         };
         let game_id = pending.game_id.to_string();

@@ -12,7 +12,7 @@
 mod endings;
 mod moves;
 
-use chess_domain::{RuleSet, TimeControl, Timestamp};
+use chess_domain::{GameId, PlayerId, RuleSet, TimeControl, Timestamp};
 use shakmaty::{
     CastlingMode, Chess, Color, EnPassantMode, Position as _, fen::Fen, uci::UciMove,
     zobrist::Zobrist64,
@@ -152,7 +152,7 @@ const FIFTY_MOVE_WARNING: u32 = FIFTY_MOVES - 20;
 /// A game in progress or finished.
 #[derive(Clone, Debug)]
 pub struct Game {
-    id: String,
+    id: GameId,
     white: Participant,
     black: Participant,
     rules: RuleSet,
@@ -197,7 +197,7 @@ fn hash_of(position: &Chess) -> Zobrist64 {
 
 impl Game {
     /// A new game created at `now`.
-    pub fn new(id: String, setup: GameSetup, now: Timestamp) -> Result<Self, SetupError> {
+    pub fn new(id: GameId, setup: GameSetup, now: Timestamp) -> Result<Self, SetupError> {
         let game = Self::build(id, setup, now)?;
         // Rules for new games only: a stored game keeps what it was created
         // with (older untimed games could be rated).
@@ -212,7 +212,7 @@ impl Game {
 
     /// The game of `setup`, checked for what makes any game (new or stored)
     /// playable.
-    fn build(id: String, setup: GameSetup, now: Timestamp) -> Result<Self, SetupError> {
+    fn build(id: GameId, setup: GameSetup, now: Timestamp) -> Result<Self, SetupError> {
         match (&setup.white, &setup.black) {
             (Participant::Engine { .. }, Participant::Engine { .. }) => {
                 return Err(SetupError::EngineVsEngine);
@@ -271,7 +271,7 @@ impl Game {
     /// the time given back while it had no replica, `credits`), so clocks
     /// and deadlines come out exactly as they were.
     pub fn restore(
-        id: String,
+        id: GameId,
         setup: GameSetup,
         created_at: Timestamp,
         moves: Vec<PlayedMove>,
@@ -356,7 +356,7 @@ impl Game {
         &self.credits
     }
 
-    pub fn id(&self) -> &str {
+    pub fn id(&self) -> &GameId {
         &self.id
     }
 
@@ -472,11 +472,11 @@ impl Game {
         self.clock.reading(now)
     }
 
-    /// The side `actor_id` plays, if any.
-    pub fn side_of(&self, actor_id: &str) -> Option<Color> {
-        if self.white.actor_id().is_some_and(|id| id == actor_id) {
+    /// The side `actor` plays, if any.
+    pub fn side_of(&self, actor: &PlayerId) -> Option<Color> {
+        if self.white.actor_id() == Some(actor) {
             Some(Color::White)
-        } else if self.black.actor_id().is_some_and(|id| id == actor_id) {
+        } else if self.black.actor_id() == Some(actor) {
             Some(Color::Black)
         } else {
             None

@@ -73,7 +73,7 @@ pub fn export(game: &Game, site: &str) -> String {
     tag("White", &game.white().display_name());
     tag("Black", &game.black().display_name());
     tag("Result", result);
-    tag("GameId", game.id());
+    tag("GameId", game.id().as_str());
     tag("UTCDate", &date);
     tag("UTCTime", &time);
     tag("TimeControl", &game.time_control().pgn_tag());
@@ -168,7 +168,7 @@ mod tests {
             increment_secs: 2,
         };
         let mut g = Game::new(
-            "abc".into(),
+            chess_domain::GameId::trusted("abc"),
             GameSetup {
                 white: reg("alice"),
                 black: reg("bob"),
@@ -216,7 +216,7 @@ mod tests {
     #[test]
     fn untimed_game_from_a_position() {
         let mut g = Game::new(
-            "x".into(),
+            chess_domain::GameId::trusted("x"),
             GameSetup {
                 white: Participant::Guest {
                     id: chess_domain::PlayerId::trusted("g"),

@@ -20,7 +20,7 @@ use std::{
     time::Duration,
 };
 
-use chess_domain::Timestamp;
+use chess_domain::{PlayerId, Timestamp};
 use shakmaty::Color;
 use tokio::{
     sync::{broadcast, mpsc},
@@ -105,7 +105,7 @@ impl GameActor {
     }
 
     async fn run(mut self) {
-        let game_id = self.game.id().to_owned();
+        let game_id = self.game.id().clone();
         self.ask_engine();
         while !self.fenced {
             let deadline = self
@@ -132,7 +132,7 @@ impl GameActor {
                     let now = self.ctx.time.now();
                     let events = self.game.check_deadline(now);
                     if let Err(e) = self.commit(&events, now).await && !self.fenced {
-                        tracing::warn!(game_id, error = %e, "could not store a timeout; retrying");
+                        tracing::warn!(%game_id, error = %e, "could not store a timeout; retrying");
                         tokio::time::sleep(Duration::from_millis(200)).await;
                     }
                 }
@@ -188,7 +188,7 @@ impl GameActor {
         if let Some(registry) = self.registry.upgrade() {
             registry.evicted(self.game.id(), deadline);
         }
-        tracing::debug!(game_id = self.game.id(), "idle game evicted from memory");
+        tracing::debug!(game_id = %self.game.id(), "idle game evicted from memory");
     }
 
     async fn handle(&mut self, message: Message) {
@@ -218,13 +218,13 @@ impl GameActor {
         }
     }
 
-    fn side_of(&self, actor: &str) -> Result<Color, Error> {
+    fn side_of(&self, actor: &PlayerId) -> Result<Color, Error> {
         self.game
             .side_of(actor)
             .ok_or(Error::Game(GameError::NotAPlayer))
     }
 
-    async fn act(&mut self, actor: &str, action: Action) -> Result<Acted, Error> {
+    async fn act(&mut self, actor: &PlayerId, action: Action) -> Result<Acted, Error> {
         let side = self.side_of(actor)?;
         let now = self.ctx.time.now();
         // A move sent again after a lost answer gets that answer again.
@@ -267,7 +267,7 @@ impl GameActor {
         })
     }
 
-    fn hint(&self, actor: &str) -> Result<HintPosition, Error> {
+    fn hint(&self, actor: &PlayerId) -> Result<HintPosition, Error> {
         let side = self.side_of(actor)?;
         if !self.game.hints_allowed() {
             return Err(Error::Game(GameError::HintsNotAllowed));
@@ -297,7 +297,7 @@ impl GameActor {
                 // Another replica serves the game now: this copy is stale
                 // and must neither write nor answer again.
                 tracing::warn!(
-                    game_id = self.game.id(),
+                    game_id = %self.game.id(),
                     shard,
                     epoch,
                     "write refused: the shard's lease passed to another replica"
@@ -309,8 +309,8 @@ impl GameActor {
                 }
                 return Err(e.into());
             }
-            tracing::error!(game_id = self.game.id(), error = %e, "write failed; reloading the game");
-            match self.ctx.store.load(self.game.id()).await {
+            tracing::error!(game_id = %self.game.id(), error = %e, "write failed; reloading the game");
+            match self.ctx.store.load(self.game.id().as_str()).await {
                 Ok(Some(stored)) => self.game = stored,
                 Ok(None) | Err(_) => {
                     // Without a trustworthy copy the actor must not go on;
@@ -343,7 +343,7 @@ impl GameActor {
         }
         for player in [self.game.white(), self.game.black()] {
             if let Some(id) = player.actor_id() {
-                self.ctx.hub.publish(id.as_str(), &event);
+                self.ctx.hub.publish(id, &event);
             }
         }
         if self.game.time_control().is_daily() {
@@ -363,12 +363,12 @@ impl GameActor {
         let engine = self.ctx.engine.clone();
         let answers = self.engine_tx.clone();
         let ply = self.game.ply();
-        let game_id = self.game.id().to_owned();
+        let game_id = self.game.id().clone();
         let initial_fen = self.game.initial_fen().to_owned();
         let moves = self.game.uci_moves();
         tokio::spawn(async move {
             let answer = engine
-                .best_move(&game_id, &initial_fen, moves, u32::from(level))
+                .best_move(game_id.as_str(), &initial_fen, moves, u32::from(level))
                 .await;
             // The actor may have stopped; then the answer is moot.
             let _ = answers.send((ply, answer)).await;
@@ -398,7 +398,7 @@ impl GameActor {
         };
         self.engine_failures += 1;
         let backoff = Duration::from_millis(250 * 2u64.pow(self.engine_failures.min(7)));
-        tracing::warn!(game_id = self.game.id(), error = %failure, retry_in = ?backoff, "engine move failed");
+        tracing::warn!(game_id = %self.game.id(), error = %failure, retry_in = ?backoff, "engine move failed");
         self.engine_retry_at = Some(Instant::now() + backoff);
         self.publish(convert::engine_failed(&self.game, now, failure));
     }

@@ -34,6 +34,7 @@ use std::{
     time::Duration,
 };
 
+use chess_domain::{GameId, PlayerId};
 use chess_runtime::Shutdown;
 use chess_shards::{SHARDS, shard_of};
 use shakmaty::Color;
@@ -121,7 +122,7 @@ pub struct HintPosition {
 
 enum Message {
     Act {
-        actor: String,
+        actor: PlayerId,
         action: Action,
         reply: oneshot::Sender<Result<Acted, Error>>,
     },
@@ -132,7 +133,7 @@ enum Message {
         reply: oneshot::Sender<(Game, broadcast::Receiver<WireEvent>)>,
     },
     Hint {
-        actor: String,
+        actor: PlayerId,
         reply: oneshot::Sender<Result<HintPosition, Error>>,
     },
 }
@@ -158,13 +159,13 @@ pub struct Registry {
     ctx: Arc<Context>,
     shards: Arc<Shards>,
     /// The live games' actors, per shard of the games.
-    live: Vec<RwLock<HashMap<String, GameHandle>>>,
+    live: Vec<RwLock<HashMap<GameId, GameHandle>>>,
     /// Serialises loading a game from the store, per shard, so that a game is
     /// never loaded twice.
     loading: Vec<tokio::sync::Mutex<()>>,
     generations: AtomicU64,
     /// Evicted games with a deadline, to the task that loads each back then.
-    evicted: mpsc::UnboundedSender<(String, Instant)>,
+    evicted: mpsc::UnboundedSender<(GameId, Instant)>,
 }
 
 impl Registry {
@@ -191,21 +192,21 @@ impl Registry {
         &self.shards
     }
 
-    fn bucket(&self, id: &str) -> &RwLock<HashMap<String, GameHandle>> {
+    fn bucket(&self, id: &GameId) -> &RwLock<HashMap<GameId, GameHandle>> {
         &self.live[usize::from(shard_of(id))]
     }
 
-    fn cached(&self, id: &str) -> Option<GameHandle> {
+    fn cached(&self, id: &GameId) -> Option<GameHandle> {
         let bucket = self.bucket(id).read().unwrap_or_else(|p| p.into_inner());
         bucket.get(id).cloned()
     }
 
     /// How shard `shard` is served here, or the refusal naming where it is.
-    fn serving(&self, id: &str, shard: u16) -> Result<Arc<Serving>, Error> {
+    fn serving(&self, id: &GameId, shard: u16) -> Result<Arc<Serving>, Error> {
         self.shards
             .serving(shard)
             .map_err(|elsewhere| Error::NotServed {
-                game: id.to_owned(),
+                game: id.clone(),
                 shard,
                 elsewhere,
             })
@@ -213,7 +214,7 @@ impl Registry {
 
     /// Starts an actor for `game`, served under `serving`, and registers it.
     pub fn start(self: &Arc<Self>, game: Game, serving: Arc<Serving>) -> GameHandle {
-        let id = game.id().to_owned();
+        let id = game.id().clone();
         let handle = GameActor::spawn(
             game,
             Arc::clone(&self.ctx),
@@ -238,7 +239,7 @@ impl Registry {
         if let Some(key) = &idempotency_key
             && let Some(id) = ctx.store.game_for_key(key).await?
         {
-            return self.view(&id).await;
+            return self.view(&GameId::trusted(id)).await;
         }
         let (id, serving) = self.new_id()?;
         let game = Game::new(id, setup, ctx.time.now())?;
@@ -252,7 +253,7 @@ impl Registry {
             if let Some(key) = &idempotency_key
                 && let Some(id) = ctx.store.game_for_key(key).await?
             {
-                return self.view(&id).await;
+                return self.view(&GameId::trusted(id)).await;
             }
             return Err(e.into());
         }
@@ -260,7 +261,7 @@ impl Registry {
         let started = WireEvent::new(convert::game_started(&game));
         for player in [game.white(), game.black()] {
             if let Some(id) = player.actor_id() {
-                ctx.hub.publish(id.as_str(), &started);
+                ctx.hub.publish(id, &started);
             }
         }
         if game.time_control().is_daily() {
@@ -271,9 +272,9 @@ impl Registry {
     }
 
     /// A fresh game id in a shard served here, and how it is served.
-    fn new_id(&self) -> Result<(String, Arc<Serving>), Error> {
+    fn new_id(&self) -> Result<(GameId, Arc<Serving>), Error> {
         for _ in 0..ID_TRIES {
-            let id = chess_domain::GameId::generate().into_string();
+            let id = GameId::generate();
             if let Ok(serving) = self.shards.serving(shard_of(&id)) {
                 return Ok((id, serving));
             }
@@ -283,7 +284,7 @@ impl Registry {
 
     /// The actor of game `id`, loading the game if it is stored but not live;
     /// refused if its shard is not served here.
-    async fn handle(self: &Arc<Self>, id: &str) -> Result<GameHandle, Error> {
+    async fn handle(self: &Arc<Self>, id: &GameId) -> Result<GameHandle, Error> {
         let shard = shard_of(id);
         self.serving(id, shard)?;
         if let Some(handle) = self.cached(id) {
@@ -296,9 +297,9 @@ impl Registry {
         let game = self
             .ctx
             .store
-            .load(id)
+            .load(id.as_str())
             .await?
-            .ok_or_else(|| Error::NotFound(id.to_owned()))?;
+            .ok_or_else(|| Error::NotFound(id.to_string()))?;
         // The shard may have gone while the game was read.
         let serving = self.serving(id, shard)?;
         Ok(self.start(game, serving))
@@ -309,7 +310,7 @@ impl Registry {
     /// memory idle just as the request came.
     async fn ask<T>(
         self: &Arc<Self>,
-        id: &str,
+        id: &GameId,
         make: impl Fn(oneshot::Sender<T>) -> Message,
     ) -> Result<T, Error> {
         for _ in 0..ASK_TRIES {
@@ -323,7 +324,7 @@ impl Registry {
     }
 
     /// Whether game `id` is in memory now.
-    pub fn is_live(&self, id: &str) -> bool {
+    pub fn is_live(&self, id: &GameId) -> bool {
         self.cached(id).is_some()
     }
 
@@ -337,23 +338,23 @@ impl Registry {
 
     /// Game `id` left memory while active; if it has a deadline, it is
     /// loaded back then, so that its actor ends the game on time.
-    fn evicted(&self, id: &str, deadline: Option<Instant>) {
+    fn evicted(&self, id: &GameId, deadline: Option<Instant>) {
         if let Some(at) = deadline {
             // Refused only once the waker has stopped, at shutdown.
-            let _ = self.evicted.send((id.to_owned(), at));
+            let _ = self.evicted.send((id.clone(), at));
         }
     }
 
     /// Loads game `id` at its deadline (if it is in memory already, its own
     /// actor keeps the deadline), retrying while the store fails.
-    async fn load_at_deadline(self: Arc<Self>, id: String) {
+    async fn load_at_deadline(self: Arc<Self>, id: GameId) {
         loop {
             match self.handle(&id).await {
                 // Its shard went to another replica, which keeps the time;
                 // or it is gone.
                 Ok(_) | Err(Error::NotServed { .. } | Error::NotFound(_)) => return,
                 Err(e) => {
-                    tracing::warn!(game_id = id, error = %e, "cannot load an evicted game at its deadline; retrying");
+                    tracing::warn!(game_id = %id, error = %e, "cannot load an evicted game at its deadline; retrying");
                 }
             }
             tokio::select! {
@@ -363,7 +364,7 @@ impl Registry {
         }
     }
 
-    fn forget(&self, id: &str, generation: u64) {
+    fn forget(&self, id: &GameId, generation: u64) {
         let mut bucket = self.bucket(id).write().unwrap_or_else(|p| p.into_inner());
         if bucket.get(id).is_some_and(|h| h.generation == generation) {
             bucket.remove(id);
@@ -373,12 +374,12 @@ impl Registry {
     /// `actor` takes `action` in game `id`.
     pub async fn act(
         self: &Arc<Self>,
-        id: &str,
-        actor: &str,
+        id: &GameId,
+        actor: &PlayerId,
         action: Action,
     ) -> Result<Acted, Error> {
         self.ask(id, |reply| Message::Act {
-            actor: actor.to_owned(),
+            actor: actor.clone(),
             action: action.clone(),
             reply,
         })
@@ -386,7 +387,7 @@ impl Registry {
     }
 
     /// A copy of game `id` as it is now.
-    pub async fn view(self: &Arc<Self>, id: &str) -> Result<Game, Error> {
+    pub async fn view(self: &Arc<Self>, id: &GameId) -> Result<Game, Error> {
         self.ask(id, |reply| Message::View { reply }).await
     }
 
@@ -399,8 +400,8 @@ impl Registry {
     /// served elsewhere: their replica tells of them.
     pub async fn missed(
         self: &Arc<Self>,
-        player_id: &str,
-        cursors: &HashMap<String, u32>,
+        player_id: &PlayerId,
+        cursors: &HashMap<GameId, u32>,
     ) -> Result<Vec<(Game, Option<Vec<Event>>)>, Error> {
         let mut missed = Vec::new();
         for (id, &ply) in cursors {
@@ -424,13 +425,14 @@ impl Registry {
             let (rows, next) = self
                 .ctx
                 .store
-                .list(player_id, store::ListFilter::Active, 100, &token)
+                .list(player_id.as_str(), store::ListFilter::Active, 100, &token)
                 .await?;
             for row in rows {
-                if cursors.contains_key(&row.id) || !self.shards.serves(shard_of(&row.id)) {
+                let id = GameId::trusted(row.id);
+                if cursors.contains_key(&id) || !self.shards.serves(shard_of(&id)) {
                     continue;
                 }
-                match self.view(&row.id).await {
+                match self.view(&id).await {
                     Ok(game) => missed.push((game, None)),
                     // It went elsewhere meanwhile; that replica tells of it.
                     Err(Error::NotServed { .. }) => {}
@@ -447,7 +449,7 @@ impl Registry {
     /// A copy of game `id` and its events from now on.
     pub async fn watch(
         self: &Arc<Self>,
-        id: &str,
+        id: &GameId,
     ) -> Result<(Game, broadcast::Receiver<WireEvent>), Error> {
         self.ask(id, |reply| Message::Watch { reply }).await
     }
@@ -456,13 +458,13 @@ impl Registry {
     /// every legal move.
     pub async fn hint(
         self: &Arc<Self>,
-        id: &str,
-        actor: &str,
+        id: &GameId,
+        actor: &PlayerId,
         kind: HintKind,
     ) -> Result<Vec<String>, Error> {
         let position: HintPosition = self
             .ask(id, |reply| Message::Hint {
-                actor: actor.to_owned(),
+                actor: actor.clone(),
                 reply,
             })
             .await??;
@@ -471,7 +473,7 @@ impl Registry {
             HintKind::Best => vec![
                 engine
                     .best_move(
-                        id,
+                        id.as_str(),
                         &position.initial_fen,
                         position.moves,
                         chess_domain::FULL_STRENGTH,
@@ -501,11 +503,11 @@ pub enum HintKind {
 /// an evicted game costs an entry here, not a task.
 async fn wake_evicted(
     registry: Weak<Registry>,
-    mut evicted: mpsc::UnboundedReceiver<(String, Instant)>,
+    mut evicted: mpsc::UnboundedReceiver<(GameId, Instant)>,
     shutdown: Shutdown,
 ) {
-    let mut queue: DelayQueue<String> = DelayQueue::new();
-    let mut keys: HashMap<String, delay_queue::Key> = HashMap::new();
+    let mut queue: DelayQueue<GameId> = DelayQueue::new();
+    let mut keys: HashMap<GameId, delay_queue::Key> = HashMap::new();
     loop {
         tokio::select! {
             Some((id, at)) = evicted.recv() => match keys.get(&id) {

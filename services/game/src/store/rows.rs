@@ -23,7 +23,7 @@ pub fn new_game_row(game: &Game, idempotency_key: Option<String>) -> games::Acti
     let (white_kind, white_id, white_name, white_level) = game.white().to_stored();
     let (black_kind, black_id, black_name, black_level) = game.black().to_stored();
     games::ActiveModel {
-        id: Set(game.id().to_owned()),
+        id: Set(game.id().to_string()),
         white_kind: Set(white_kind.to_owned()),
         white_id: Set(white_id),
         white_name: Set(white_name),
@@ -55,7 +55,7 @@ pub fn new_game_row(game: &Game, idempotency_key: Option<String>) -> games::Acti
 /// The write that stores time given back to a game's side to move.
 pub fn credit_op(game: &Game, credit: &Credit) -> WriteOp {
     WriteOp::InsertCredit(clock_credits::Model {
-        game_id: game.id().to_owned(),
+        game_id: game.id().to_string(),
         granted_at: credit.granted_at.millis(),
         ply: credit.ply as i32,
         credit_ms: credit.ms,
@@ -72,7 +72,7 @@ pub fn ops_for(game: &Game, events: &[Event], now: Timestamp) -> Vec<WriteOp> {
                 // The moves table is the record of play; the game's row is
                 // only rewritten when its status or draw offer changes.
                 ops.push(WriteOp::InsertMove(moves::Model {
-                    game_id: game.id().to_owned(),
+                    game_id: game.id().to_string(),
                     ply: *ply as i32,
                     uci: mv.uci.clone(),
                     san: mv.san.clone(),
@@ -92,7 +92,7 @@ pub fn ops_for(game: &Game, events: &[Event], now: Timestamp) -> Vec<WriteOp> {
                 ) = (ending.result, game.white(), game.black())
                 {
                     ops.push(WriteOp::InsertResult(results_outbox::ActiveModel {
-                        game_id: Set(game.id().to_owned()),
+                        game_id: Set(game.id().to_string()),
                         white_id: Set(white_id.to_string()),
                         black_id: Set(black_id.to_string()),
                         result: Set(result.as_str().to_owned()),
@@ -109,7 +109,7 @@ pub fn ops_for(game: &Game, events: &[Event], now: Timestamp) -> Vec<WriteOp> {
     if changed {
         let ending = game.ending();
         ops.push(WriteOp::UpdateGame(Box::new(games::ActiveModel {
-            id: Set(game.id().to_owned()),
+            id: Set(game.id().to_string()),
             fen: Set(game.fen()),
             ply: Set(game.ply() as i32),
             status: Set(if ending.is_some() {
@@ -216,7 +216,7 @@ pub(super) fn restore(
         .as_deref()
         .and_then(chess_domain::color_from_name);
     Game::restore(
-        row.id.clone(),
+        chess_domain::GameId::trusted(row.id.clone()),
         setup,
         Timestamp::from_millis(row.created_at),
         played,

@@ -247,7 +247,7 @@ async fn concurrent_moves_on_sqlite_are_kept_and_a_bad_one_fails_alone() {
     drop(store);
     let reopened = Store::open(&url).await.unwrap();
     for game in &games {
-        let stored = reopened.load(game.id()).await.unwrap().unwrap();
+        let stored = reopened.load(game.id().as_str()).await.unwrap().unwrap();
         assert_eq!(stored.fen(), game.fen());
         assert_eq!(stored.ply() as usize, line.len());
     }
@@ -276,7 +276,12 @@ async fn a_games_end_is_written_whole_and_an_update_of_no_game_fails_alone() {
                 allow_hints: false,
                 initial_fen: None,
             };
-            Game::new(format!("g{i}"), setup, Timestamp::EPOCH).unwrap()
+            Game::new(
+                chess_domain::GameId::trusted(format!("g{i}")),
+                setup,
+                Timestamp::EPOCH,
+            )
+            .unwrap()
         })
         .collect();
     insert_games(&store, &games).await;
@@ -306,7 +311,7 @@ async fn a_games_end_is_written_whole_and_an_update_of_no_game_fails_alone() {
 
     let reopened = Store::open(&url).await.unwrap();
     for game in &games {
-        let stored = reopened.load(game.id()).await.unwrap().unwrap();
+        let stored = reopened.load(game.id().as_str()).await.unwrap().unwrap();
         assert!(!stored.is_active());
         assert_eq!(stored.fen(), game.fen());
     }
@@ -319,7 +324,7 @@ async fn a_games_end_is_written_whole_and_an_update_of_no_game_fails_alone() {
         .map(|r| r.game_id.into())
         .collect();
     reported.sort_unstable();
-    let mut ids: Vec<String> = games.iter().map(|g| g.id().to_owned()).collect();
+    let mut ids: Vec<String> = games.iter().map(|g| g.id().to_string()).collect();
     ids.sort_unstable();
     assert_eq!(reported, ids);
 }
@@ -381,7 +386,12 @@ async fn closing_commits_what_is_queued_then_refuses_writes() {
     let reopened = Store::open(&url).await.unwrap();
     let mut stored = 0;
     for game in &games {
-        stored += reopened.load(game.id()).await.unwrap().unwrap().ply();
+        stored += reopened
+            .load(game.id().as_str())
+            .await
+            .unwrap()
+            .unwrap()
+            .ply();
     }
     assert_eq!(stored, committed);
 }

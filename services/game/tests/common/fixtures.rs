@@ -24,5 +24,5 @@ pub(crate) fn new_game(id: &str) -> Game {
         allow_hints: false,
         initial_fen: None,
     };
-    Game::new(id.to_owned(), setup, Timestamp::EPOCH).unwrap()
+    Game::new(chess_domain::GameId::trusted(id), setup, Timestamp::EPOCH).unwrap()
 }

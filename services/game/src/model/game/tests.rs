@@ -58,7 +58,7 @@ fn assert_illegal(g: &mut Game, side: Color, input: &str, now: Timestamp) {
 
 fn game_with(rules: RuleSet, tc: TimeControl, fen: Option<&str>) -> Game {
     Game::new(
-        "g1".to_owned(),
+        GameId::trusted("g1"),
         GameSetup {
             white: guest("w"),
             black: guest("b"),
@@ -75,7 +75,7 @@ fn game_with(rules: RuleSet, tc: TimeControl, fen: Option<&str>) -> Game {
 
 /// A new game "x" of `setup`, created at the epoch.
 fn new_game(setup: GameSetup) -> Result<Game, SetupError> {
-    Game::new("x".into(), setup, Timestamp::EPOCH)
+    Game::new(GameId::trusted("x"), setup, Timestamp::EPOCH)
 }
 
 /// `initial_secs` a side, and `increment_secs` more a move.
@@ -105,7 +105,7 @@ fn play_all(g: &mut Game, moves: &[&str]) -> Vec<Event> {
 #[test]
 fn log_lines_say_who_plays_what_and_how_it_ended() {
     let mut g = Game::new(
-        "g1".to_owned(),
+        GameId::trusted("g1"),
         GameSetup {
             white: Participant::Registered {
                 id: chess_domain::PlayerId::trusted("p1"),
@@ -205,8 +205,8 @@ fn check_is_reported_but_mate_is_not_check() {
 fn turn_and_membership_are_enforced() {
     let mut g = standard();
     assert_eq!(g.play(B, "e7e5", at(0)), Err(GameError::NotYourTurn));
-    assert_eq!(g.side_of("w"), Some(W));
-    assert_eq!(g.side_of("nobody"), None);
+    assert_eq!(g.side_of(&PlayerId::trusted("w")), Some(W));
+    assert_eq!(g.side_of(&PlayerId::trusted("nobody")), None);
     assert_eq!(g.ply(), 0);
 }
 
@@ -594,7 +594,7 @@ fn untimed_games_are_not_rated_and_rated_games_have_no_hints() {
     assert!(new_game(setup(blitz, true, false)).unwrap().rated());
     // A stored game keeps what it was created with.
     let old = Game::restore(
-        "x".into(),
+        GameId::trusted("x"),
         setup(TimeControl::Untimed, true, false),
         Timestamp::EPOCH,
         Vec::new(),

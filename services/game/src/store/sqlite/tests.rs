@@ -77,7 +77,7 @@ async fn moves_are_copied_out_of_the_log_a_group_at_a_time() {
     for ply in 1..=plies {
         for game in &games {
             store
-                .write(None, raw_moves(game.id(), ply..=ply))
+                .write(None, raw_moves(game.id().as_str(), ply..=ply))
                 .await
                 .unwrap();
         }
@@ -177,7 +177,7 @@ async fn moves_a_crash_leaves_in_the_log_are_kept() {
     let active = reopened.load_active(None).await.unwrap();
     assert_eq!(active.len(), games.len());
     for game in &games {
-        let stored = reopened.load(game.id()).await.unwrap().unwrap();
+        let stored = reopened.load(game.id().as_str()).await.unwrap().unwrap();
         assert_eq!(stored.ply(), 3);
         assert_eq!(stored.fen(), game.fen());
     }
