@@ -3,6 +3,7 @@
 
 use std::pin::Pin;
 
+use chess_domain::GameId;
 use chess_proto::engine::v1::{self as pb, engine_service_server::EngineService};
 use chess_runtime::Reason;
 use chess_uci::{Info, Score};
@@ -162,7 +163,7 @@ impl TryFrom<pb::BestMoveRequest> for SearchRequest {
         Ok(Self {
             position: request.position.unwrap_or_default().try_into()?,
             plan,
-            game_id: game_id(request.game_id),
+            game_id: game_id(&request.game_id),
         })
     }
 }
@@ -177,13 +178,15 @@ impl TryFrom<pb::AnalyseRequest> for SearchRequest {
         Ok(Self {
             position: request.position.unwrap_or_default().try_into()?,
             plan: SearchPlan::full_strength(limits, multipv),
-            game_id: game_id(request.game_id),
+            game_id: game_id(&request.game_id),
         })
     }
 }
 
-fn game_id(id: String) -> Option<String> {
-    (!id.is_empty()).then_some(id)
+/// The game a request names. None when it names none, and when the id could
+/// not be a game's (too long): such a search shares no game's hash.
+fn game_id(id: &str) -> Option<GameId> {
+    GameId::parse(id).ok()
 }
 
 fn score_to_pb(score: Score) -> pb::Score {
@@ -335,7 +338,7 @@ mod tests {
         };
         let ok = SearchRequest::try_from(request(0, &[])).unwrap();
         assert_eq!(ok.plan.strength.multipv, 1);
-        assert_eq!(ok.game_id.as_deref(), Some("g1"));
+        assert_eq!(ok.game_id, Some(GameId::trusted("g1")));
         assert!(matches!(
             SearchRequest::try_from(request(6, &[])),
             Err(Error::InvalidMultipv(6))

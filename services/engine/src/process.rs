@@ -2,6 +2,7 @@
 
 use std::{collections::HashSet, path::PathBuf, time::Duration};
 
+use chess_domain::GameId;
 use chess_uci::{Bound, Engine, Info, Score, SearchEvent, Timeouts};
 use shakmaty::{CastlingMode, Position as _, uci::UciMove};
 use tokio::time::Instant;
@@ -44,7 +45,7 @@ pub struct SearchRequest {
     pub position: GamePosition,
     pub plan: SearchPlan,
     /// The game the position belongs to, if any.
-    pub game_id: Option<String>,
+    pub game_id: Option<GameId>,
 }
 
 /// What a finished search found.
@@ -87,7 +88,7 @@ pub async fn configure(
 pub(crate) struct Process {
     engine: Engine,
     strength: Strength,
-    game: Option<String>,
+    game: Option<GameId>,
     started: Instant,
     completed: u64,
 }
@@ -174,12 +175,12 @@ impl Process {
 
     /// Tells the process about a change of game, and sets the strength
     /// options the search needs.
-    async fn prepare(&mut self, game: Option<&str>, strength: Strength) -> Result<(), Fault> {
+    async fn prepare(&mut self, game: Option<&GameId>, strength: Strength) -> Result<(), Fault> {
         // A different game — or a request with none after one with a game —
         // must not profit from (or be misled by) what the hash learnt.
-        if self.game.as_deref() != game {
+        if self.game.as_ref() != game {
             self.engine.new_game().await?;
-            self.game = game.map(str::to_owned);
+            self.game = game.cloned();
         }
         if self.strength.skill_level != strength.skill_level {
             self.engine
@@ -203,7 +204,7 @@ impl Process {
         cancel: impl Future<Output = ()>,
         mut on_info: impl FnMut(&Info),
     ) -> Result<Option<SearchOutcome>, Fault> {
-        self.prepare(job.game_id.as_deref(), job.plan.strength)
+        self.prepare(job.game_id.as_ref(), job.plan.strength)
             .await?;
         self.engine
             .position(job.position.start(), job.position.moves())
