@@ -2,7 +2,7 @@
 //! (see the module above), signed in one buffer and verified field by field.
 
 use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD as B64};
-use chess_domain::Timestamp;
+use chess_domain::{GameId, PlayerId, Timestamp};
 use hmac::Mac as _;
 
 use super::{AssertionError, Claims, InternalKey, LIFETIME, MAX_FIELD_BYTES, SKEW};
@@ -89,10 +89,12 @@ pub fn verify(
     if expires < now || expires > now.after(LIFETIME + SKEW) {
         return Err(AssertionError::Expired);
     }
+    // Signed with our key: the ids are those one of our own services
+    // vouched for.
     Ok(Claims {
         caller: text(caller)?,
-        player: optional(player)?,
-        game: optional(game)?,
+        player: optional(player)?.map(PlayerId::trusted),
+        game: optional(game)?.map(GameId::trusted),
         expires,
     })
 }

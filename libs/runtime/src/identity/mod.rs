@@ -32,7 +32,7 @@ use std::{
     time::Duration,
 };
 
-use chess_domain::Timestamp;
+use chess_domain::{GameId, PlayerId, Timestamp};
 use tonic::{Code, Status};
 
 use crate::{
@@ -139,9 +139,9 @@ pub struct Claims {
     /// operator's name).
     pub caller: String,
     /// The player the call acts for, if any.
-    pub player: Option<String>,
+    pub player: Option<PlayerId>,
     /// The game the call acts in, if any.
-    pub game: Option<String>,
+    pub game: Option<GameId>,
     /// When the assertion stops being accepted.
     pub expires: Timestamp,
 }
@@ -180,18 +180,20 @@ impl Claims {
             .ok_or_else(|| AssertionError::Missing.into())
     }
 
-    /// Refuses unless the assertion acts for `player_id`.
+    /// Refuses unless the assertion acts for `player_id` (as a request
+    /// names it).
     pub fn check_player(&self, player_id: &str) -> Result<(), Status> {
-        if self.player.as_deref() == Some(player_id) {
+        if self.player.as_ref().is_some_and(|p| *p == *player_id) {
             Ok(())
         } else {
             Err(mismatch("the caller's assertion acts for another player"))
         }
     }
 
-    /// Refuses unless the assertion acts in `game_id`.
+    /// Refuses unless the assertion acts in `game_id` (as a request names
+    /// it).
     pub fn check_game(&self, game_id: &str) -> Result<(), Status> {
-        if self.game.as_deref() == Some(game_id) {
+        if self.game.as_ref().is_some_and(|g| *g == *game_id) {
             Ok(())
         } else {
             Err(mismatch("the caller's assertion acts in another game"))

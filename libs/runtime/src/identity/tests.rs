@@ -16,8 +16,8 @@ fn sign_claims(key: &InternalKey, c: &Claims) -> String {
     sign(
         key,
         &c.caller,
-        c.player.as_deref(),
-        c.game.as_deref(),
+        c.player.as_ref().map(PlayerId::as_str),
+        c.game.as_ref().map(GameId::as_str),
         c.expires,
     )
 }
@@ -25,8 +25,8 @@ fn sign_claims(key: &InternalKey, c: &Claims) -> String {
 fn claims(player: Option<&str>, game: Option<&str>) -> Claims {
     Claims {
         caller: "gateway".to_owned(),
-        player: player.map(str::to_owned),
-        game: game.map(str::to_owned),
+        player: player.map(PlayerId::trusted),
+        game: game.map(GameId::trusted),
         expires: at(30_000),
     }
 }
@@ -113,7 +113,7 @@ fn minted_assertions_verify_and_bound_their_fields() {
     let assertion = signer.mint(Some("p1"), Some("")).unwrap();
     let c = verify(&key(1), &assertion, Timestamp::now()).unwrap();
     assert_eq!(c.caller, "matchmaking");
-    assert_eq!(c.player.as_deref(), Some("p1"));
+    assert_eq!(c.player, Some(PlayerId::trusted("p1")));
     assert_eq!(c.game, None);
     let long = "x".repeat(MAX_FIELD_BYTES + 1);
     let refused = signer.mint(None, Some(&long)).unwrap_err();
