@@ -306,7 +306,7 @@ impl GameApi {
         let ctx = self.registry.context();
         let (rows, next_page_token) = ctx
             .store
-            .list(player.as_str(), filter, page_size, &r.page_token)
+            .list(&player, filter, page_size, &r.page_token)
             .await
             .map_err(Error::from)?;
         let now = self.now();
@@ -315,11 +315,12 @@ impl GameApi {
             // Live games come from their actors, so clocks and draw offers
             // are current.
             let state = if GameStatus::from_name(&row.status) == Some(GameStatus::Active) {
-                match self.registry.view(&GameId::trusted(row.id.clone())).await {
+                let id = GameId::trusted(row.id.clone());
+                match self.registry.view(&id).await {
                     Ok(game) => convert::game_state(&game, now, false),
                     // Served by another replica (or moving): as stored,
                     // which is all its replica holds too.
-                    Err(Error::NotServed { .. }) => match ctx.store.load(&row.id).await {
+                    Err(Error::NotServed { .. }) => match ctx.store.load(&id).await {
                         Ok(Some(game)) => convert::game_state(&game, now, false),
                         _ => convert::row_state(&row).map_err(Error::from)?,
                     },

@@ -161,7 +161,7 @@ async fn an_idle_game_leaves_memory_and_comes_back_whole() {
     evicted(registry, &id).await;
     let acted = registry.act(&id, &b, Action::AcceptDraw).await.unwrap();
     assert_eq!(acted.ply, 3);
-    let stored = f.store.load(id.as_str()).await.unwrap().unwrap();
+    let stored = f.store.load(&id).await.unwrap().unwrap();
     assert_eq!(
         stored.ending().map(|e| e.termination),
         Some(Termination::DrawAgreement)
@@ -213,7 +213,7 @@ async fn a_flag_falls_on_time_while_its_game_is_out_of_memory() {
         ended.termination,
         chess_proto::common::v1::Termination::Timeout as i32
     );
-    let stored = f.store.load(id.as_str()).await.unwrap().unwrap();
+    let stored = f.store.load(&id).await.unwrap().unwrap();
     let ending = stored.ending().unwrap();
     assert_eq!(ending.termination, Termination::Timeout);
     assert!(ending.at >= flag_at);
@@ -253,7 +253,7 @@ async fn calls_racing_evictions_are_all_answered() {
         assert_eq!(acted.ply as usize, i + 1);
     }
     assert!(reloaded > 0, "some moves found their game out of memory");
-    let stored = f.store.load(id.as_str()).await.unwrap().unwrap();
+    let stored = f.store.load(&id).await.unwrap().unwrap();
     let sans: Vec<&str> = stored.moves().iter().map(|m| m.san.as_str()).collect();
     assert_eq!(sans, moves);
 }

@@ -151,12 +151,12 @@ async fn a_deposed_replica_cannot_write_and_the_new_owner_can() {
 
     // B, loading the game, sees everything A wrote before the takeover and
     // nothing after; its own moves go in.
-    let mut loaded = b.load(game.id().as_str()).await.unwrap().unwrap();
+    let mut loaded = b.load(game.id()).await.unwrap().unwrap();
     assert_eq!(loaded.uci_moves(), vec!["e2e4".to_owned()]);
     assert!(loaded.is_active());
     let ops = played(&mut loaded, Color::Black, "e5", 4_000);
     b.write(Some(fence_b), ops).await.unwrap();
-    let stored = b.load(game.id().as_str()).await.unwrap().unwrap();
+    let stored = b.load(game.id()).await.unwrap().unwrap();
     assert_eq!(
         stored.uci_moves(),
         vec!["e2e4".to_owned(), "e7e5".to_owned()]

@@ -121,7 +121,7 @@ async fn deliver(
         let Ok(serving) = shards.serving(chess_shards::shard_of(&pending.game_id)) else {
             continue;
         };
-        let game_id = pending.game_id.to_string();
+        let game_id = pending.game_id.clone();
         match rating.record_result(pending).await {
             Ok(_) => {
                 if let Err(e) = store

@@ -310,7 +310,7 @@ impl GameActor {
                 return Err(e.into());
             }
             tracing::error!(game_id = %self.game.id(), error = %e, "write failed; reloading the game");
-            match self.ctx.store.load(self.game.id().as_str()).await {
+            match self.ctx.store.load(self.game.id()).await {
                 Ok(Some(stored)) => self.game = stored,
                 Ok(None) | Err(_) => {
                     // Without a trustworthy copy the actor must not go on;

@@ -297,7 +297,7 @@ impl Registry {
         let game = self
             .ctx
             .store
-            .load(id.as_str())
+            .load(id)
             .await?
             .ok_or_else(|| Error::NotFound(id.to_string()))?;
         // The shard may have gone while the game was read.
@@ -425,7 +425,7 @@ impl Registry {
             let (rows, next) = self
                 .ctx
                 .store
-                .list(player_id.as_str(), store::ListFilter::Active, 100, &token)
+                .list(player_id, store::ListFilter::Active, 100, &token)
                 .await?;
             for row in rows {
                 let id = GameId::trusted(row.id);

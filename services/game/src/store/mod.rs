@@ -29,6 +29,7 @@ mod rows;
 mod sqlite;
 mod writer;
 
+use chess_domain::GameId;
 use sea_orm::DatabaseConnection;
 use sea_orm_migration::MigratorTrait as _;
 
@@ -111,11 +112,11 @@ impl Store {
     /// Has the writer copy the moves of `game` (of every game: `None`)
     /// still in the log of a SQLite file into `moves`, before they are read
     /// from there.
-    async fn fold_log(&self, game: Option<&str>) -> Result<(), StoreError> {
+    async fn fold_log(&self, game: Option<&GameId>) -> Result<(), StoreError> {
         if self.sqlite_file.is_none() {
             return Ok(());
         }
-        self.write(None, vec![WriteOp::FoldLog(game.map(str::to_owned))])
+        self.write(None, vec![WriteOp::FoldLog(game.cloned())])
             .await
     }
 

@@ -120,7 +120,7 @@ pub(super) fn plan(ops: &[&WriteOp], backend: DbBackend) -> Result<Vec<Planned>,
             }
             WriteOp::DeleteResult(game_id) => {
                 push(
-                    results_outbox::Entity::delete_by_id(game_id.clone()).build(backend),
+                    results_outbox::Entity::delete_by_id(game_id.as_str()).build(backend),
                     false,
                 );
             }

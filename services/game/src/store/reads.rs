@@ -21,30 +21,27 @@ use crate::model::Game;
 
 impl Store {
     /// The id of the game created with `key`, if any.
-    pub async fn game_for_key(&self, key: &str) -> Result<Option<String>, StoreError> {
+    pub async fn game_for_key(&self, key: &str) -> Result<Option<GameId>, StoreError> {
         Ok(games::Entity::find()
             .filter(games::Column::IdempotencyKey.eq(key))
             .one(&self.db)
             .await?
-            .map(|g| g.id))
+            .map(|g| GameId::trusted(g.id)))
     }
 
     /// The stored game `id`, rebuilt.
-    pub async fn load(&self, id: &str) -> Result<Option<Game>, StoreError> {
+    pub async fn load(&self, id: &GameId) -> Result<Option<Game>, StoreError> {
         self.fold_log(Some(id)).await?;
-        let Some(row) = games::Entity::find_by_id(id.to_owned())
-            .one(&self.db)
-            .await?
-        else {
+        let Some(row) = games::Entity::find_by_id(id.as_str()).one(&self.db).await? else {
             return Ok(None);
         };
         let moves = moves::Entity::find()
-            .filter(moves::Column::GameId.eq(id))
+            .filter(moves::Column::GameId.eq(id.as_str()))
             .order_by_asc(moves::Column::Ply)
             .all(&self.db)
             .await?;
         let credits = clock_credits::Entity::find()
-            .filter(clock_credits::Column::GameId.eq(id))
+            .filter(clock_credits::Column::GameId.eq(id.as_str()))
             .all(&self.db)
             .await?;
         restore(row, moves, credits).map(Some)
@@ -138,15 +135,15 @@ impl Store {
     /// page.
     pub async fn list(
         &self,
-        player_id: &str,
+        player_id: &PlayerId,
         filter: ListFilter,
         page_size: u64,
         page_token: &str,
     ) -> Result<(Vec<games::Model>, String), StoreError> {
         let mut query = games::Entity::find().filter(
             Condition::any()
-                .add(games::Column::WhiteId.eq(player_id))
-                .add(games::Column::BlackId.eq(player_id)),
+                .add(games::Column::WhiteId.eq(player_id.as_str()))
+                .add(games::Column::BlackId.eq(player_id.as_str())),
         );
         match filter {
             ListFilter::All => {}

@@ -190,7 +190,14 @@ async fn older_games_are_migrated(url: String) {
     );
     // Every game still loads: the finished one keeps its rated flag.
     assert_eq!(store.load_active(None).await.unwrap().len(), 4);
-    assert!(store.load("done").await.unwrap().unwrap().rated());
+    assert!(
+        store
+            .load(&GameId::trusted("done"))
+            .await
+            .unwrap()
+            .unwrap()
+            .rated()
+    );
 }
 
 #[tokio::test]
@@ -247,7 +254,7 @@ async fn concurrent_moves_on_sqlite_are_kept_and_a_bad_one_fails_alone() {
     drop(store);
     let reopened = Store::open(&url).await.unwrap();
     for game in &games {
-        let stored = reopened.load(game.id().as_str()).await.unwrap().unwrap();
+        let stored = reopened.load(game.id()).await.unwrap().unwrap();
         assert_eq!(stored.fen(), game.fen());
         assert_eq!(stored.ply() as usize, line.len());
     }
@@ -311,11 +318,17 @@ async fn a_games_end_is_written_whole_and_an_update_of_no_game_fails_alone() {
 
     let reopened = Store::open(&url).await.unwrap();
     for game in &games {
-        let stored = reopened.load(game.id().as_str()).await.unwrap().unwrap();
+        let stored = reopened.load(game.id()).await.unwrap().unwrap();
         assert!(!stored.is_active());
         assert_eq!(stored.fen(), game.fen());
     }
-    assert!(reopened.load("ghost").await.unwrap().is_none());
+    assert!(
+        reopened
+            .load(&GameId::trusted("ghost"))
+            .await
+            .unwrap()
+            .is_none()
+    );
     let mut reported: Vec<String> = reopened
         .pending_results()
         .await
@@ -386,12 +399,7 @@ async fn closing_commits_what_is_queued_then_refuses_writes() {
     let reopened = Store::open(&url).await.unwrap();
     let mut stored = 0;
     for game in &games {
-        stored += reopened
-            .load(game.id().as_str())
-            .await
-            .unwrap()
-            .unwrap()
-            .ply();
+        stored += reopened.load(game.id()).await.unwrap().unwrap().ply();
     }
     assert_eq!(stored, committed);
 }

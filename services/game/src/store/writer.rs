@@ -34,7 +34,7 @@ pub enum WriteOp {
     InsertMove(moves::Model),
     UpdateGame(Box<games::ActiveModel>),
     InsertResult(results_outbox::ActiveModel),
-    DeleteResult(String),
+    DeleteResult(chess_domain::GameId),
     InsertCredit(clock_credits::Model),
     /// A lone replica is alive at this time: after a restart, the time since
     /// is given back to the players to move.
@@ -42,7 +42,7 @@ pub enum WriteOp {
     /// The moves of this game (of every game: `None`) still in the SQLite
     /// writer's log are copied into `moves`, so that a read of `moves`
     /// finds them all (see `sqlite::move_log`). Nothing to do elsewhere.
-    FoldLog(Option<String>),
+    FoldLog(Option<chess_domain::GameId>),
 }
 
 /// The lease a write is made under: its game's shard, and the epoch of the

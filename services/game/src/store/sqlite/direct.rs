@@ -9,6 +9,7 @@
 //! see `Store::open_as`) but by `checkpoint`, mostly on a thread of its
 //! own: a checkpoint in a commit held up every move queued behind it.
 
+use chess_domain::GameId;
 use rusqlite::Connection;
 use sea_orm::{DbBackend, DbErr, Value};
 
@@ -103,7 +104,7 @@ impl DirectWriter {
             .iter()
             .filter_map(|op| match op {
                 WriteOp::InsertMove(mv) => Some(mv.game_id.as_str()),
-                WriteOp::FoldLog(game) => game.as_deref(),
+                WriteOp::FoldLog(game) => game.as_ref().map(GameId::as_str),
                 _ => None,
             })
             .collect();

@@ -2,7 +2,7 @@
 //! while still in the log, copied out a group at a time, the key's rule kept,
 //! and what a crash leaves there kept at the next open.
 
-use chess_domain::Timestamp;
+use chess_domain::{GameId, Timestamp};
 use shakmaty::Color;
 
 use super::{
@@ -58,7 +58,7 @@ async fn a_move_still_in_the_log_is_read_back() {
     }
     assert_eq!(count(&url, "move_log").await, 2);
     assert_eq!(count(&url, "moves").await, 0);
-    let stored = store.load("g").await.unwrap().unwrap();
+    let stored = store.load(&GameId::trusted("g")).await.unwrap().unwrap();
     assert_eq!(stored.ply(), 2);
     assert_eq!(stored.fen(), game.fen());
     assert_eq!(count(&url, "moves").await, 2);
@@ -135,7 +135,7 @@ async fn a_ply_stored_once_is_refused_again() {
     assert!(store.write(None, raw_moves("g", 2..=2)).await.is_err());
     assert_eq!(count(&url, "move_log").await, 7);
     // Copied out by a read of the game.
-    store.fold_log(Some("g")).await.unwrap();
+    store.fold_log(Some(&GameId::trusted("g"))).await.unwrap();
     assert_eq!(count(&url, "moves").await, 7);
     assert!(store.write(None, raw_moves("g", 7..=7)).await.is_err());
     assert!(store.write(None, raw_moves("g", 8..=8)).await.is_ok());
@@ -177,7 +177,7 @@ async fn moves_a_crash_leaves_in_the_log_are_kept() {
     let active = reopened.load_active(None).await.unwrap();
     assert_eq!(active.len(), games.len());
     for game in &games {
-        let stored = reopened.load(game.id().as_str()).await.unwrap().unwrap();
+        let stored = reopened.load(game.id()).await.unwrap().unwrap();
         assert_eq!(stored.ply(), 3);
         assert_eq!(stored.fen(), game.fen());
     }
