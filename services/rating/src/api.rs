@@ -3,7 +3,7 @@
 //! into domain values ([`convert`]), handed to the [`Core`], and the answer
 //! turned back into its response.
 
-use chess_domain::{SpeedCategory, Timestamp, require};
+use chess_domain::{PlayerId, SpeedCategory, Timestamp};
 use chess_proto::rating::v1::{self as pb, rating_service_server};
 use chess_runtime::{Claims, throttle::Policy};
 use tonic::{Request, Response, Status};
@@ -109,8 +109,9 @@ fn status(error: Error) -> Status {
 /// what their spans record. Once its admission let the call in, a method
 /// `name(Request -> Response)` is answered by the inherent method of the
 /// same name, and one `name(Request -> Response) = core_method(field)` by
-/// the core's method given the request's field alone; either answers with
-/// the response or a value that converts into it.
+/// the core's method given the player that the request's field names
+/// ([`convert::player_to_find`]) alone; either answers with the response or
+/// a value that converts into it.
 ///
 /// The whole `impl` is written by the macro because `#[tonic::async_trait]`
 /// rewrites only the methods it sees.
@@ -142,7 +143,10 @@ macro_rules! rating_service {
         RatingApi::$method($api, $request)
     };
     (@answer $api:ident, $request:ident, $method:ident = $core:ident($field:ident)) => {
-        $api.core.$core(&$request.$field)
+        async {
+            let player_id = convert::player_to_find(&$request.$field)?;
+            $api.core.$core(&player_id).await
+        }
     };
 }
 
@@ -199,8 +203,8 @@ impl RatingApi {
             .authenticate(&request.login, &request.password)
             .await?;
         Ok(pb::AuthenticateResponse {
-            player_id: player.id,
-            username: player.username,
+            player_id: player.id.into(),
+            username: player.username.into(),
             session_generation: state.generation,
         })
     }
@@ -210,13 +214,14 @@ impl RatingApi {
         request: pb::ChangePasswordRequest,
     ) -> Result<pb::ChangePasswordResponse, Error> {
         let new_password = Password::parse(&request.new_password)?;
+        let player_id = convert::player_to_find(&request.player_id)?;
         let (player, state) = self
             .core
-            .change_password(&request.player_id, &request.old_password, &new_password)
+            .change_password(&player_id, &request.old_password, &new_password)
             .await?;
         Ok(pb::ChangePasswordResponse {
             state: Some(convert::session_state_pb(state)),
-            username: player.username,
+            username: player.username.into(),
         })
     }
 
@@ -224,9 +229,10 @@ impl RatingApi {
         &self,
         request: pb::GetSessionStatesRequest,
     ) -> Result<pb::GetSessionStatesResponse, Error> {
-        let states = self.core.session_states(&request.player_ids).await?;
-        let state_pb = |(player_id, state)| pb::PlayerSessionState {
-            player_id,
+        let player_ids = convert::players_to_find(&request.player_ids)?;
+        let states = self.core.session_states(&player_ids).await?;
+        let state_pb = |(player_id, state): (PlayerId, _)| pb::PlayerSessionState {
+            player_id: player_id.into(),
             state: Some(convert::session_state_pb(state)),
         };
         Ok(pb::GetSessionStatesResponse {
@@ -239,8 +245,9 @@ impl RatingApi {
         request: pb::RevokeSessionRequest,
     ) -> Result<SessionState, Error> {
         let (session_id, expires_at_s) = convert::session_to_revoke(&request)?;
+        let player_id = convert::player_to_find(&request.player_id)?;
         self.core
-            .revoke_session(&request.player_id, session_id, expires_at_s)
+            .revoke_session(&player_id, session_id, expires_at_s)
             .await
     }
 
@@ -254,8 +261,8 @@ impl RatingApi {
         request: pb::LinkNostrKeyRequest,
     ) -> Result<ShownProfile<'_>, Error> {
         let key = NostrKey::parse(&request.public_key)?;
-        require("player_id", &request.player_id)?;
-        let profile = self.core.link_nostr_key(&request.player_id, &key).await?;
+        let player_id = PlayerId::parse(&request.player_id)?;
+        let profile = self.core.link_nostr_key(&player_id, &key).await?;
         Ok(self.shown(profile))
     }
 
@@ -263,8 +270,8 @@ impl RatingApi {
         &self,
         request: pb::UnlinkNostrKeyRequest,
     ) -> Result<ShownProfile<'_>, Error> {
-        require("player_id", &request.player_id)?;
-        let profile = self.core.unlink_nostr_key(&request.player_id).await?;
+        let player_id = PlayerId::parse(&request.player_id)?;
+        let profile = self.core.unlink_nostr_key(&player_id).await?;
         Ok(self.shown(profile))
     }
 
@@ -273,10 +280,11 @@ impl RatingApi {
         request: pb::GetRatingsRequest,
     ) -> Result<pb::GetRatingsResponse, Error> {
         let category = SpeedCategory::try_from(request.category)?.rated()?;
-        let found = self.core.ratings(category, &request.player_ids).await?;
+        let player_ids = convert::players_to_find(&request.player_ids)?;
+        let found = self.core.ratings(category, &player_ids).await?;
         let (system, now) = (self.core.system(), Timestamp::now());
-        let rating_pb = |(player_id, rating)| pb::PlayerRating {
-            player_id,
+        let rating_pb = |(player_id, rating): (PlayerId, _)| pb::PlayerRating {
+            player_id: player_id.into(),
             rating: Some(convert::rating_pb(system, &rating, now)),
         };
         Ok(pb::GetRatingsResponse {
@@ -303,9 +311,10 @@ impl RatingApi {
         let category = convert::optional_category(request.category)?;
         let before = convert::history_cursor(&request.page_token)?;
         let size = convert::page_size(request.page_size);
+        let player_id = convert::player_to_find(&request.player_id)?;
         let page = self
             .core
-            .history(&request.player_id, category, before, size)
+            .history(&player_id, category, before, size)
             .await?;
         Ok(pb::GetRatingHistoryResponse {
             entries: page.rows.into_iter().map(convert::history_pb).collect(),

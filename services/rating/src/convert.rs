@@ -3,7 +3,7 @@
 //! opaque tokens, failures become statuses.
 
 use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
-use chess_domain::{SpeedCategory, Timestamp};
+use chess_domain::{GameId, PlayerId, SpeedCategory, Timestamp};
 use chess_proto::{
     common::v1 as pb,
     rating::v1::{self as rpc, get_player_request::Key},
@@ -29,6 +29,8 @@ pub const DEFAULT_PAGE_SIZE: u32 = 50;
 pub const MAX_PAGE_SIZE: u32 = 200;
 /// Longest session id accepted.
 const MAX_SESSION_ID: usize = 64;
+/// Most player ids one call may ask about.
+const MAX_PLAYERS_PER_CALL: usize = 1000;
 
 /// The page size for `requested` (0 means the default; too large is capped).
 pub fn page_size(requested: u32) -> u32 {
@@ -72,8 +74,8 @@ pub fn rating_pb(system: &System, rating: &CategoryRating, now: Timestamp) -> pb
 pub fn profile_pb(system: &System, profile: &Profile) -> pb::PlayerProfile {
     let player = &profile.player;
     pb::PlayerProfile {
-        player_id: player.id.clone(),
-        username: player.username.clone(),
+        player_id: player.id.to_string(),
+        username: player.username.to_string(),
         registered_at: Some(player.registered_at.to_proto()),
         rating_system: system_pb(system.kind()) as i32,
         ratings: profile
@@ -133,8 +135,8 @@ pub fn leaderboard_pb(
             .into_iter()
             .map(|row| pb::LeaderboardEntry {
                 rank: row.rank,
-                player_id: row.player_id,
-                username: row.username,
+                player_id: row.player_id.into(),
+                username: row.username.into(),
                 rating: Some(rating_pb(system, &row.rating, now)),
             })
             .collect(),
@@ -146,10 +148,30 @@ pub fn leaderboard_pb(
     }
 }
 
+/// The player a request names by id. An empty id names nobody, so it is
+/// answered as an unknown one is: NOT_FOUND.
+pub fn player_to_find(id: &str) -> Result<PlayerId, Error> {
+    PlayerId::parse(id).map_err(|_| Error::NotFound(id.to_owned()))
+}
+
+/// The players a request asks about, at most [`MAX_PLAYERS_PER_CALL`];
+/// those it names by an empty id are nobody, left out as unknown ones are.
+pub fn players_to_find(ids: &[String]) -> Result<Vec<PlayerId>, Error> {
+    if ids.len() > MAX_PLAYERS_PER_CALL {
+        return Err(Error::Invalid(format!(
+            "at most {MAX_PLAYERS_PER_CALL} players per call"
+        )));
+    }
+    Ok(ids
+        .iter()
+        .filter_map(|id| PlayerId::parse(id).ok())
+        .collect())
+}
+
 /// How a `GetPlayer` request names its player.
 pub fn player_key(key: Option<Key>) -> Result<PlayerKey, Error> {
     match key {
-        Some(Key::PlayerId(id)) => Ok(PlayerKey::Id(id)),
+        Some(Key::PlayerId(id)) => Ok(PlayerKey::Id(player_to_find(&id)?)),
         Some(Key::Username(name)) => Ok(PlayerKey::Username(name)),
         Some(Key::NostrPublicKey(key)) => Ok(PlayerKey::NostrKey(NostrKey::parse(&key)?)),
         None => Err(Error::Invalid(
@@ -176,7 +198,7 @@ pub fn session_to_revoke(request: &rpc::RevokeSessionRequest) -> Result<(&str, i
 
 pub fn change_pb(change: Change) -> pb::RatingChange {
     pb::RatingChange {
-        player_id: change.player_id,
+        player_id: change.player_id.into(),
         category: pb::SpeedCategory::from(change.category) as i32,
         rating_before: change.rating_before,
         rating_after: change.rating_after,
@@ -187,9 +209,9 @@ pub fn change_pb(change: Change) -> pb::RatingChange {
 
 pub fn history_pb(entry: HistoryEntry) -> pb::RatingHistoryEntry {
     pb::RatingHistoryEntry {
-        game_id: entry.game_id,
+        game_id: entry.game_id.into(),
         category: pb::SpeedCategory::from(entry.category) as i32,
-        opponent_id: entry.opponent_id,
+        opponent_id: entry.opponent_id.into(),
         score: entry.score,
         rating_before: entry.rating_before,
         rating_after: entry.rating_after,
@@ -214,7 +236,13 @@ impl TryFrom<rpc::RecordResultRequest> for GameReport {
     type Error = Error;
 
     fn try_from(request: rpc::RecordResultRequest) -> Result<Self, Error> {
-        let game_id = chess_domain::GameId::parse(&request.game_id)?;
+        let game_id = GameId::parse(&request.game_id)?;
+        // The game service reports only games between two accounts.
+        let player = |id: &str| {
+            PlayerId::parse(id)
+                .map_err(|_| Error::Invalid("both players' ids must be given".into()))
+        };
+        let (white_id, black_id) = (player(&request.white_id)?, player(&request.black_id)?);
         let result = GameResult::try_from(request.result)
             .map_err(|_| Error::Invalid("a result must be given".into()))?;
         let category = SpeedCategory::try_from(request.category)?;
@@ -224,8 +252,8 @@ impl TryFrom<rpc::RecordResultRequest> for GameReport {
         }
         Ok(Self {
             game_id,
-            white_id: request.white_id,
-            black_id: request.black_id,
+            white_id,
+            black_id,
             result,
             category,
             rated: request.rated,
@@ -363,6 +391,19 @@ mod tests {
         assert!(leaderboard_cursor(&history_token(5)).is_err());
         assert_eq!(history_cursor(&history_token(5)).unwrap(), Some(5));
         assert!(history_cursor(&token).is_err());
+    }
+
+    #[test]
+    fn empty_player_ids_name_nobody() {
+        assert_eq!(player_to_find("p1").unwrap(), PlayerId::trusted("p1"));
+        let missing = player_to_find("").unwrap_err();
+        assert!(matches!(&missing, Error::NotFound(id) if id.is_empty()));
+        assert_eq!(
+            players_to_find(&["p1".into(), String::new(), "p1".into()]).unwrap(),
+            [PlayerId::trusted("p1"), PlayerId::trusted("p1")]
+        );
+        let many = vec!["p".to_owned(); MAX_PLAYERS_PER_CALL + 1];
+        assert!(matches!(players_to_find(&many), Err(Error::Invalid(_))));
     }
 
     #[test]

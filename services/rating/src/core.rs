@@ -5,7 +5,7 @@
 //! gRPC edge ([`crate::api`]) converts requests into these calls and their
 //! answers back.
 
-use chess_domain::{SpeedCategory, Timestamp};
+use chess_domain::{PlayerId, SpeedCategory, Timestamp};
 use chess_ratings::System;
 use chess_runtime::throttle::{Policy, Throttle};
 use opentelemetry::{
@@ -14,7 +14,7 @@ use opentelemetry::{
 };
 
 use crate::{
-    accounts::{EMAIL_MAX, Email, Hasher, NostrKey, Password, Username, username_key},
+    accounts::{EMAIL_MAX, Email, Hasher, NostrKey, Password, Username},
     error::Error,
     model::{
         CategoryRating, GameReport, HistoryEntry, LeaderboardCursor, LeaderboardRow, Player,
@@ -23,15 +23,14 @@ use crate::{
     store::{Field, Store},
 };
 
-/// Most player ids one call may ask about.
-const MAX_PLAYERS_PER_CALL: usize = 1000;
 /// Most accounts (and unknown logins) whose failures are remembered.
 const MAX_THROTTLED_ACCOUNTS: usize = 100_000;
 
 /// How a player is looked up.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlayerKey {
-    Id(String),
+    Id(PlayerId),
+    /// A name in any case; one that breaks the username rules names nobody.
     Username(String),
     NostrKey(NostrKey),
 }
@@ -207,7 +206,7 @@ impl Core {
     /// ending every session; the player and their new session state.
     pub async fn change_password(
         &self,
-        player_id: &str,
+        player_id: &PlayerId,
         old_password: &str,
         new_password: &Password,
     ) -> Result<(Player, SessionState), Error> {
@@ -215,7 +214,7 @@ impl Core {
             .store
             .account(player_id)
             .await?
-            .ok_or_else(|| Error::NotFound(player_id.to_owned()))?;
+            .ok_or_else(|| not_found(player_id))?;
         if !self
             .check_password(throttle_key(&player), old_password, Some(old_hash.clone()))
             .await?
@@ -263,19 +262,18 @@ impl Core {
     }
 
     /// The session state of `player_id`.
-    pub async fn session_state(&self, player_id: &str) -> Result<SessionState, Error> {
+    pub async fn session_state(&self, player_id: &PlayerId) -> Result<SessionState, Error> {
         self.store
             .session_state(player_id, Timestamp::now().secs())
             .await?
-            .ok_or_else(|| Error::NotFound(player_id.to_owned()))
+            .ok_or_else(|| not_found(player_id))
     }
 
     /// The session states of those of `player_ids` who exist.
     pub async fn session_states(
         &self,
-        player_ids: &[String],
-    ) -> Result<Vec<(String, SessionState)>, Error> {
-        at_most_players_per_call(player_ids)?;
+        player_ids: &[PlayerId],
+    ) -> Result<Vec<(PlayerId, SessionState)>, Error> {
         let states = self
             .store
             .session_states(player_ids, Timestamp::now().secs())
@@ -287,7 +285,7 @@ impl Core {
     /// `expires_at_s` (Unix seconds), when it would have expired anyway.
     pub async fn revoke_session(
         &self,
-        player_id: &str,
+        player_id: &PlayerId,
         session_id: &str,
         expires_at_s: i64,
     ) -> Result<SessionState, Error> {
@@ -295,18 +293,18 @@ impl Core {
             .store
             .revoke_session(player_id, session_id, expires_at_s, Timestamp::now().secs())
             .await?
-            .ok_or_else(|| Error::NotFound(player_id.to_owned()))?;
+            .ok_or_else(|| not_found(player_id))?;
         tracing::debug!(player_id = %player_id, "session ended");
         Ok(state)
     }
 
     /// Ends every session of `player_id`.
-    pub async fn revoke_all_sessions(&self, player_id: &str) -> Result<SessionState, Error> {
+    pub async fn revoke_all_sessions(&self, player_id: &PlayerId) -> Result<SessionState, Error> {
         let state = self
             .store
             .revoke_all_sessions(player_id, Timestamp::now().secs())
             .await?
-            .ok_or_else(|| Error::NotFound(player_id.to_owned()))?;
+            .ok_or_else(|| not_found(player_id))?;
         tracing::info!(player_id = %player_id, "every session ended");
         Ok(state)
     }
@@ -314,7 +312,11 @@ impl Core {
     /// The player `key` names, with their ratings.
     pub async fn player(&self, key: PlayerKey) -> Result<Profile, Error> {
         let player = match key {
-            PlayerKey::Id(id) => self.store.player(&id).await?.ok_or(Error::NotFound(id))?,
+            PlayerKey::Id(id) => self
+                .store
+                .player(&id)
+                .await?
+                .ok_or_else(|| not_found(&id))?,
             PlayerKey::Username(name) => self
                 .store
                 .player_named(&name)
@@ -333,23 +335,27 @@ impl Core {
     }
 
     /// Links `key` to `player_id`, in place of any key linked before.
-    pub async fn link_nostr_key(&self, player_id: &str, key: &NostrKey) -> Result<Profile, Error> {
+    pub async fn link_nostr_key(
+        &self,
+        player_id: &PlayerId,
+        key: &NostrKey,
+    ) -> Result<Profile, Error> {
         let player = self
             .store
             .link_nostr_key(player_id, key)
             .await?
-            .ok_or_else(|| Error::NotFound(player_id.to_owned()))?;
+            .ok_or_else(|| not_found(player_id))?;
         tracing::info!(player_id = %player.id, "Nostr public key linked");
         self.profile(player).await
     }
 
     /// Unlinks the Nostr key of `player_id`, if any.
-    pub async fn unlink_nostr_key(&self, player_id: &str) -> Result<Profile, Error> {
+    pub async fn unlink_nostr_key(&self, player_id: &PlayerId) -> Result<Profile, Error> {
         let player = self
             .store
             .unlink_nostr_key(player_id)
             .await?
-            .ok_or_else(|| Error::NotFound(player_id.to_owned()))?;
+            .ok_or_else(|| not_found(player_id))?;
         tracing::info!(player_id = %player.id, "Nostr public key unlinked");
         self.profile(player).await
     }
@@ -369,9 +375,8 @@ impl Core {
     pub async fn ratings(
         &self,
         category: SpeedCategory,
-        player_ids: &[String],
-    ) -> Result<Vec<(String, CategoryRating)>, Error> {
-        at_most_players_per_call(player_ids)?;
+        player_ids: &[PlayerId],
+    ) -> Result<Vec<(PlayerId, CategoryRating)>, Error> {
         let found = self.store.ratings_in(category, player_ids).await?;
         Ok(player_ids
             .iter()
@@ -402,13 +407,13 @@ impl Core {
     /// the row id it gives.
     pub async fn history(
         &self,
-        player_id: &str,
+        player_id: &PlayerId,
         category: Option<SpeedCategory>,
         before: Option<i64>,
         size: u32,
     ) -> Result<Page<HistoryEntry, i64>, Error> {
         if self.store.player(player_id).await?.is_none() {
-            return Err(Error::NotFound(player_id.to_owned()));
+            return Err(not_found(player_id));
         }
         let rows = self
             .store
@@ -430,7 +435,7 @@ impl Core {
             .await?;
         Ok(Page::cut(rows, size, |last| LeaderboardCursor {
             rating: last.rating.standing.rating.rating,
-            username_key: username_key(&last.username),
+            username_key: last.username.key(),
             rank: last.rank,
         }))
     }
@@ -441,14 +446,9 @@ fn throttle_key(player: &Player) -> String {
     format!("id:{}", player.id)
 }
 
-/// Refuses a call about more players than [`MAX_PLAYERS_PER_CALL`].
-fn at_most_players_per_call(player_ids: &[String]) -> Result<(), Error> {
-    if player_ids.len() > MAX_PLAYERS_PER_CALL {
-        return Err(Error::Invalid(format!(
-            "at most {MAX_PLAYERS_PER_CALL} players per call"
-        )));
-    }
-    Ok(())
+/// The answer for a player who is not registered.
+fn not_found(player_id: &PlayerId) -> Error {
+    Error::NotFound(player_id.to_string())
 }
 
 #[cfg(test)]

@@ -1,14 +1,14 @@
 //! The service's domain values: players, their ratings, games as reported,
 //! what recording one changed, history rows and leaderboard rows.
 
-use chess_domain::{GameId, SpeedCategory, Timestamp};
+use chess_domain::{GameId, PlayerId, SpeedCategory, Timestamp, Username};
 use chess_ratings::{Score, Standing};
 
 /// A registered player.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Player {
-    pub id: String,
-    pub username: String,
+    pub id: PlayerId,
+    pub username: Username,
     pub email: String,
     pub registered_at: Timestamp,
     /// The linked Nostr public key (64 lowercase hexadecimal digits), if
@@ -52,8 +52,8 @@ pub(crate) fn white_score(result: GameResult) -> Score {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GameReport {
     pub game_id: GameId,
-    pub white_id: String,
-    pub black_id: String,
+    pub white_id: PlayerId,
+    pub black_id: PlayerId,
     pub result: GameResult,
     pub category: SpeedCategory,
     pub rated: bool,
@@ -64,7 +64,7 @@ pub struct GameReport {
 /// One player's rating change from one game.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Change {
-    pub player_id: String,
+    pub player_id: PlayerId,
     pub category: SpeedCategory,
     pub rating_before: f64,
     pub rating_after: f64,
@@ -86,9 +86,9 @@ pub struct Recorded {
 #[derive(Clone, Debug, PartialEq)]
 pub struct HistoryEntry {
     pub id: i64,
-    pub game_id: String,
+    pub game_id: GameId,
     pub category: SpeedCategory,
-    pub opponent_id: String,
+    pub opponent_id: PlayerId,
     pub score: f64,
     pub rating_before: f64,
     pub rating_after: f64,
@@ -109,7 +109,7 @@ pub struct LeaderboardCursor {
 #[derive(Clone, Debug, PartialEq)]
 pub struct LeaderboardRow {
     pub rank: u32,
-    pub player_id: String,
-    pub username: String,
+    pub player_id: PlayerId,
+    pub username: Username,
     pub rating: CategoryRating,
 }

@@ -1,6 +1,6 @@
 //! Registering players and finding them by id, name or login.
 
-use chess_domain::{SpeedCategory, Timestamp};
+use chess_domain::{PlayerId, SpeedCategory, Timestamp};
 use sea_orm::{
     ColumnTrait as _, DbErr, EntityTrait as _, QueryFilter as _, Set, SqlErr, sea_query::SimpleExpr,
 };
@@ -14,8 +14,8 @@ use crate::{
 impl From<players::Model> for Player {
     fn from(row: players::Model) -> Self {
         Self {
-            id: row.id,
-            username: row.username,
+            id: PlayerId::trusted(row.id),
+            username: Username::trusted(row.username),
             email: row.email,
             registered_at: Timestamp::from_millis(row.registered_at),
             nostr_public_key: row.nostr_public_key,
@@ -35,15 +35,15 @@ impl Store {
         now: Timestamp,
     ) -> Result<Player, StoreError> {
         let player = Player {
-            id: uuid::Uuid::now_v7().to_string(),
-            username: username.as_str().to_owned(),
+            id: PlayerId::trusted(uuid::Uuid::now_v7().to_string()),
+            username: username.clone(),
             email: email.as_str().to_owned(),
             registered_at: now,
             nostr_public_key: None,
         };
         let row = players::ActiveModel {
-            id: Set(player.id.clone()),
-            username: Set(player.username.clone()),
+            id: Set(player.id.to_string()),
+            username: Set(player.username.to_string()),
             username_key: Set(username.key()),
             email: Set(player.email.clone()),
             email_key: Set(email.key()),
@@ -52,7 +52,7 @@ impl Store {
             session_generation: Set(0),
             nostr_public_key: Set(None),
         };
-        let (row, player_id) = (&row, player.id.as_str());
+        let (row, player_id) = (&row, &player.id);
         transact!(self, |txn| async {
             players::Entity::insert(row.clone())
                 .exec_without_returning(txn)
@@ -69,8 +69,8 @@ impl Store {
     }
 
     /// The player with id `id`.
-    pub async fn player(&self, id: &str) -> Result<Option<Player>, StoreError> {
-        self.player_where(players::Column::Id.eq(id)).await
+    pub async fn player(&self, id: &PlayerId) -> Result<Option<Player>, StoreError> {
+        self.player_where(players::Column::Id.eq(id.as_str())).await
     }
 
     /// The player called `name`, in any case.

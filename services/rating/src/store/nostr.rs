@@ -4,6 +4,7 @@
 //! The key is a nullable column of `players` with a unique index: the index,
 //! not an earlier read, decides who gets a key two players link at once.
 
+use chess_domain::PlayerId;
 use sea_orm::{
     ColumnTrait as _, DatabaseTransaction, EntityTrait as _, QueryFilter as _,
     sea_query::{Expr, SimpleExpr},
@@ -28,7 +29,7 @@ impl Store {
     /// key a player holds already changes nothing.
     pub async fn link_nostr_key(
         &self,
-        id: &str,
+        id: &PlayerId,
         key: &NostrKey,
     ) -> Result<Option<Player>, StoreError> {
         self.set_nostr_key(id, Expr::value(key.as_str())).await
@@ -36,14 +37,14 @@ impl Store {
 
     /// Removes player `id`'s linked Nostr key, if any, and returns the player
     /// as now stored. None if there is no such player.
-    pub async fn unlink_nostr_key(&self, id: &str) -> Result<Option<Player>, StoreError> {
+    pub async fn unlink_nostr_key(&self, id: &PlayerId) -> Result<Option<Player>, StoreError> {
         self.set_nostr_key(id, Expr::value(Option::<String>::None))
             .await
     }
 
     async fn set_nostr_key(
         &self,
-        id: &str,
+        id: &PlayerId,
         value: SimpleExpr,
     ) -> Result<Option<Player>, StoreError> {
         transact!(self, |txn| set_in(txn, id, value.clone())).await
@@ -52,19 +53,19 @@ impl Store {
 
 async fn set_in(
     txn: &DatabaseTransaction,
-    id: &str,
+    id: &PlayerId,
     value: SimpleExpr,
 ) -> Result<Option<Player>, StoreError> {
     let updated = players::Entity::update_many()
         .col_expr(players::Column::NostrPublicKey, value)
-        .filter(players::Column::Id.eq(id))
+        .filter(players::Column::Id.eq(id.as_str()))
         .exec(txn)
         .await
         .map_err(taken)?;
     if updated.rows_affected == 0 {
         return Ok(None);
     }
-    Ok(players::Entity::find_by_id(id.to_owned())
+    Ok(players::Entity::find_by_id(id.to_string())
         .one(txn)
         .await?
         .map(Player::from))

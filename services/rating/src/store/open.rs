@@ -2,7 +2,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use chess_domain::SpeedCategory;
+use chess_domain::{PlayerId, SpeedCategory};
 use chess_ratings::System;
 use chess_storage::Backend;
 use sea_orm::{
@@ -203,12 +203,12 @@ impl Store {
 
     pub(super) fn initial_row(
         &self,
-        player_id: &str,
+        player_id: &PlayerId,
         category: SpeedCategory,
     ) -> ratings::ActiveModel {
         let initial = self.system.initial();
         ratings::ActiveModel {
-            player_id: Set(player_id.to_owned()),
+            player_id: Set(player_id.to_string()),
             system: Set(self.system_name().to_owned()),
             category: Set(category.as_str().to_owned()),
             rating: Set(initial.rating),

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use chess_domain::{SpeedCategory, Timestamp};
+use chess_domain::{GameId, PlayerId, SpeedCategory, Timestamp, Username};
 use chess_ratings::{Rating, Standing};
 use sea_orm::{
     ColumnTrait as _, Condition, EntityTrait as _, QueryFilter as _, QueryOrder as _,
@@ -16,9 +16,12 @@ use crate::model::{CategoryRating, HistoryEntry, LeaderboardCursor, LeaderboardR
 impl Store {
     /// `player_id`'s ratings in every rated category, fastest first (the
     /// starting rating where they have not played).
-    pub async fn ratings_of(&self, player_id: &str) -> Result<Vec<CategoryRating>, StoreError> {
+    pub async fn ratings_of(
+        &self,
+        player_id: &PlayerId,
+    ) -> Result<Vec<CategoryRating>, StoreError> {
         let rows: HashMap<SpeedCategory, CategoryRating> = ratings::Entity::find()
-            .filter(ratings::Column::PlayerId.eq(player_id))
+            .filter(ratings::Column::PlayerId.eq(player_id.as_str()))
             .filter(ratings::Column::System.eq(self.system_name()))
             .all(&self.db)
             .await?
@@ -39,12 +42,12 @@ impl Store {
     pub async fn ratings_in(
         &self,
         category: SpeedCategory,
-        player_ids: &[String],
-    ) -> Result<HashMap<String, CategoryRating>, StoreError> {
+        player_ids: &[PlayerId],
+    ) -> Result<HashMap<PlayerId, CategoryRating>, StoreError> {
         let known: Vec<String> = players::Entity::find()
             .select_only()
             .column(players::Column::Id)
-            .filter(players::Column::Id.is_in(player_ids.iter().cloned()))
+            .filter(players::Column::Id.is_in(player_ids.iter().map(PlayerId::as_str)))
             .into_tuple()
             .all(&self.db)
             .await?;
@@ -65,7 +68,7 @@ impl Store {
                     .get(&id)
                     .copied()
                     .unwrap_or_else(|| self.newcomer(category));
-                (id, rating)
+                (PlayerId::trusted(id), rating)
             })
             .collect())
     }
@@ -84,13 +87,13 @@ impl Store {
     /// newest first, older than row `before` if given; in `category` or all.
     pub async fn history(
         &self,
-        player_id: &str,
+        player_id: &PlayerId,
         category: Option<SpeedCategory>,
         before: Option<i64>,
         limit: u64,
     ) -> Result<Vec<HistoryEntry>, StoreError> {
         let mut query = rating_history::Entity::find()
-            .filter(rating_history::Column::PlayerId.eq(player_id))
+            .filter(rating_history::Column::PlayerId.eq(player_id.as_str()))
             .filter(rating_history::Column::System.eq(self.system_name()));
         if let Some(category) = category {
             query = query.filter(rating_history::Column::Category.eq(category.as_str()));
@@ -107,9 +110,9 @@ impl Store {
             .map(|row| {
                 Ok(HistoryEntry {
                     id: row.id,
-                    game_id: row.game_id,
+                    game_id: GameId::trusted(row.game_id),
                     category: category_named(&row.category)?,
-                    opponent_id: row.opponent_id,
+                    opponent_id: PlayerId::trusted(row.opponent_id),
                     score: row.score,
                     rating_before: row.rating_before,
                     rating_after: row.rating_after,
@@ -160,8 +163,8 @@ impl Store {
             })?;
             board.push(LeaderboardRow {
                 rank,
-                player_id: player.id,
-                username: player.username,
+                player_id: PlayerId::trusted(player.id),
+                username: Username::trusted(player.username),
                 rating: category_rating(&rating)?,
             });
         }

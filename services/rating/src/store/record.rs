@@ -1,7 +1,7 @@
 //! Applying a finished game once: its `results` row, both ratings and their
 //! history rows in one transaction.
 
-use chess_domain::{GameId, SpeedCategory, Timestamp};
+use chess_domain::{GameId, PlayerId, SpeedCategory, Timestamp};
 use chess_ratings::{Rating, Score};
 use sea_orm::{
     ColumnTrait as _, DatabaseTransaction, EntityTrait as _, QueryFilter as _, QueryOrder as _,
@@ -46,7 +46,7 @@ impl Store {
         let known: Vec<String> = players::Entity::find()
             .select_only()
             .column(players::Column::Id)
-            .filter(players::Column::Id.is_in([white_id.clone(), black_id.clone()]))
+            .filter(players::Column::Id.is_in([white_id.as_str(), black_id.as_str()]))
             .into_tuple()
             .all(txn)
             .await?;
@@ -69,9 +69,9 @@ impl Store {
         let rows = self
             .locked_ratings(txn, white_id, black_id, category)
             .await?;
-        let find = |id: &str| {
+        let find = |id: &PlayerId| {
             rows.iter()
-                .find(|r| r.player_id == id)
+                .find(|r| id == r.player_id.as_str())
                 .ok_or_else(|| StoreError::Corrupt(format!("no {category} rating for {id}")))
         };
         let (white_row, black_row) = (find(white_id)?, find(black_id)?);
@@ -129,8 +129,8 @@ impl Store {
     ) -> Result<bool, StoreError> {
         let inserted = results::Entity::insert(results::ActiveModel {
             game_id: Set(report.game_id.to_string()),
-            white_id: Set(report.white_id.clone()),
-            black_id: Set(report.black_id.clone()),
+            white_id: Set(report.white_id.to_string()),
+            black_id: Set(report.black_id.to_string()),
             result: Set(report.result.as_str().to_owned()),
             category: Set(report.category.as_str().to_owned()),
             rated: Set(report.rated),
@@ -151,8 +151,8 @@ impl Store {
     async fn locked_ratings(
         &self,
         txn: &DatabaseTransaction,
-        white_id: &str,
-        black_id: &str,
+        white_id: &PlayerId,
+        black_id: &PlayerId,
         category: SpeedCategory,
     ) -> Result<Vec<ratings::Model>, StoreError> {
         let missing = [
@@ -164,7 +164,7 @@ impl Store {
             .exec_without_returning(txn)
             .await?;
         Ok(ratings::Entity::find()
-            .filter(ratings::Column::PlayerId.is_in([white_id, black_id]))
+            .filter(ratings::Column::PlayerId.is_in([white_id.as_str(), black_id.as_str()]))
             .filter(ratings::Column::System.eq(self.system_name()))
             .filter(ratings::Column::Category.eq(category.as_str()))
             .order_by_asc(ratings::Column::PlayerId)
@@ -182,7 +182,7 @@ impl Store {
         before: &CategoryRating,
         after: Rating,
         score: Score,
-        opponent_id: &str,
+        opponent_id: &PlayerId,
         report: &GameReport,
         at: Timestamp,
         now: Timestamp,
@@ -211,7 +211,7 @@ impl Store {
             system: Set(self.system_name().to_owned()),
             category: Set(report.category.as_str().to_owned()),
             game_id: Set(report.game_id.to_string()),
-            opponent_id: Set(opponent_id.to_owned()),
+            opponent_id: Set(opponent_id.to_string()),
             score: Set(score.value()),
             rating_before: Set(shown_before.rating),
             rating_after: Set(after.rating),
@@ -223,7 +223,7 @@ impl Store {
         .exec_without_returning(txn)
         .await?;
         Ok(Change {
-            player_id: row.player_id.clone(),
+            player_id: PlayerId::trusted(row.player_id.clone()),
             category: report.category,
             rating_before: shown_before.rating,
             rating_after: after.rating,
@@ -249,7 +249,7 @@ impl Store {
             .await?
         {
             let change = Change {
-                player_id: row.player_id.clone(),
+                player_id: PlayerId::trusted(row.player_id.clone()),
                 category: category_named(&row.category)?,
                 rating_before: row.rating_before,
                 rating_after: row.rating_after,

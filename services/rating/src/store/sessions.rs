@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 
+use chess_domain::PlayerId;
 use sea_orm::{
     ColumnTrait as _, ConnectionTrait, DatabaseTransaction, EntityTrait as _, QueryFilter as _,
     QuerySelect as _, Set, UpdateMany,
@@ -22,7 +23,7 @@ impl Store {
     /// Revocations that expired by `now_s` (Unix seconds) are left out.
     pub async fn session_state(
         &self,
-        id: &str,
+        id: &PlayerId,
         now_s: i64,
     ) -> Result<Option<SessionState>, StoreError> {
         state_in(&self.db, id, now_s).await
@@ -32,15 +33,15 @@ impl Store {
     /// [`Store::session_state`] for each, in two queries.
     pub async fn session_states(
         &self,
-        ids: &[String],
+        ids: &[PlayerId],
         now_s: i64,
-    ) -> Result<HashMap<String, SessionState>, StoreError> {
+    ) -> Result<HashMap<PlayerId, SessionState>, StoreError> {
         states_in(&self.db, ids, now_s).await
     }
 
     /// The player with id `id`, with their password hash.
-    pub async fn account(&self, id: &str) -> Result<Option<(Player, String)>, StoreError> {
-        Ok(players::Entity::find_by_id(id.to_owned())
+    pub async fn account(&self, id: &PlayerId) -> Result<Option<(Player, String)>, StoreError> {
+        Ok(players::Entity::find_by_id(id.to_string())
             .one(&self.db)
             .await?
             .map(|row| {
@@ -54,7 +55,7 @@ impl Store {
     /// by `now_s`. None if there is no such player.
     pub async fn revoke_session(
         &self,
-        id: &str,
+        id: &PlayerId,
         session_id: &str,
         expires_at_s: i64,
         now_s: i64,
@@ -72,7 +73,7 @@ impl Store {
     /// Ends every session of player `id`. None if there is no such player.
     pub async fn revoke_all_sessions(
         &self,
-        id: &str,
+        id: &PlayerId,
         now_s: i64,
     ) -> Result<Option<SessionState>, StoreError> {
         let update = players::Entity::update_many();
@@ -85,7 +86,7 @@ impl Store {
     /// meanwhile (another change won): the old password no longer holds.
     pub async fn change_password(
         &self,
-        id: &str,
+        id: &PlayerId,
         old_hash: &str,
         new_hash: &str,
         now_s: i64,
@@ -97,8 +98,8 @@ impl Store {
     }
 }
 
-async fn exists(db: &impl ConnectionTrait, id: &str) -> Result<bool, StoreError> {
-    Ok(players::Entity::find_by_id(id.to_owned())
+async fn exists(db: &impl ConnectionTrait, id: &PlayerId) -> Result<bool, StoreError> {
+    Ok(players::Entity::find_by_id(id.to_string())
         .select_only()
         .column(players::Column::Id)
         .into_tuple::<String>()
@@ -107,9 +108,9 @@ async fn exists(db: &impl ConnectionTrait, id: &str) -> Result<bool, StoreError>
         .is_some())
 }
 
-async fn clear_revoked(txn: &DatabaseTransaction, id: &str) -> Result<(), StoreError> {
+async fn clear_revoked(txn: &DatabaseTransaction, id: &PlayerId) -> Result<(), StoreError> {
     revoked_sessions::Entity::delete_many()
-        .filter(revoked_sessions::Column::PlayerId.eq(id))
+        .filter(revoked_sessions::Column::PlayerId.eq(id.as_str()))
         .exec(txn)
         .await?;
     Ok(())
@@ -119,24 +120,26 @@ async fn clear_revoked(txn: &DatabaseTransaction, id: &str) -> Result<(), StoreE
 /// such player. Revocations that expired by `now_s` are left out.
 async fn state_in(
     db: &impl ConnectionTrait,
-    id: &str,
+    id: &PlayerId,
     now_s: i64,
 ) -> Result<Option<SessionState>, StoreError> {
-    Ok(states_in(db, &[id.to_owned()], now_s).await?.remove(id))
+    Ok(states_in(db, std::slice::from_ref(id), now_s)
+        .await?
+        .remove(id))
 }
 
 /// The session states of the players among `ids` who exist, by id, as `db`
 /// sees them, in two queries.
 async fn states_in(
     db: &impl ConnectionTrait,
-    ids: &[String],
+    ids: &[PlayerId],
     now_s: i64,
-) -> Result<HashMap<String, SessionState>, StoreError> {
-    let mut states: HashMap<String, SessionState> = players::Entity::find()
+) -> Result<HashMap<PlayerId, SessionState>, StoreError> {
+    let mut states: HashMap<PlayerId, SessionState> = players::Entity::find()
         .select_only()
         .column(players::Column::Id)
         .column(players::Column::SessionGeneration)
-        .filter(players::Column::Id.is_in(ids.iter().cloned()))
+        .filter(players::Column::Id.is_in(ids.iter().map(PlayerId::as_str)))
         .into_tuple::<(String, i64)>()
         .all(db)
         .await?
@@ -146,7 +149,7 @@ async fn states_in(
                 generation,
                 revoked: Vec::new(),
             };
-            (id, state)
+            (PlayerId::trusted(id), state)
         })
         .collect();
     if states.is_empty() {
@@ -156,13 +159,13 @@ async fn states_in(
         .select_only()
         .column(revoked_sessions::Column::PlayerId)
         .column(revoked_sessions::Column::SessionId)
-        .filter(revoked_sessions::Column::PlayerId.is_in(states.keys().cloned()))
+        .filter(revoked_sessions::Column::PlayerId.is_in(states.keys().map(PlayerId::as_str)))
         .filter(revoked_sessions::Column::ExpiresAt.gt(now_s))
         .into_tuple()
         .all(db)
         .await?;
     for (player_id, session_id) in revoked {
-        if let Some(state) = states.get_mut(&player_id) {
+        if let Some(state) = states.get_mut(player_id.as_str()) {
             state.revoked.push(session_id);
         }
     }
@@ -171,7 +174,7 @@ async fn states_in(
 
 async fn revoke_in(
     txn: &DatabaseTransaction,
-    id: &str,
+    id: &PlayerId,
     session_id: &str,
     expires_at_s: i64,
     now_s: i64,
@@ -180,14 +183,14 @@ async fn revoke_in(
         return Ok(None);
     }
     revoked_sessions::Entity::delete_many()
-        .filter(revoked_sessions::Column::PlayerId.eq(id))
+        .filter(revoked_sessions::Column::PlayerId.eq(id.as_str()))
         .filter(revoked_sessions::Column::ExpiresAt.lte(now_s))
         .exec(txn)
         .await?;
     if expires_at_s > now_s {
         revoked_sessions::Entity::insert(revoked_sessions::ActiveModel {
             session_id: Set(session_id.to_owned()),
-            player_id: Set(id.to_owned()),
+            player_id: Set(id.to_string()),
             expires_at: Set(expires_at_s),
         })
         .on_conflict(
@@ -207,7 +210,7 @@ async fn revoke_in(
 /// `update`'s own condition did not hold.
 async fn end_all_in(
     txn: &DatabaseTransaction,
-    id: &str,
+    id: &PlayerId,
     update: UpdateMany<players::Entity>,
     now_s: i64,
 ) -> Result<Option<SessionState>, StoreError> {
@@ -216,7 +219,7 @@ async fn end_all_in(
             players::Column::SessionGeneration,
             Expr::col(players::Column::SessionGeneration).add(1),
         )
-        .filter(players::Column::Id.eq(id))
+        .filter(players::Column::Id.eq(id.as_str()))
         .exec(txn)
         .await?;
     if advanced.rows_affected == 0 {
