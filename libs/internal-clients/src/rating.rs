@@ -1,6 +1,6 @@
 //! The rating service: accounts, ratings and the results that move them.
 
-use chess_domain::{ResultReport, SpeedCategory};
+use chess_domain::{GameId, PlayerId, ResultReport, SpeedCategory};
 use chess_proto::{
     common::v1 as common,
     rating::v1::{
@@ -49,30 +49,32 @@ impl RatingClient {
         self.bound(None)
     }
 
-    fn bound(&self, game_id: Option<&str>) -> RatingServiceClient<Signed> {
+    fn bound(&self, game_id: Option<&GameId>) -> RatingServiceClient<Signed> {
+        let game_id = game_id.map(GameId::as_str);
         RatingServiceClient::new(self.signer.channel(self.channel.clone(), None, game_id))
     }
 
     /// The generated client for calls acting for `player_id` (linking a
     /// Nostr key): each call's assertion names the player, and the service
     /// refuses a request for another.
-    pub fn acting(&self, player_id: &str) -> RatingServiceClient<Signed> {
-        RatingServiceClient::new(
-            self.signer
-                .channel(self.channel.clone(), Some(player_id), None),
-        )
+    pub fn acting(&self, player_id: &PlayerId) -> RatingServiceClient<Signed> {
+        RatingServiceClient::new(self.signer.channel(
+            self.channel.clone(),
+            Some(player_id.as_str()),
+            None,
+        ))
     }
 
     /// The ratings in `category` of those of `player_ids` the service knows,
     /// as (player id, rating).
     pub async fn ratings(
         &self,
-        player_ids: Vec<String>,
+        player_ids: Vec<PlayerId>,
         category: SpeedCategory,
-    ) -> Result<Vec<(String, common::Rating)>, Status> {
+    ) -> Result<Vec<(PlayerId, common::Rating)>, Status> {
         let request = timed(
             GetRatingsRequest {
-                player_ids,
+                player_ids: player_ids.into_iter().map(String::from).collect(),
                 category: common::SpeedCategory::from(category) as i32,
             },
             CALL_TIMEOUT,
@@ -81,12 +83,14 @@ impl RatingClient {
         Ok(response
             .ratings
             .into_iter()
-            .filter_map(|r| Some((r.player_id, r.rating?)))
+            .filter_map(|r| Some((PlayerId::trusted(r.player_id), r.rating?)))
             .collect())
     }
 
     /// The registered player called `username` (any case): NOT_FOUND if
-    /// there is none.
+    /// there is none. Any text is looked up (a name that breaks the username
+    /// rules is nobody's), so that callers answer for it as for an unknown
+    /// name.
     pub async fn player_named(&self, username: &str) -> Result<pb::GetPlayerResponse, Status> {
         let request = timed(
             GetPlayerRequest {
@@ -124,12 +128,12 @@ impl RatingClient {
     /// nothing.
     pub async fn link_nostr_key(
         &self,
-        player_id: &str,
+        player_id: &PlayerId,
         key: &str,
     ) -> Result<pb::LinkNostrKeyResponse, Status> {
         let request = timed(
             LinkNostrKeyRequest {
-                player_id: player_id.to_owned(),
+                player_id: player_id.to_string(),
                 public_key: key.to_owned(),
             },
             CALL_TIMEOUT,
@@ -146,11 +150,11 @@ impl RatingClient {
     /// there is no such player.
     pub async fn unlink_nostr_key(
         &self,
-        player_id: &str,
+        player_id: &PlayerId,
     ) -> Result<pb::UnlinkNostrKeyResponse, Status> {
         let request = timed(
             UnlinkNostrKeyRequest {
-                player_id: player_id.to_owned(),
+                player_id: player_id.to_string(),
             },
             CALL_TIMEOUT,
         );
@@ -165,7 +169,7 @@ impl RatingClient {
     /// Records a finished game; recording the same game again changes
     /// nothing.
     pub async fn record_result(&self, report: ResultReport) -> Result<(), Status> {
-        let mut game = self.bound(Some(report.game_id.as_str()));
+        let mut game = self.bound(Some(&report.game_id));
         let request = timed(record_request(report), CALL_TIMEOUT);
         within("rating", CALL_TIMEOUT, game.record_result(request)).await?;
         Ok(())

@@ -139,7 +139,6 @@ impl RatingClient {
         ids: Vec<PlayerId>,
         category: SpeedCategory,
     ) -> Result<HashMap<PlayerId, Shown>, LobbyError> {
-        let ids = ids.into_iter().map(String::from).collect();
         let ratings = self
             .inner
             .ratings(ids, category)
@@ -159,7 +158,7 @@ impl RatingClient {
                     rating: rating.rating.round() as i32,
                     provisional: rating.provisional,
                 };
-                (PlayerId::trusted(id), shown)
+                (id, shown)
             })
             .collect())
     }

@@ -130,7 +130,10 @@ impl Nostr {
             .shared
             .backends
             .rating
-            .link_nostr_key(session.player_id.as_str(), &key)
+            .link_nostr_key(
+                &chess_domain::PlayerId::trusted(session.player_id.clone()),
+                &key,
+            )
             .await
             .map_err(relay)?
             .profile;
@@ -146,7 +149,7 @@ impl Nostr {
             .shared
             .backends
             .rating
-            .unlink_nostr_key(session.player_id.as_str())
+            .unlink_nostr_key(&chess_domain::PlayerId::trusted(session.player_id.clone()))
             .await
             .map_err(relay)?
             .profile;

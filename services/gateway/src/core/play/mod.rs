@@ -383,11 +383,16 @@ impl Games {
         player_ids: Vec<String>,
         category: SpeedCategory,
     ) -> Result<Vec<Rating>, PlayError> {
+        // The ids are the players of a game the game service answered with.
+        let player_ids = player_ids
+            .into_iter()
+            .map(chess_domain::PlayerId::trusted)
+            .collect();
         let ratings = self.backends.rating.ratings(player_ids, category).await?;
         Ok(ratings
             .into_iter()
             .map(|(player_id, rating)| Rating {
-                player_id,
+                player_id: player_id.into(),
                 rating: rating.rating,
                 provisional: rating.provisional,
             })
