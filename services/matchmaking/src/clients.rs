@@ -121,7 +121,7 @@ impl GameClient {
     /// Resigns `player_id`'s side of `game_id`.
     pub async fn resign(&self, game_id: &GameId, player_id: &PlayerId) -> Result<(), GameError> {
         self.inner
-            .resign(game_id.as_str(), player_id.as_str())
+            .resign(game_id, player_id)
             .await
             .map_err(GameError)
     }

@@ -13,6 +13,7 @@
 
 use std::{collections::HashSet, pin::Pin, sync::Arc, time::Duration};
 
+use chess_domain::PlayerId;
 use chess_proto::{
     common::v1 as common,
     game::v1::{self as pb, game_service_client::GameServiceClient},
@@ -77,7 +78,7 @@ carries!(pb::WatchPlayerResponse, pb::WatchDailyGamesResponse);
 #[derive(Debug)]
 pub(crate) struct PlayerFeed {
     pub(crate) signer: Signer,
-    pub(crate) player_id: String,
+    pub(crate) player_id: PlayerId,
 }
 
 impl Feed for PlayerFeed {
@@ -87,11 +88,11 @@ impl Feed for PlayerFeed {
     fn open(&self, endpoint: &Endpoint, cursors: Resume) -> Opening<Self::Item> {
         let mut client = GameServiceClient::new(self.signer.channel(
             endpoint.channel.clone(),
-            Some(&self.player_id),
+            Some(self.player_id.as_str()),
             None,
         ));
         let request = pb::WatchPlayerRequest {
-            player_id: self.player_id.clone(),
+            player_id: self.player_id.to_string(),
             resume: cursors.is_some(),
             games: cursors.unwrap_or_default(),
         };

@@ -43,7 +43,7 @@ mod watch;
 
 use std::{pin::Pin, sync::Arc};
 
-use chess_domain::{RuleSet, TimeControl};
+use chess_domain::{GameId, PlayerId, RuleSet, TimeControl};
 use chess_proto::{
     common::v1 as common,
     game::v1::{self as pb, game_service_client::GameServiceClient},
@@ -171,23 +171,27 @@ impl GameClient {
 
     /// The replica that serves game `game_id`, for calls that read it:
     /// each call's assertion names the game and no player.
-    pub fn for_game(&self, game_id: &str) -> GameRpc {
-        let shard = chess_shards::shard_of(game_id);
-        self.client(Target::Shard(shard), None, Some(game_id))
+    pub fn for_game(&self, game_id: &GameId) -> GameRpc {
+        let shard = chess_shards::shard_of(game_id.as_str());
+        self.client(Target::Shard(shard), None, Some(game_id.as_str()))
     }
 
     /// The replica that serves game `game_id`, for calls that act for
     /// `player_id` in it (moves, resigning, draws, hints): each call's
     /// assertion names both, and the service refuses any other pair.
-    pub fn acting(&self, player_id: &str, game_id: &str) -> GameRpc {
-        let shard = chess_shards::shard_of(game_id);
-        self.client(Target::Shard(shard), Some(player_id), Some(game_id))
+    pub fn acting(&self, player_id: &PlayerId, game_id: &GameId) -> GameRpc {
+        let shard = chess_shards::shard_of(game_id.as_str());
+        self.client(
+            Target::Shard(shard),
+            Some(player_id.as_str()),
+            Some(game_id.as_str()),
+        )
     }
 
     /// Any replica, for calls across games that act for `player_id`:
     /// their list of games. Their events: [`Self::watch_player`].
-    pub fn for_player(&self, player_id: &str) -> GameRpc {
-        self.client(Target::Any, Some(player_id), None)
+    pub fn for_player(&self, player_id: &PlayerId) -> GameRpc {
+        self.client(Target::Any, Some(player_id.as_str()), None)
     }
 
     /// Any replica, for calls across games for nobody in particular
@@ -231,7 +235,11 @@ impl GameClient {
             Err(status) if routing::redirect(status.code(), status.metadata()).is_some() => {
                 // Refused before anything was done, by a replica that does
                 // not serve the game now: the routed call follows it.
-                let mut game = self.acting(&request.player_id, &request.game_id);
+                let mut game = self.client(
+                    Target::Shard(shard),
+                    Some(&request.player_id),
+                    Some(&request.game_id),
+                );
                 within(
                     "game",
                     CALL_TIMEOUT,
@@ -244,11 +252,11 @@ impl GameClient {
     }
 
     /// Resigns `player_id`'s side of `game_id`.
-    pub async fn resign(&self, game_id: &str, player_id: &str) -> Result<(), Status> {
+    pub async fn resign(&self, game_id: &GameId, player_id: &PlayerId) -> Result<(), Status> {
         let request = timed(
             pb::ResignRequest {
-                game_id: game_id.to_owned(),
-                player_id: player_id.to_owned(),
+                game_id: game_id.to_string(),
+                player_id: player_id.to_string(),
             },
             CALL_TIMEOUT,
         );
@@ -267,10 +275,10 @@ impl GameClient {
     /// last ply forwarded, for up to 10 s. Ends after the game's end.
     pub async fn watch_game(
         &self,
-        game_id: &str,
+        game_id: &GameId,
         from_ply: Option<u32>,
     ) -> Result<EventStream<pb::WatchGameResponse>, Status> {
-        watch::watch_game(self.clone(), game_id.to_owned(), from_ply, None).await
+        watch::watch_game(self.clone(), game_id.clone(), from_ply, None).await
     }
 
     /// The events of game `game_id` as [`Self::watch_game`] follows them,
@@ -279,11 +287,11 @@ impl GameClient {
     /// of them.
     pub async fn watch_game_as(
         &self,
-        game_id: &str,
+        game_id: &GameId,
         from_ply: Option<u32>,
         me: chess_domain::Color,
     ) -> Result<EventStream<pb::WatchGameResponse>, Status> {
-        watch::watch_game(self.clone(), game_id.to_owned(), from_ply, Some(me)).await
+        watch::watch_game(self.clone(), game_id.clone(), from_ply, Some(me)).await
     }
 
     /// The events of every game of `player_id` (WatchPlayer; `resume` and
@@ -294,13 +302,13 @@ impl GameClient {
     /// within 10 s.
     pub async fn watch_player(
         &self,
-        player_id: &str,
+        player_id: &PlayerId,
         resume: bool,
         cursors: Vec<common::GameCursor>,
     ) -> Result<EventStream<pb::WatchPlayerResponse>, Status> {
         let feed = merge::PlayerFeed {
             signer: self.signer.clone(),
-            player_id: player_id.to_owned(),
+            player_id: player_id.clone(),
         };
         merge::open(Arc::clone(&self.router), feed, resume.then_some(cursors)).await
     }

@@ -5,6 +5,7 @@
 
 use std::{collections::HashMap, time::Duration};
 
+use chess_domain::GameId;
 use chess_proto::{
     common::v1::{self as common, game_event::Kind},
     game::v1 as pb,
@@ -44,7 +45,7 @@ pub(crate) fn broken(status: &Status) -> bool {
 /// reader that resumes.
 #[derive(Debug, Default)]
 pub(crate) struct Seen {
-    games: HashMap<String, Forwarded>,
+    games: HashMap<GameId, Forwarded>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -65,7 +66,7 @@ impl Seen {
                         ply: c.ply,
                         ended: false,
                     };
-                    (c.game_id.clone(), seen)
+                    (GameId::trusted(c.game_id.clone()), seen)
                 })
                 .collect(),
         }
@@ -78,7 +79,7 @@ impl Seen {
             Some(Kind::Snapshot(state)) => state.status == common::GameStatus::Finished as i32,
             _ => false,
         };
-        match self.games.get_mut(&event.game_id) {
+        match self.games.get_mut(event.game_id.as_str()) {
             Some(game) => {
                 match &event.kind {
                     Some(Kind::MoveMade(_)) if event.ply <= game.ply => return false,
@@ -93,19 +94,20 @@ impl Seen {
                     ply: event.ply,
                     ended: ends,
                 };
-                self.games.insert(event.game_id.clone(), seen);
+                self.games
+                    .insert(GameId::trusted(event.game_id.clone()), seen);
             }
         }
         true
     }
 
     /// The last ply forwarded of `game_id`, if anything was.
-    pub(crate) fn ply(&self, game_id: &str) -> Option<u32> {
+    pub(crate) fn ply(&self, game_id: &GameId) -> Option<u32> {
         self.games.get(game_id).map(|g| g.ply)
     }
 
     /// Whether the end of `game_id` was forwarded.
-    pub(crate) fn ended(&self, game_id: &str) -> bool {
+    pub(crate) fn ended(&self, game_id: &GameId) -> bool {
         self.games.get(game_id).is_some_and(|g| g.ended)
     }
 
@@ -117,7 +119,7 @@ impl Seen {
             .iter()
             .filter(|(_, g)| !g.ended)
             .map(|(id, g)| common::GameCursor {
-                game_id: id.clone(),
+                game_id: id.to_string(),
                 ply: g.ply,
             })
             .collect();
@@ -130,7 +132,7 @@ impl Seen {
 /// followed across replicas until the game's end.
 pub(crate) async fn watch_game(
     client: GameClient,
-    game_id: String,
+    game_id: GameId,
     from_ply: Option<u32>,
     without_moves_of: Option<chess_domain::Color>,
 ) -> Result<EventStream<pb::WatchGameResponse>, Status> {
@@ -138,7 +140,7 @@ pub(crate) async fn watch_game(
     let upstream = open(&client, &game_id, from_ply, without_moves_of).await?;
     let seen = match from_ply {
         Some(ply) => Seen::after(&[common::GameCursor {
-            game_id: game_id.clone(),
+            game_id: game_id.to_string(),
             ply,
         }]),
         None => Seen::default(),
@@ -162,12 +164,12 @@ pub(crate) async fn watch_game(
 
 async fn open(
     client: &GameClient,
-    game_id: &str,
+    game_id: &GameId,
     from_ply: Option<u32>,
     without_moves_of: Option<i32>,
 ) -> Result<Streaming<pb::WatchGameResponse>, Status> {
     let request = pb::WatchGameRequest {
-        game_id: game_id.to_owned(),
+        game_id: game_id.to_string(),
         from_ply,
         without_moves_of,
     };
@@ -181,7 +183,7 @@ async fn open(
 /// A game followed.
 struct Following {
     client: GameClient,
-    game_id: String,
+    game_id: GameId,
     /// The side whose live moves are left out, as WatchGameRequest has it.
     without_moves_of: Option<i32>,
     seen: Seen,
@@ -234,7 +236,7 @@ impl Following {
         loop {
             let from_ply = self.seen.ply(&self.game_id);
             tracing::debug!(
-                game_id = self.game_id,
+                game_id = %self.game_id,
                 ?from_ply,
                 error = failure.as_ref().map(|s| s.message().to_owned()),
                 "following a game's events again"
@@ -248,7 +250,7 @@ impl Following {
                 Err(status) => failure = Some(status),
             }
             if Instant::now() + pause >= deadline {
-                tracing::debug!(game_id = self.game_id, "gave up following a game's events");
+                tracing::debug!(game_id = %self.game_id, "gave up following a game's events");
                 return Err(Status::unavailable(
                     "the game's events cannot be followed now; watch it again",
                 ));
@@ -320,9 +322,9 @@ mod tests {
         ];
         let mut seen = Seen::default();
         assert_eq!(admitted(&mut seen, &events).len(), events.len());
-        assert_eq!(seen.ply("a"), Some(6));
-        assert!(seen.ended("a"));
-        assert_eq!(seen.ply("c"), None);
+        assert_eq!(seen.ply(&GameId::trusted("a")), Some(6));
+        assert!(seen.ended(&GameId::trusted("a")));
+        assert_eq!(seen.ply(&GameId::trusted("c")), None);
         // A resumed reader's stream too.
         let mut seen = Seen::after(&[common::GameCursor {
             game_id: "a".to_owned(),
@@ -381,10 +383,10 @@ mod tests {
     fn a_finished_game_in_a_snapshot_is_over() {
         let mut seen = Seen::default();
         assert!(seen.admit(&snapshot("a", 40, common::GameStatus::Finished)));
-        assert!(seen.ended("a"));
+        assert!(seen.ended(&GameId::trusted("a")));
         assert!(seen.cursors().is_empty());
         assert!(seen.admit(&snapshot("b", 3, common::GameStatus::Active)));
-        assert!(!seen.ended("b"));
+        assert!(!seen.ended(&GameId::trusted("b")));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The public API's wire values read into domain values, and back: what a
 //! handler needs besides copying fields across.
 
-use chess_domain::{ColorChoice, InvalidInput, TimeControl, Timestamp};
+use chess_domain::{ColorChoice, GameId, InvalidInput, TimeControl, Timestamp};
 use chess_proto::{common::v1 as common, game::v1 as game, gateway::v1 as pb};
 use chess_runtime::Reason;
 use tonic::{Code, Status};
@@ -15,6 +15,13 @@ pub(super) fn expiry(seconds: i64) -> prost_types::Timestamp {
 /// A field that must be given, refused as INVALID_ARGUMENT when empty.
 pub(super) fn require(field: &str, value: &str) -> Result<(), Status> {
     chess_domain::require(field, value).map_err(invalid)
+}
+
+/// The game a request names, refused as INVALID_ARGUMENT when empty (its
+/// length the bounds layer has already capped).
+pub(super) fn game_id(id: &str) -> Result<GameId, Status> {
+    require("game_id", id)?;
+    GameId::parse(id).map_err(invalid)
 }
 
 /// A wire value that makes no domain value, as the public API refuses it.

@@ -8,6 +8,7 @@
 
 use std::{pin::Pin, sync::Arc, time::Duration};
 
+use chess_domain::{GameId, PlayerId};
 use chess_internal_clients::{EventStream as GameEvents, GameRpc};
 use chess_proto::{
     game::v1 as game,
@@ -31,7 +32,7 @@ type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
 impl Play {
     /// The game service holding `game_id`, for reading it.
-    fn game(&self, game_id: &str) -> GameRpc {
+    fn game(&self, game_id: &GameId) -> GameRpc {
         self.shared.backends.game.for_game(game_id)
     }
 
@@ -44,14 +45,10 @@ impl Play {
         game_id: impl FnOnce(T) -> String,
     ) -> Result<(GameRpc, String, String), Status> {
         let (session, message) = request.signed_in()?;
-        let game_id = game_id(message);
-        require("game_id", &game_id)?;
-        let rpc = self
-            .shared
-            .backends
-            .game
-            .acting(&session.player_id, &game_id);
-        Ok((rpc, game_id, session.player_id))
+        let game_id = convert::game_id(&game_id(message))?;
+        let player_id = PlayerId::trusted(session.player_id);
+        let rpc = self.shared.backends.game.acting(&player_id, &game_id);
+        Ok((rpc, game_id.into_string(), player_id.into_string()))
     }
 
     /// A read of the game `game_id`, retried while its service restarts.
@@ -64,8 +61,8 @@ impl Play {
     where
         Fut: Future<Output = Result<Response<A>, Status>>,
     {
-        require("game_id", &game_id)?;
-        with_retries(self.game(&game_id), request(game_id), call).await
+        let rpc = self.game(&convert::game_id(&game_id)?);
+        with_retries(rpc, request(game_id), call).await
     }
 }
 
@@ -196,7 +193,8 @@ impl Play {
             page_size: r.page_size,
             page_token: r.page_token,
         };
-        let client = self.shared.backends.game.for_player(&request.player_id);
+        let player_id = PlayerId::trusted(request.player_id.clone());
+        let client = self.shared.backends.game.for_player(&player_id);
         let page = with_retries(client, request, |mut client, request| async move {
             client.list_games(request).await
         })
@@ -229,7 +227,11 @@ impl Play {
             .shared
             .backends
             .game
-            .watch_player(&session.player_id, r.resume, r.games)
+            .watch_player(
+                &PlayerId::trusted(session.player_id.clone()),
+                r.resume,
+                r.games,
+            )
             .await
             .map_err(relay)?;
         tracing::debug!(player_id = session.player_id, "event stream opened");
@@ -241,12 +243,12 @@ impl Play {
         request: Request<pb::WatchGameRequest>,
     ) -> Answer<EventStream<pb::WatchGameResponse>> {
         let r = request.into_inner();
-        require("game_id", &r.game_id)?;
+        let game_id = convert::game_id(&r.game_id)?;
         let upstream = self
             .shared
             .backends
             .game
-            .watch_game(&r.game_id, r.from_ply)
+            .watch_game(&game_id, r.from_ply)
             .await
             .map_err(relay)?;
         let shutdown = self.shared.shutdown.clone();

@@ -95,7 +95,7 @@ impl Notifier {
                 return;
             };
             if let Err(e) = this.announce(&made).await {
-                tracing::warn!(game_id = made.game_id, error = %e, "could not send a move notice");
+                tracing::warn!(game_id = %made.game_id, error = %e, "could not send a move notice");
             }
         });
     }
@@ -129,7 +129,7 @@ impl Notifier {
             &self.public_url,
         );
         self.mailer.send(&mail).await.map_err(|e| e.to_string())?;
-        tracing::debug!(game_id, ply = made.ply, "move notice sent");
+        tracing::debug!(%game_id, ply = made.ply, "move notice sent");
         Ok(())
     }
 }
@@ -180,16 +180,35 @@ fn compose(to: &str, state: &Game, mover: &str, made: &DailyMove, public_url: &P
 
 #[cfg(test)]
 mod tests {
-    use chess_domain::Participant;
+    use chess_domain::{GameId, Participant, PlayerId};
     use shakmaty::ByColor;
 
     use super::*;
 
     fn registered(id: &str, name: &str) -> Option<Participant> {
         Some(Participant::Registered {
-            id: chess_domain::PlayerId::trusted(id),
+            id: PlayerId::trusted(id),
             username: chess_domain::Username::trusted(name),
         })
+    }
+
+    /// A daily game between alice and bob, not begun.
+    fn daily(id: &str) -> Game {
+        Game {
+            id: GameId::trusted(id),
+            players: ByColor {
+                white: registered("a", "alice"),
+                black: registered("b", "bob"),
+            },
+            time_control: Some(TimeControl::Daily { turn_hours: 48 }),
+            rated: false,
+            initial_fen: String::new(),
+            moves: Vec::new(),
+            fen: String::new(),
+            check: false,
+            draw_offer: None,
+            ended: None,
+        }
     }
 
     #[test]
@@ -201,17 +220,9 @@ mod tests {
 
     #[test]
     fn notices_name_the_game_the_move_and_the_link() {
-        let state = Game {
-            id: "g123".into(),
-            players: ByColor {
-                white: registered("a", "alice"),
-                black: registered("b", "bob"),
-            },
-            time_control: Some(TimeControl::Daily { turn_hours: 48 }),
-            ..Game::default()
-        };
+        let state = daily("g123");
         let made = DailyMove {
-            game_id: "g123".into(),
+            game_id: GameId::trusted("g123"),
             ply: 1,
             san: "e4".into(),
             color: Some(Color::White),
@@ -232,7 +243,11 @@ mod tests {
             "{}",
             mail.body
         );
-        assert_eq!(state.account_of(Color::Black), Some("b"));
-        assert_eq!(Game::default().account_of(Color::White), None);
+        assert_eq!(state.account_of(Color::Black).unwrap(), "b");
+        let unnamed = Game {
+            players: ByColor::new_with(|_| None),
+            ..state
+        };
+        assert_eq!(unnamed.account_of(Color::White), None);
     }
 }

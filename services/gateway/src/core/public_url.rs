@@ -7,6 +7,8 @@ use std::{
     str::FromStr,
 };
 
+use chess_domain::GameId;
+
 /// The address players reach the server at (`https://chess.example.org`,
 /// `http://127.0.0.1:50051`), without a trailing slash: links in emails are
 /// built on it.
@@ -34,7 +36,7 @@ impl PublicUrl {
     }
 
     /// The link to game `id`.
-    pub fn game(&self, id: &str) -> String {
+    pub fn game(&self, id: &GameId) -> String {
         format!("{}/games/{id}", self.0)
     }
 }
@@ -75,9 +77,15 @@ mod tests {
     #[test]
     fn public_urls_are_checked_and_lose_their_trailing_slash() {
         let url: PublicUrl = "https://chess.example.org/".parse().unwrap();
-        assert_eq!(url.game("abc"), "https://chess.example.org/games/abc");
+        assert_eq!(
+            url.game(&GameId::trusted("abc")),
+            "https://chess.example.org/games/abc"
+        );
         let prefixed: PublicUrl = "https://example.org/chess".parse().unwrap();
-        assert_eq!(prefixed.game("x"), "https://example.org/chess/games/x");
+        assert_eq!(
+            prefixed.game(&GameId::trusted("x")),
+            "https://example.org/chess/games/x"
+        );
         let port: PublicUrl = "http://[::1]:8080".parse().unwrap();
         assert_eq!(port.as_str(), "http://[::1]:8080");
         for bad in [

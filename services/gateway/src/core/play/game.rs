@@ -1,7 +1,8 @@
 //! A game as the fronts see it: its record, how it ended, and ratings.
 
 use chess_domain::{
-    Color, GameResult, Participant, SpeedCategory, Termination, TimeControl, color_from_pb,
+    Color, GameId, GameResult, Participant, PlayerId, SpeedCategory, Termination, TimeControl,
+    color_from_pb,
 };
 use chess_proto::common::v1 as common;
 use shakmaty::ByColor;
@@ -50,9 +51,9 @@ pub struct PlayedMove {
 /// A game as the game service keeps it: who plays it and on what terms,
 /// where it stands, its moves, and how it ended. Its category, plies and
 /// side to move follow from these.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Game {
-    pub id: String,
+    pub id: GameId,
     /// `None` for a side the service names in a way this gateway cannot read.
     pub players: ByColor<Option<Participant>>,
     /// `None` when the service sends a clock this gateway does not know.
@@ -91,7 +92,7 @@ impl Game {
                     san: m.san,
                 })
                 .collect(),
-            id: game.game_id,
+            id: GameId::trusted(game.game_id),
             initial_fen: game.initial_fen,
             fen: game.fen,
         }
@@ -119,9 +120,9 @@ impl Game {
 
     /// The account id of the player of side `color`, if registered (not a
     /// guest or the engine).
-    pub fn account_of(&self, color: Color) -> Option<&str> {
+    pub fn account_of(&self, color: Color) -> Option<&PlayerId> {
         match self.player(color)? {
-            Participant::Registered { id, .. } => Some(id.as_str()),
+            Participant::Registered { id, .. } => Some(id),
             _ => None,
         }
     }
@@ -137,7 +138,7 @@ impl Game {
 /// A player's current rating in one category.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rating {
-    pub player_id: String,
+    pub player_id: PlayerId,
     pub rating: f64,
     /// Whether too few games stand behind it to trust it yet.
     pub provisional: bool,

@@ -5,7 +5,10 @@
 //! into these here, once, so no front sees them: the record of a game in
 //! `game`, the error in `error`, the calls and their streams here.
 
-use chess_domain::{Color, ColorChoice, Participant, SpeedCategory, Timestamp, color_from_pb};
+use chess_domain::{
+    Color, ColorChoice, GameId, Participant, PlayerId, SpeedCategory, Timestamp, Username,
+    color_from_pb,
+};
 use chess_internal_clients::{EventStream, NewGame};
 use chess_proto::{
     common::v1 as common,
@@ -86,7 +89,7 @@ impl GameEvents {
 /// A move of a daily game, as its notice tells it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DailyMove {
-    pub game_id: String,
+    pub game_id: GameId,
     pub ply: u32,
     pub san: String,
     /// The side that moved.
@@ -115,7 +118,7 @@ impl DailyMoves {
             if let Some(common::game_event::Kind::MoveMade(made)) = event.kind {
                 let (ply, san) = made.r#move.map_or((0, String::new()), |m| (m.ply, m.san));
                 return Some(Ok(DailyMove {
-                    game_id: event.game_id,
+                    game_id: GameId::trusted(event.game_id),
                     ply,
                     san,
                     color: color_from_pb(made.color),
@@ -128,11 +131,11 @@ impl DailyMoves {
 /// A pairing made by the matchmaking service.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pairing {
-    pub game_id: String,
+    pub game_id: GameId,
     /// The waiter's side (white when the service does not say).
     pub color: Color,
     /// The opponent's player or guest id.
-    pub opponent_id: String,
+    pub opponent_id: PlayerId,
 }
 
 /// What the pairing queue says to a waiter.
@@ -157,9 +160,9 @@ impl Queue {
         Some(match update.update {
             Some(Update::Queued(_)) => QueueUpdate::Queued,
             Some(Update::Paired(paired)) => QueueUpdate::Paired(Pairing {
-                game_id: paired.game_id,
+                game_id: GameId::trusted(paired.game_id),
                 color: color_from_pb(paired.color).unwrap_or(Color::White),
-                opponent_id: paired.opponent_id,
+                opponent_id: PlayerId::trusted(paired.opponent_id),
             }),
             _ => QueueUpdate::Other,
         })
@@ -178,7 +181,7 @@ pub enum Pool {
 /// A guest asking for an opponent.
 #[derive(Clone, Debug)]
 pub struct Seek {
-    pub guest_id: String,
+    pub guest_id: PlayerId,
     pub display_name: String,
     pub color: ColorChoice,
     /// When the guest asked: earlier askers are paired first.
@@ -191,8 +194,8 @@ pub struct Seek {
 /// A registered player, as a front links one to its own users.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Account {
-    pub player_id: String,
-    pub username: String,
+    pub player_id: PlayerId,
+    pub username: Username,
 }
 
 /// The answer to a move.
@@ -207,14 +210,14 @@ pub struct MoveAnswer {
 
 /// The requests that name nothing but a game.
 trait FromId {
-    fn from_id(game_id: &str) -> Self;
+    fn from_id(game_id: &GameId) -> Self;
 }
 
 macro_rules! from_id {
     ($($request:ty),*) => {$(
         impl FromId for $request {
-            fn from_id(game_id: &str) -> Self {
-                Self { game_id: game_id.to_owned() }
+            fn from_id(game_id: &GameId) -> Self {
+                Self { game_id: game_id.to_string() }
             }
         }
     )*};
@@ -243,16 +246,17 @@ impl Games {
         &self,
         white: &Participant,
         black: &Participant,
-    ) -> Result<String, PlayError> {
+    ) -> Result<GameId, PlayError> {
         let game = NewGame::uqchess(white.to_pb(), black.to_pb());
-        Ok(self.backends.game.create_game(game).await?.game_id)
+        let created = self.backends.game.create_game(game).await?;
+        Ok(GameId::trusted(created.game_id))
     }
 
     /// Follows game `game_id` from `from_ply`; as the player of side `me`,
     /// the player's own moves come only in the catch-up.
     pub async fn watch(
         &self,
-        game_id: &str,
+        game_id: &GameId,
         from_ply: u32,
         me: Option<Color>,
     ) -> Result<GameEvents, PlayError> {
@@ -272,7 +276,7 @@ impl Games {
     /// Joins the pairing queue for `seek`.
     pub async fn join_queue(&self, seek: Seek) -> Result<Queue, PlayError> {
         let request = mm_pb::JoinPairingQueueRequest {
-            guest_id: seek.guest_id,
+            guest_id: seek.guest_id.into_string(),
             display_name: seek.display_name,
             color: common::ColorChoice::from(seek.color) as i32,
             connected_at: Some(seek.since.to_proto()),
@@ -281,8 +285,8 @@ impl Games {
                 Pool::Nostr => mm_pb::PairingPool::Nostr,
             } as i32,
             account: seek.account.map(|a| common::RegisteredPlayer {
-                player_id: a.player_id,
-                username: a.username,
+                player_id: a.player_id.into_string(),
+                username: a.username.into(),
             }),
         };
         let queue = self
@@ -295,7 +299,7 @@ impl Games {
     }
 
     /// The game as the service keeps it; `None` if it sent none.
-    pub async fn game(&self, game_id: &str) -> Result<Option<Game>, PlayError> {
+    pub async fn game(&self, game_id: &GameId) -> Result<Option<Game>, PlayError> {
         let mut game = self.backends.game.for_game(game_id);
         let request = game_pb::GetGameRequest::from_id(game_id);
         Ok(game
@@ -307,14 +311,14 @@ impl Games {
     }
 
     /// The game's PGN.
-    pub async fn pgn(&self, game_id: &str) -> Result<String, PlayError> {
+    pub async fn pgn(&self, game_id: &GameId) -> Result<String, PlayError> {
         let mut game = self.backends.game.for_game(game_id);
         let request = game_pb::ExportPgnRequest::from_id(game_id);
         Ok(game.export_pgn(request).await?.into_inner().pgn)
     }
 
     /// The board as text, as uqchess draws it.
-    pub async fn board(&self, game_id: &str) -> Result<String, PlayError> {
+    pub async fn board(&self, game_id: &GameId) -> Result<String, PlayError> {
         let mut game = self.backends.game.for_game(game_id);
         let request = game_pb::BoardRequest::from_id(game_id);
         Ok(game.board(request).await?.into_inner().board)
@@ -324,8 +328,8 @@ impl Games {
     /// (`all`), in UCI. Dropping the call cancels the search.
     pub async fn hint(
         &self,
-        game_id: &str,
-        player_id: &str,
+        game_id: &GameId,
+        player_id: &PlayerId,
         all: bool,
     ) -> Result<Vec<String>, PlayError> {
         let kind = if all {
@@ -334,8 +338,8 @@ impl Games {
             game_pb::HintKind::Best
         };
         let request = game_pb::HintRequest {
-            game_id: game_id.to_owned(),
-            player_id: player_id.to_owned(),
+            game_id: game_id.to_string(),
+            player_id: player_id.to_string(),
             kind: kind as i32,
         };
         let mut game = self.backends.game.acting(player_id, game_id);
@@ -346,14 +350,14 @@ impl Games {
     /// repeated call cannot play it twice.
     pub async fn make_move(
         &self,
-        game_id: &str,
-        player_id: &str,
+        game_id: &GameId,
+        player_id: &PlayerId,
         uci: String,
         ply: Option<u32>,
     ) -> Result<MoveAnswer, PlayError> {
         let request = game_pb::MakeMoveRequest {
-            game_id: game_id.to_owned(),
-            player_id: player_id.to_owned(),
+            game_id: game_id.to_string(),
+            player_id: player_id.to_string(),
             r#move: uci,
             ply,
         };
@@ -366,10 +370,14 @@ impl Games {
     }
 
     /// Resigns `player_id`'s side: how the game ended, if the service says.
-    pub async fn resign(&self, game_id: &str, player_id: &str) -> Result<Option<Ended>, PlayError> {
+    pub async fn resign(
+        &self,
+        game_id: &GameId,
+        player_id: &PlayerId,
+    ) -> Result<Option<Ended>, PlayError> {
         let request = game_pb::ResignRequest {
-            game_id: game_id.to_owned(),
-            player_id: player_id.to_owned(),
+            game_id: game_id.to_string(),
+            player_id: player_id.to_string(),
         };
         let mut game = self.backends.game.acting(player_id, game_id);
         let response = game.resign(request).await?;
@@ -380,19 +388,14 @@ impl Games {
     /// service knows.
     pub async fn ratings(
         &self,
-        player_ids: Vec<String>,
+        player_ids: Vec<PlayerId>,
         category: SpeedCategory,
     ) -> Result<Vec<Rating>, PlayError> {
-        // The ids are the players of a game the game service answered with.
-        let player_ids = player_ids
-            .into_iter()
-            .map(chess_domain::PlayerId::trusted)
-            .collect();
         let ratings = self.backends.rating.ratings(player_ids, category).await?;
         Ok(ratings
             .into_iter()
             .map(|(player_id, rating)| Rating {
-                player_id: player_id.into(),
+                player_id,
                 rating: rating.rating,
                 provisional: rating.provisional,
             })
@@ -403,13 +406,13 @@ impl Games {
     pub async fn account_of_nostr_key(&self, key: &str) -> Result<Option<Account>, PlayError> {
         let player = self.backends.rating.player_by_nostr_key(key).await?;
         Ok(player.and_then(|r| r.profile).map(|p| Account {
-            player_id: p.player_id,
-            username: p.username,
+            player_id: PlayerId::trusted(p.player_id),
+            username: Username::trusted(p.username),
         }))
     }
 
     /// The Nostr key linked to the account `player_id`, if any.
-    pub async fn nostr_key_of(&self, player_id: &str) -> Result<Option<String>, PlayError> {
+    pub async fn nostr_key_of(&self, player_id: &PlayerId) -> Result<Option<String>, PlayError> {
         let profile = self.player(player_id).await?.profile;
         Ok(profile
             .map(|p| p.nostr_public_key)
@@ -417,14 +420,17 @@ impl Games {
     }
 
     /// The email address of the account `player_id`, empty if it gave none.
-    pub async fn email_of(&self, player_id: &str) -> Result<String, PlayError> {
+    pub async fn email_of(&self, player_id: &PlayerId) -> Result<String, PlayError> {
         Ok(self.player(player_id).await?.email)
     }
 
-    async fn player(&self, player_id: &str) -> Result<rating_pb::GetPlayerResponse, PlayError> {
+    async fn player(
+        &self,
+        player_id: &PlayerId,
+    ) -> Result<rating_pb::GetPlayerResponse, PlayError> {
         let request = rating_pb::GetPlayerRequest {
             key: Some(rating_pb::get_player_request::Key::PlayerId(
-                player_id.to_owned(),
+                player_id.to_string(),
             )),
         };
         Ok(self

@@ -278,7 +278,7 @@ impl Bridge {
         match player {
             Participant::Guest { id, .. } => guest::key_of(id).map(str::to_owned),
             Participant::Registered { id, .. } => {
-                self.cx.games.nostr_key_of(id.as_str()).await.ok()?
+                self.cx.games.nostr_key_of(id).await.ok()?
             }
             Participant::Engine { .. } => None,
         }
@@ -318,7 +318,7 @@ impl Bridge {
             Action::Quit => {
                 let games = &self.cx.games;
                 games
-                    .resign(game_id.as_str(), player_id.as_str())
+                    .resign(&game_id, &player_id)
                     .await
                     .map(drop)
             }
@@ -374,7 +374,7 @@ impl Bridge {
         loop {
             let games = &self.cx.games;
             match games
-                .make_move(game_id.as_str(), player_id.as_str(), uci.clone(), Some(ply))
+                .make_move(&game_id, &player_id, uci.clone(), Some(ply))
                 .await
             {
                 Ok(_) => return Ok(()),

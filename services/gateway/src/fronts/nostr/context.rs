@@ -105,7 +105,7 @@ impl Context {
 
     /// The game, `None` when there is no such game.
     pub(super) async fn get_game(&self, game_id: &GameId) -> Result<Option<Game>, PlayError> {
-        match self.games.game(game_id.as_str()).await {
+        match self.games.game(game_id).await {
             Err(error) if error.reason() == Some(Reason::NotFound) => Ok(None),
             answer => answer,
         }

@@ -54,7 +54,7 @@ async fn follow(cx: &Context, inbox: &Inbox, game_id: &GameId) {
                 return;
             }
         }
-        let mut events = match cx.games.watch(game_id.as_str(), told, None).await {
+        let mut events = match cx.games.watch(game_id, told, None).await {
             Ok(events) => events,
             Err(error) => {
                 tracing::debug!(game_id = game_id.as_str(), %error, "cannot follow a Nostr game; retrying");

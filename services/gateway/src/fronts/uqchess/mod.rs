@@ -12,7 +12,7 @@ pub mod session;
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use chess_domain::Timestamp;
+use chess_domain::{PlayerId, Timestamp};
 use tokio::net::TcpListener;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
@@ -58,8 +58,8 @@ pub async fn serve(listener: TcpListener, backends: Backends, shutdown: Cancella
         };
         // Small writes must go out at once.
         let _ = stream.set_nodelay(true);
-        let guest_id = format!("guest-{}", uuid::Uuid::new_v4().simple());
-        tracing::debug!(%peer, guest_id, "uqchess client connected");
+        let guest_id = PlayerId::trusted(format!("guest-{}", uuid::Uuid::new_v4().simple()));
+        tracing::debug!(%peer, %guest_id, "uqchess client connected");
         let (reader, writer) = stream.into_split();
         let session = session::Session::new(
             guest_id,

@@ -10,7 +10,9 @@
 
 use std::time::Duration;
 
-use chess_domain::{Color, ColorChoice, Participant, Termination, Timestamp, color_name};
+use chess_domain::{
+    Color, ColorChoice, GameId, Participant, PlayerId, Termination, Timestamp, color_name,
+};
 use chess_runtime::Reason;
 use tokio::{
     io::{AsyncRead, AsyncWrite, AsyncWriteExt as _},
@@ -41,7 +43,7 @@ enum State {
 }
 
 struct Play {
-    game_id: String,
+    game_id: GameId,
     colour: Color,
     versus_computer: bool,
     /// Moves this client has been told about (its own `ok`s and the
@@ -76,7 +78,7 @@ fn gameover_line(ended: &Ended) -> String {
 
 /// A connected client.
 pub struct Session<R, W> {
-    guest_id: String,
+    guest_id: PlayerId,
     connected_at: Timestamp,
     games: Games,
     reader: LineReader<R>,
@@ -103,7 +105,7 @@ enum Wake {
 
 impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
     pub fn new(
-        guest_id: String,
+        guest_id: PlayerId,
         connected_at: Timestamp,
         games: Games,
         reader: R,
@@ -209,7 +211,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
         };
         // uqchess players give no name; the computer plays at full strength.
         let me = Participant::Guest {
-            id: chess_domain::PlayerId::trusted(self.guest_id.clone()),
+            id: self.guest_id.clone(),
             name: String::new(),
         };
         // Level 0: full strength, the uqchess search.
@@ -231,7 +233,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
     }
 
     /// Starts following a game that has just begun.
-    async fn begin(&mut self, game_id: String, colour: Color, versus_computer: bool) {
+    async fn begin(&mut self, game_id: GameId, colour: Color, versus_computer: bool) {
         self.say(&format!("started {}\n", color_name(colour)));
         let mut play = Play {
             game_id,
@@ -251,14 +253,14 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
     /// game's end (this client's own moves are told by their answers).
     async fn subscribe(
         &mut self,
-        game_id: &str,
+        game_id: &GameId,
         from_ply: u32,
         colour: Color,
     ) -> Option<GameEvents> {
         match self.games.watch(game_id, from_ply, Some(colour)).await {
             Ok(events) => Some(events),
             Err(error) => {
-                tracing::warn!(game_id, %error, "cannot follow the game; retrying");
+                tracing::warn!(%game_id, %error, "cannot follow the game; retrying");
                 None
             }
         }
@@ -397,7 +399,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<R, W> {
 
     /// The id of the game in progress when it is the client's turn in it;
     /// else the client is told why not.
-    fn on_turn(&mut self) -> Option<String> {
+    fn on_turn(&mut self) -> Option<GameId> {
         let Some(play) = self.playing() else {
             self.say("error game\n");
             return None;

@@ -6,7 +6,7 @@
 
 use std::{fmt::Write as _, time::Duration};
 
-use chess_domain::{Color, color_title, ending_sentence};
+use chess_domain::{Color, GameId, PlayerId, color_title, ending_sentence};
 use chess_runtime::server::Body;
 use http::{HeaderValue, Response, StatusCode, header};
 use shakmaty::{Square, fen::Fen, uci::UciMove};
@@ -18,7 +18,7 @@ use crate::core::play::{FailureKind, Game, Games, PlayError, Rating};
 const BACKEND_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The page of game `id` (a well-formed id).
-pub async fn page(games: &Games, id: &str) -> Response<Body> {
+pub async fn page(games: &Games, id: &GameId) -> Response<Body> {
     let state = match call(games.game(id)).await {
         Ok(Some(state)) => state,
         Ok(None) => return unavailable(id, "the game service sent no game"),
@@ -29,7 +29,7 @@ pub async fn page(games: &Games, id: &str) -> Response<Body> {
 }
 
 /// The PGN of game `id` (a well-formed id), as a download.
-pub async fn pgn(games: &Games, id: &str) -> Response<Body> {
+pub async fn pgn(games: &Games, id: &GameId) -> Response<Body> {
     let pgn = match call(games.pgn(id)).await {
         Ok(pgn) => pgn,
         Err(error) => return failure(id, &error),
@@ -59,7 +59,7 @@ async fn call<T>(request: impl Future<Output = Result<T, PlayError>>) -> Result<
 }
 
 /// The page for a failed read of game `id`.
-fn failure(id: &str, error: &PlayError) -> Response<Body> {
+fn failure(id: &GameId, error: &PlayError) -> Response<Body> {
     match error.kind() {
         FailureKind::NotFound => not_found(&format!(
             "There is no game {id}. Check the link you followed."
@@ -69,8 +69,8 @@ fn failure(id: &str, error: &PlayError) -> Response<Body> {
 }
 
 /// The 503 page: the game exists or may, but cannot be read now.
-fn unavailable(id: &str, why: &str) -> Response<Body> {
-    tracing::warn!(game_id = id, error = why, "cannot show a game page");
+fn unavailable(id: &GameId, why: &str) -> Response<Body> {
+    tracing::warn!(game_id = %id, error = why, "cannot show a game page");
     html_page(
         StatusCode::SERVICE_UNAVAILABLE,
         html::frame(
@@ -84,10 +84,10 @@ fn unavailable(id: &str, why: &str) -> Response<Body> {
 /// The current ratings, in the game's category, of its registered players;
 /// none if the rating service cannot say (the page shows the game without).
 async fn ratings(games: &Games, state: &Game) -> Vec<Rating> {
-    let player_ids: Vec<String> = [Color::White, Color::Black]
+    let player_ids: Vec<PlayerId> = [Color::White, Color::Black]
         .into_iter()
         .filter_map(|color| state.account_of(color))
-        .map(str::to_owned)
+        .cloned()
         .collect();
     let Some(category) = state.speed() else {
         return Vec::new();
@@ -98,7 +98,7 @@ async fn ratings(games: &Games, state: &Game) -> Vec<Rating> {
     match call(games.ratings(player_ids, category)).await {
         Ok(ratings) => ratings,
         Err(error) => {
-            tracing::debug!(game_id = state.id, error = %error.message(), "game page without ratings");
+            tracing::debug!(game_id = %state.id, error = %error.message(), "game page without ratings");
             Vec::new()
         }
     }
@@ -110,7 +110,7 @@ fn player_label(state: &Game, color: Color, ratings: &[Rating]) -> String {
     let mut label = format!("<b>{}</b>", html::escape(&state.name_of(color)));
     let known = state
         .account_of(color)
-        .and_then(|id| ratings.iter().find(|rating| rating.player_id == id));
+        .and_then(|id| ratings.iter().find(|rating| rating.player_id == *id));
     if let Some(rating) = known {
         let provisional = if rating.provisional { "?" } else { "" };
         // Ratings are a few thousand at most: the cast cannot overflow.
@@ -224,7 +224,7 @@ fn render(state: &Game, ratings: &[Rating]) -> String {
     }
     body.push_str("<h2>Moves</h2>\n");
     body.push_str(&move_list(state));
-    let id = html::escape(&state.id);
+    let id = html::escape(state.id.as_str());
     // Relative, so that it also works under a path prefix.
     let _ = write!(
         body,
@@ -252,7 +252,7 @@ mod tests {
 
     fn mated() -> Game {
         Game {
-            id: "g1".into(),
+            id: GameId::trusted("g1"),
             players: ByColor {
                 white: Some(Participant::Registered {
                     id: PlayerId::trusted("a"),
@@ -288,7 +288,7 @@ mod tests {
     #[test]
     fn a_finished_game_is_drawn_with_its_result_and_moves() {
         let ratings = [Rating {
-            player_id: "a".to_owned(),
+            player_id: PlayerId::trusted("a"),
             rating: 1209.6,
             provisional: true,
         }];

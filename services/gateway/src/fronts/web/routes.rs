@@ -1,5 +1,6 @@
 //! The paths the public port answers with pages, and what answers each.
 
+use chess_domain::GameId;
 use chess_runtime::server::Body;
 use http::{HeaderMap, Method, Response, StatusCode};
 
@@ -28,7 +29,7 @@ const MAX_USERNAME: usize = 64;
 
 /// A page address.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Route<'a> {
+pub enum Route {
     /// A view of the web page (its script draws it).
     App,
     /// `/players/<username>`: a player's profile, a view of the web page.
@@ -36,16 +37,16 @@ pub enum Route<'a> {
     /// An embedded file: the script, the style sheet, the licences.
     Asset(&'static Asset),
     /// `/games/<id>`: the game as a page.
-    Game(&'a str),
+    Game(GameId),
     /// `/games/<id>.pgn`: the game's PGN, as a download.
-    GamePgn(&'a str),
+    GamePgn(GameId),
     /// `/games/<anything else>`: not a game id.
     BadGameId,
 }
 
-impl<'a> Route<'a> {
+impl Route {
     /// The route of `path`, if any.
-    pub fn of(path: &'a str) -> Option<Self> {
+    pub fn of(path: &str) -> Option<Self> {
         if APP_PATHS.contains(&path) {
             return Some(Self::App);
         }
@@ -56,15 +57,19 @@ impl<'a> Route<'a> {
             return (is_name(name, MAX_USERNAME)).then_some(Self::Player);
         }
         let rest = path.strip_prefix("/games/")?;
-        let (id, route): (_, fn(&'a str) -> Self) = match rest.strip_suffix(".pgn") {
+        let (id, route): (_, fn(GameId) -> Self) = match rest.strip_suffix(".pgn") {
             Some(id) => (id, Self::GamePgn),
             None => (rest, Self::Game),
         };
-        Some(if is_game_id(id) {
-            route(id)
-        } else {
-            Self::BadGameId
-        })
+        Some(
+            if is_game_id(id)
+                && let Ok(id) = GameId::parse(id)
+            {
+                route(id)
+            } else {
+                Self::BadGameId
+            },
+        )
     }
 }
 
@@ -105,8 +110,8 @@ impl Pages {
         match route {
             Route::App | Route::Player => page(StatusCode::OK, html::app_shell()),
             Route::Asset(asset) => asset.respond(method, headers),
-            Route::Game(id) => game::page(&self.games, id).await,
-            Route::GamePgn(id) => game::pgn(&self.games, id).await,
+            Route::Game(id) => game::page(&self.games, &id).await,
+            Route::GamePgn(id) => game::pgn(&self.games, &id).await,
             Route::BadGameId => not_found("This address does not name a game."),
         }
     }
@@ -118,12 +123,13 @@ mod tests {
 
     #[test]
     fn paths_are_routed() {
-        assert_eq!(Route::of("/games/abc123"), Some(Route::Game("abc123")));
+        let id = |id: &str| GameId::trusted(id);
+        assert_eq!(Route::of("/games/abc123"), Some(Route::Game(id("abc123"))));
         assert_eq!(
             Route::of("/games/abc123.pgn"),
-            Some(Route::GamePgn("abc123"))
+            Some(Route::GamePgn(id("abc123")))
         );
-        assert_eq!(Route::of("/games/a-b_c"), Some(Route::Game("a-b_c")));
+        assert_eq!(Route::of("/games/a-b_c"), Some(Route::Game(id("a-b_c"))));
         for bad in [
             "/games/",
             "/games/.pgn",
