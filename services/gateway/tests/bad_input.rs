@@ -193,20 +193,21 @@ async fn forged_tampered_and_expired_tokens_are_refused() {
         .me(alice.call(pb::MeRequest {}))
         .await
         .expect("her token");
-    let player_id = alice.id.clone();
+    let player_id = chess_domain::PlayerId::trusted(alice.id.clone());
+    let name = chess_domain::Username::trusted("alice");
     let hour = std::time::Duration::from_secs(3600);
     let now = chess_domain::Timestamp::now().secs();
 
     // Signed with the gateway's key, but expired an hour ago.
     let ours = Tokens::new(b"a test key that is long enough", hour).unwrap();
-    let (expired, _) = ours.issue_at(&player_id, "alice", 0, now - 2 * 3600);
+    let (expired, _) = ours.issue_at(&player_id, &name, 0, now - 2 * 3600);
     let status = accounts.me(me(expired)).await.unwrap_err();
     assert_eq!(status.code(), Code::Unauthenticated);
     assert!(status.message().contains("expired"), "{status:?}");
 
     // Well formed and unexpired, but signed with another key.
     let theirs = Tokens::new(b"somebody else's key, long enough", hour).unwrap();
-    let (forged, _) = theirs.issue(&player_id, "alice", 0);
+    let (forged, _) = theirs.issue(&player_id, &name, 0);
     let status = accounts.me(me(forged)).await.unwrap_err();
     assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
 

@@ -8,6 +8,7 @@
 
 use std::net::IpAddr;
 
+use chess_domain::{PlayerId, Username};
 use chess_proto::{
     gateway::v1::{self as pb, account_service_server::AccountService},
     rating::v1::{self as rating, get_player_request::Key},
@@ -58,15 +59,20 @@ impl Accounts {
     /// responses that sign in) carries it.
     fn sign_in<T>(
         &self,
-        player_id: &str,
-        username: &str,
+        player_id: &PlayerId,
+        username: &Username,
         generation: i64,
         answer: impl FnOnce(String, Option<prost_types::Timestamp>, String, String) -> T,
     ) -> T {
         let tokens = self.shared.sessions.tokens();
         let (token, session) = tokens.issue(player_id, username, generation);
         let expires_at = Some(expiry(session.expires_at));
-        answer(token, expires_at, session.player_id, session.username)
+        answer(
+            token,
+            expires_at,
+            session.player_id.into(),
+            session.username.into(),
+        )
     }
 
     /// Ends the caller's session (`everywhere`: all their sessions) in the
@@ -75,12 +81,12 @@ impl Accounts {
         let mut rating = self.rating();
         let ended = if everywhere {
             let request = rating::RevokeAllSessionsRequest {
-                player_id: session.player_id.clone(),
+                player_id: session.player_id.to_string(),
             };
             forward(rating.revoke_all_sessions(request)).await?.state
         } else {
             let request = rating::RevokeSessionRequest {
-                player_id: session.player_id.clone(),
+                player_id: session.player_id.to_string(),
                 session_id: session.session_id.clone(),
                 expires_at: Some(expiry(session.expires_at)),
             };
@@ -92,7 +98,7 @@ impl Accounts {
         } else {
             "signed out"
         };
-        tracing::debug!(player_id = session.player_id, "{what}");
+        tracing::debug!(player_id = %session.player_id, "{what}");
         Ok(())
     }
 }
@@ -215,8 +221,8 @@ impl Accounts {
             username,
         };
         Ok(self.sign_in(
-            &who.player_id,
-            &who.username,
+            &PlayerId::trusted(who.player_id),
+            &Username::trusted(who.username),
             who.session_generation,
             answer,
         ))
@@ -230,7 +236,7 @@ impl Accounts {
         let source = AddressLimits::source(&request);
         let r = request.into_inner();
         let request = rating::ChangePasswordRequest {
-            player_id: session.player_id.clone(),
+            player_id: session.player_id.to_string(),
             old_password: r.old_password,
             new_password: r.new_password,
         };
@@ -242,19 +248,20 @@ impl Accounts {
         let generation = changed.state.as_ref().map_or(0, |s| s.generation);
         let player_id = &session.player_id;
         self.shared.sessions.ended(player_id, changed.state);
-        tracing::debug!(player_id, "password changed");
+        tracing::debug!(%player_id, "password changed");
         let answer = |token, expires_at, player_id, username| pb::ChangePasswordResponse {
             token,
             expires_at,
             player_id,
             username,
         };
-        Ok(self.sign_in(player_id, &changed.username, generation, answer))
+        let username = Username::trusted(changed.username);
+        Ok(self.sign_in(player_id, &username, generation, answer))
     }
 
     async fn me(&self, request: Request<pb::MeRequest>) -> Answer<pb::MeResponse> {
         let session = request.caller()?;
-        let player = self.player(Key::PlayerId(session.player_id)).await?;
+        let player = self.player(Key::PlayerId(session.player_id.into())).await?;
         Ok(pb::MeResponse {
             profile: player.profile,
             email: player.email,

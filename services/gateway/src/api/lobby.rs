@@ -28,7 +28,7 @@ impl Lobby {
     /// them and the request's message.
     fn me<T>(&self, request: Request<T>) -> Result<(Matchmaking, Session, T), Status> {
         let (session, message) = request.signed_in()?;
-        Ok((self.acting(&session.player_id), session, message))
+        Ok((self.acting(session.player_id.as_str()), session, message))
     }
 }
 
@@ -41,7 +41,7 @@ macro_rules! act {
     ($this:ident, $request:ident, $method:ident, $name:ident, [$($response:ident)::+],
         ($($mine:ident),+ | $($copied:ident),+ -> $answer:ident)) => {{
         let (mut matchmaking, me, r) = $this.me($request)?;
-        let request = mm::$name { $($mine: me.$mine,)+ $($copied: r.$copied,)+ };
+        let request = mm::$name { $($mine: me.$mine.into(),)+ $($copied: r.$copied,)+ };
         let done = forward(matchmaking.$method(request)).await?;
         $($response)::+ { $answer: done.$answer }
     }};
@@ -53,7 +53,7 @@ macro_rules! mine {
     ($this:ident, $request:ident, $method:ident, $name:ident, [$($response:ident)::+],
         ($($answer:ident),+)) => {{
         let (matchmaking, me, _) = $this.me($request)?;
-        let request = mm::$name { player_id: me.player_id };
+        let request = mm::$name { player_id: me.player_id.into() };
         let call = |mut mm: Matchmaking, r| async move { mm.$method(r).await };
         let listed = with_retries(matchmaking, request, call).await?;
         $($response)::+ { $($answer: listed.$answer),+ }
@@ -94,7 +94,10 @@ impl Lobby {
         request: Request<pb::ListSeeksRequest>,
     ) -> Answer<pb::ListSeeksResponse> {
         // Public, but a signed-in reader sees their own seeks with their name.
-        let viewer_id = request.viewer().map(|s| s.player_id).unwrap_or_default();
+        let viewer_id = request
+            .viewer()
+            .map(|s| s.player_id.into_string())
+            .unwrap_or_default();
         let r = request.into_inner();
         // A signed-in reader's call acts for them.
         let client = self.acting(&viewer_id);
@@ -122,7 +125,11 @@ impl Lobby {
         let level = convert::engine_level(r.full_strength, r.level)?;
         let choice = convert::color_choice(r.color)?;
         let white = choice.resolve(rand::random()) == chess_domain::Color::White;
-        let me = chess_domain::registered_player(&session.player_id, &session.username);
+        let me = chess_domain::Participant::Registered {
+            id: session.player_id,
+            username: session.username,
+        }
+        .to_pb();
         let engine = chess_domain::engine_player(level);
         let (white, black) = if white { (me, engine) } else { (engine, me) };
         let time_control = convert::time_control(r.time_control.as_ref())?;

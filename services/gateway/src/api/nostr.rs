@@ -118,22 +118,17 @@ impl Nostr {
                 .status(Code::FailedPrecondition, "this server runs no Nostr bridge"));
         };
         let server = bridge.public_key();
-        // The session's own record of whom it signed in.
-        let username = Username::trusted(session.username.clone());
         let key = check_proof(
             &request.get_ref().event,
             &server,
-            &username,
+            &session.username,
             chess_domain::Timestamp::now().unsigned_secs(),
         )?;
         let profile = self
             .shared
             .backends
             .rating
-            .link_nostr_key(
-                &chess_domain::PlayerId::trusted(session.player_id.clone()),
-                &key,
-            )
+            .link_nostr_key(&session.player_id, &key)
             .await
             .map_err(relay)?
             .profile;
@@ -149,7 +144,7 @@ impl Nostr {
             .shared
             .backends
             .rating
-            .unlink_nostr_key(&chess_domain::PlayerId::trusted(session.player_id.clone()))
+            .unlink_nostr_key(&session.player_id)
             .await
             .map_err(relay)?
             .profile;

@@ -8,7 +8,7 @@
 
 use std::{pin::Pin, sync::Arc, time::Duration};
 
-use chess_domain::{GameId, PlayerId};
+use chess_domain::GameId;
 use chess_internal_clients::{EventStream as GameEvents, GameRpc};
 use chess_proto::{
     game::v1 as game,
@@ -46,9 +46,12 @@ impl Play {
     ) -> Result<(GameRpc, String, String), Status> {
         let (session, message) = request.signed_in()?;
         let game_id = convert::game_id(&game_id(message))?;
-        let player_id = PlayerId::trusted(session.player_id);
-        let rpc = self.shared.backends.game.acting(&player_id, &game_id);
-        Ok((rpc, game_id.into_string(), player_id.into_string()))
+        let rpc = self
+            .shared
+            .backends
+            .game
+            .acting(&session.player_id, &game_id);
+        Ok((rpc, game_id.into_string(), session.player_id.into_string()))
     }
 
     /// A read of the game `game_id`, retried while its service restarts.
@@ -122,7 +125,7 @@ impl Play {
         require("game_id", &r.game_id)?;
         let request = game::MakeMoveRequest {
             game_id: r.game_id,
-            player_id: session.player_id,
+            player_id: session.player_id.into_string(),
             r#move: r.r#move,
             ply: r.ply,
         };
@@ -187,14 +190,13 @@ impl Play {
     ) -> Answer<pb::ListMyGamesResponse> {
         let (session, r) = request.signed_in()?;
         let filter = convert::game_filter(r.filter);
+        let client = self.shared.backends.game.for_player(&session.player_id);
         let request = game::ListGamesRequest {
-            player_id: session.player_id,
+            player_id: session.player_id.into_string(),
             filter: filter as i32,
             page_size: r.page_size,
             page_token: r.page_token,
         };
-        let player_id = PlayerId::trusted(request.player_id.clone());
-        let client = self.shared.backends.game.for_player(&player_id);
         let page = with_retries(client, request, |mut client, request| async move {
             client.list_games(request).await
         })
@@ -216,9 +218,9 @@ impl Play {
             .shared
             .backends
             .matchmaking
-            .acting(&chess_domain::PlayerId::trusted(session.player_id.as_str()))
+            .acting(&session.player_id)
             .watch_player(mm::WatchPlayerRequest {
-                player_id: session.player_id.clone(),
+                player_id: session.player_id.to_string(),
             })
             .await
             .map_err(relay)?
@@ -227,14 +229,10 @@ impl Play {
             .shared
             .backends
             .game
-            .watch_player(
-                &PlayerId::trusted(session.player_id.clone()),
-                r.resume,
-                r.games,
-            )
+            .watch_player(&session.player_id, r.resume, r.games)
             .await
             .map_err(relay)?;
-        tracing::debug!(player_id = session.player_id, "event stream opened");
+        tracing::debug!(player_id = %session.player_id, "event stream opened");
         Ok(Merge::new(lobby, games, Arc::clone(&self.shared), session).stream())
     }
 

@@ -15,7 +15,7 @@
 use std::{fmt, path::Path, time::Duration};
 
 use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
-use chess_domain::Timestamp;
+use chess_domain::{PlayerId, Timestamp, Username};
 use chess_runtime::secret::{HmacKey, random_key, read_key_file};
 use http::HeaderMap;
 
@@ -63,8 +63,8 @@ pub enum TokenError {
 /// A signed-in player, as a valid token vouches.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Session {
-    pub player_id: String,
-    pub username: String,
+    pub player_id: PlayerId,
+    pub username: Username,
     /// Unix seconds.
     pub expires_at: i64,
     /// Random, one per sign-in: what Logout revokes.
@@ -126,8 +126,8 @@ impl Tokens {
     /// `generation`, expiring `ttl` from `now` (Unix seconds).
     pub fn issue_at(
         &self,
-        player_id: &str,
-        username: &str,
+        player_id: &PlayerId,
+        username: &Username,
         generation: i64,
         now: i64,
     ) -> (String, Session) {
@@ -142,8 +142,8 @@ impl Tokens {
             URL_SAFE_NO_PAD.encode(signature)
         );
         let session = Session {
-            player_id: player_id.to_owned(),
-            username: username.to_owned(),
+            player_id: player_id.clone(),
+            username: username.clone(),
             expires_at,
             session_id,
             generation,
@@ -152,7 +152,12 @@ impl Tokens {
     }
 
     /// A token for a new session of the player, expiring `ttl` from now.
-    pub fn issue(&self, player_id: &str, username: &str, generation: i64) -> (String, Session) {
+    pub fn issue(
+        &self,
+        player_id: &PlayerId,
+        username: &Username,
+        generation: i64,
+    ) -> (String, Session) {
         self.issue_at(player_id, username, generation, Timestamp::now().secs())
     }
 
@@ -189,9 +194,10 @@ impl Tokens {
         if now >= expires_at {
             return Err(TokenError::Expired);
         }
+        // Signed by this key: the ids were ours when the token was issued.
         Ok(Session {
-            player_id: player_id.to_owned(),
-            username: username.to_owned(),
+            player_id: PlayerId::trusted(player_id),
+            username: Username::trusted(username),
             expires_at,
             session_id: session_id.to_owned(),
             generation,
@@ -230,10 +236,18 @@ mod tests {
         Tokens::new(b"0123456789abcdef0123", Duration::from_secs(3600)).unwrap()
     }
 
+    fn id(id: &str) -> PlayerId {
+        PlayerId::trusted(id)
+    }
+
+    fn name(name: &str) -> Username {
+        Username::trusted(name)
+    }
+
     #[test]
     fn tokens_round_trip_until_they_expire() {
         let t = tokens();
-        let (token, issued) = t.issue_at("p-1", "alice", 7, 1000);
+        let (token, issued) = t.issue_at(&id("p-1"), &name("alice"), 7, 1000);
         assert_eq!(issued.expires_at, 4600);
         let session = t.verify_at(&token, 4599).unwrap();
         assert_eq!(session, issued);
@@ -246,8 +260,8 @@ mod tests {
     #[test]
     fn every_sign_in_is_a_new_session() {
         let t = tokens();
-        let (first, a) = t.issue_at("p-1", "alice", 0, 1000);
-        let (second, b) = t.issue_at("p-1", "alice", 0, 1000);
+        let (first, a) = t.issue_at(&id("p-1"), &name("alice"), 0, 1000);
+        let (second, b) = t.issue_at(&id("p-1"), &name("alice"), 0, 1000);
         assert_ne!(first, second);
         assert_ne!(a.session_id, b.session_id);
         // 128 random bits, base64url.
@@ -276,7 +290,7 @@ mod tests {
     #[test]
     fn forged_and_foreign_tokens_are_refused() {
         let t = tokens();
-        let (token, _) = t.issue_at("p-1", "alice", 0, 1000);
+        let (token, _) = t.issue_at(&id("p-1"), &name("alice"), 0, 1000);
         let other = Tokens::new(b"another key of 16+ bytes", Duration::from_secs(3600)).unwrap();
         assert_eq!(other.verify_at(&token, 1001), Err(TokenError::BadSignature));
         // Claiming to be someone else breaks the signature.
@@ -297,7 +311,7 @@ mod tests {
         let mut headers = HeaderMap::new();
         assert_eq!(t.optional(&headers).unwrap(), None);
         assert_eq!(t.authenticate(&headers), Err(TokenError::Missing));
-        let (token, _) = t.issue("p-1", "alice", 0);
+        let (token, _) = t.issue(&id("p-1"), &name("alice"), 0);
         headers.insert(
             http::header::AUTHORIZATION,
             format!("Bearer {token}").parse().unwrap(),
@@ -319,7 +333,7 @@ mod tests {
         std::fs::write(&path, "a secret of some length\n").unwrap();
         let from_file = Tokens::from_config(None, Some(&path), ttl).unwrap();
         let from_flag = Tokens::from_config(Some("a secret of some length"), None, ttl).unwrap();
-        let (token, _) = from_file.issue("p", "u", 0);
+        let (token, _) = from_file.issue(&id("p"), &name("u"), 0);
         assert!(from_flag.verify_at(&token, Timestamp::now().secs()).is_ok());
         assert!(matches!(
             Tokens::from_config(Some("a secret of some length"), Some(&path), ttl),

@@ -24,6 +24,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use chess_domain::PlayerId;
 use chess_internal_clients::RatingClient;
 use chess_proto::rating::v1 as rating;
 use chess_runtime::Shutdown;
@@ -85,7 +86,7 @@ pub struct Sessions {
     tokens: Tokens,
     rating: RatingClient,
     ttl: Duration,
-    cache: Mutex<HashMap<String, Cached>>,
+    cache: Mutex<HashMap<PlayerId, Cached>>,
 }
 
 impl Sessions {
@@ -102,7 +103,7 @@ impl Sessions {
         &self.tokens
     }
 
-    fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<String, Cached>> {
+    fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<PlayerId, Cached>> {
         // Entries are replaced whole; a panic elsewhere leaves none half-done.
         self.cache
             .lock()
@@ -149,13 +150,13 @@ impl Sessions {
 
     /// Fetches and caches the player's state; falls back on a recent one
     /// while the rating service is unreachable.
-    async fn fetch(&self, player_id: &str) -> Result<Cached, SessionError> {
+    async fn fetch(&self, player_id: &PlayerId) -> Result<Cached, SessionError> {
         let asked = Instant::now();
         let fetched = self
             .rating
             .rpc()
             .get_session_state(rating::GetSessionStateRequest {
-                player_id: player_id.to_owned(),
+                player_id: player_id.to_string(),
             })
             .await;
         match fetched {
@@ -185,7 +186,12 @@ impl Sessions {
     /// Caches `state` for the player, as the rating service answered a call
     /// made at `asked` (see [`keep`]), and returns what is cached now. The
     /// player is in play: their call is why the state was asked for.
-    fn remember(&self, player_id: &str, state: rating::SessionState, asked: Instant) -> Cached {
+    fn remember(
+        &self,
+        player_id: &PlayerId,
+        state: rating::SessionState,
+        asked: Instant,
+    ) -> Cached {
         let now = Instant::now();
         let mut cache = self.cache();
         if cache.len() >= MAX_CACHED && !cache.contains_key(player_id) {
@@ -224,7 +230,7 @@ impl Sessions {
     /// One round of [`Sessions::keep_fresh`].
     async fn refresh(&self) {
         let asked = Instant::now();
-        let due: Vec<String> = self
+        let due: Vec<PlayerId> = self
             .cache()
             .iter()
             .filter(|(_, c)| {
@@ -238,7 +244,7 @@ impl Sessions {
                 .rating
                 .rpc()
                 .get_session_states(rating::GetSessionStatesRequest {
-                    player_ids: batch.to_vec(),
+                    player_ids: batch.iter().map(PlayerId::to_string).collect(),
                 })
                 .await;
             let mut states: HashMap<String, rating::SessionState> = match fetched {
@@ -255,7 +261,7 @@ impl Sessions {
             };
             let mut cache = self.cache();
             for id in batch {
-                match states.remove(id) {
+                match states.remove(id.as_str()) {
                     Some(state) => {
                         keep(&mut cache, id, state, asked);
                     }
@@ -273,7 +279,7 @@ impl Sessions {
 
     /// Records a state the rating service returned after an ending made
     /// through this replica, so it holds here at once.
-    pub fn ended(&self, player_id: &str, state: Option<rating::SessionState>) {
+    pub fn ended(&self, player_id: &PlayerId, state: Option<rating::SessionState>) {
         if let Some(state) = state {
             self.remember(player_id, state, Instant::now());
         } else {
@@ -288,13 +294,13 @@ impl Sessions {
 /// generation. A replaced entry keeps when the player was last seen. The
 /// entry now cached.
 fn keep<'a>(
-    cache: &'a mut HashMap<String, Cached>,
-    player_id: &str,
+    cache: &'a mut HashMap<PlayerId, Cached>,
+    player_id: &PlayerId,
     state: rating::SessionState,
     asked: Instant,
 ) -> &'a mut Cached {
     let fresh = Cached::new(state, Instant::now());
-    match cache.entry(player_id.to_owned()) {
+    match cache.entry(player_id.clone()) {
         Entry::Occupied(entry) => {
             let existing = entry.into_mut();
             if existing.fetched <= asked && existing.generation <= fresh.generation {
@@ -315,8 +321,8 @@ mod tests {
 
     fn session(id: &str, generation: i64) -> Session {
         Session {
-            player_id: "p".into(),
-            username: "u".into(),
+            player_id: PlayerId::trusted("p"),
+            username: chess_domain::Username::trusted("u"),
             expires_at: i64::MAX,
             session_id: id.into(),
             generation,
@@ -346,21 +352,22 @@ mod tests {
             revoked_session_ids: revoked.iter().map(|s| (*s).to_owned()).collect(),
         };
         let mut cache = HashMap::new();
+        let p = PlayerId::trusted("p");
         let asked = Instant::now();
-        keep(&mut cache, "p", state(1, &[]), asked);
+        keep(&mut cache, &p, state(1, &[]), asked);
         let seen = cache["p"].used;
 
         // Written after the call was made: an ending through this replica.
         let slow = Instant::now() - Duration::from_secs(1);
-        keep(&mut cache, "p", state(1, &["gone"]), Instant::now());
-        keep(&mut cache, "p", state(1, &[]), slow);
+        keep(&mut cache, &p, state(1, &["gone"]), Instant::now());
+        keep(&mut cache, &p, state(1, &[]), slow);
         assert!(cache["p"].revoked.contains("gone"));
         // A newer generation stays.
-        keep(&mut cache, "p", state(2, &[]), Instant::now());
-        keep(&mut cache, "p", state(1, &[]), Instant::now());
+        keep(&mut cache, &p, state(2, &[]), Instant::now());
+        keep(&mut cache, &p, state(1, &[]), Instant::now());
         assert_eq!(cache["p"].generation, 2);
         // A newer answer replaces the state and keeps when the player was seen.
-        keep(&mut cache, "p", state(2, &["later"]), Instant::now());
+        keep(&mut cache, &p, state(2, &["later"]), Instant::now());
         assert!(cache["p"].revoked.contains("later"));
         assert_eq!(cache["p"].used, seen);
     }
