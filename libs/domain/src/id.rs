@@ -110,13 +110,28 @@ pub fn username_key(name: &str) -> String {
     name.to_lowercase()
 }
 
+/// Plain text an id can be made of: never another id, so that one kind
+/// of id is not silently taken for another.
+pub trait Text: Into<String> + sealed::Sealed {}
+
+impl Text for String {}
+impl Text for &str {}
+impl Text for &String {}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for String {}
+    impl Sealed for &str {}
+    impl Sealed for &String {}
+}
+
 macro_rules! display_as_str {
     ($($id:ident),*) => {$(
         impl $id {
             /// An id that already passed the rule where it came in: read
             /// back from a service's own store, or answered by one of our
             /// own services. Input from outside goes through `parse`.
-            pub fn trusted(id: impl Into<String>) -> Self {
+            pub fn trusted(id: impl Text) -> Self {
                 Self(id.into())
             }
         }

@@ -239,7 +239,7 @@ impl Registry {
         if let Some(key) = &idempotency_key
             && let Some(id) = ctx.store.game_for_key(key).await?
         {
-            return self.view(&GameId::trusted(id)).await;
+            return self.view(&id).await;
         }
         let (id, serving) = self.new_id()?;
         let game = Game::new(id, setup, ctx.time.now())?;
@@ -253,7 +253,7 @@ impl Registry {
             if let Some(key) = &idempotency_key
                 && let Some(id) = ctx.store.game_for_key(key).await?
             {
-                return self.view(&GameId::trusted(id)).await;
+                return self.view(&id).await;
             }
             return Err(e.into());
         }

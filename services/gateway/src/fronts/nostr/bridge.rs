@@ -223,11 +223,9 @@ impl Bridge {
     /// A pairing: each player hears of it (once, whichever of the two
     /// waits saw it first), then the starting position, then every move.
     fn paired(&mut self, key: &str, paired: &Pairing) {
-        // The matchmaking service's own answer.
-        let game_id = GameId::trusted(paired.game_id.clone());
-        let opponent_id = PlayerId::trusted(paired.opponent_id.clone());
-        let Some(opponent) = guest::key_of(&opponent_id) else {
-            tracing::warn!(opponent = %opponent_id, "paired with someone not on Nostr");
+        let game_id = paired.game_id.clone();
+        let Some(opponent) = guest::key_of(&paired.opponent_id) else {
+            tracing::warn!(opponent = %paired.opponent_id, "paired with someone not on Nostr");
             return;
         };
         let (white, black) = match paired.color {
@@ -277,9 +275,7 @@ impl Bridge {
     async fn key_of(&self, player: &Participant) -> Option<String> {
         match player {
             Participant::Guest { id, .. } => guest::key_of(id).map(str::to_owned),
-            Participant::Registered { id, .. } => {
-                self.cx.games.nostr_key_of(id).await.ok()?
-            }
+            Participant::Registered { id, .. } => self.cx.games.nostr_key_of(id).await.ok()?,
             Participant::Engine { .. } => None,
         }
     }
@@ -317,10 +313,7 @@ impl Bridge {
             Action::Move(uci) => self.make_move(game_id, &player_id, uci).await,
             Action::Quit => {
                 let games = &self.cx.games;
-                games
-                    .resign(&game_id, &player_id)
-                    .await
-                    .map(drop)
+                games.resign(game_id, &player_id).await.map(drop)
             }
         };
         let Err(error) = outcome else {
@@ -374,7 +367,7 @@ impl Bridge {
         loop {
             let games = &self.cx.games;
             match games
-                .make_move(&game_id, &player_id, uci.clone(), Some(ply))
+                .make_move(game_id, player_id, uci.clone(), Some(ply))
                 .await
             {
                 Ok(_) => return Ok(()),

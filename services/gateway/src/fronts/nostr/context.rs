@@ -38,8 +38,7 @@ impl Identity {
     /// Who the key plays as: its account, if linked, else its guest id.
     pub(super) fn player_id(&self) -> PlayerId {
         match &self.account {
-            // The rating service's own answer.
-            Some(account) => PlayerId::trusted(account.player_id.clone()),
+            Some(account) => account.player_id.clone(),
             None => self.guest_id.clone(),
         }
     }

@@ -56,7 +56,7 @@ async fn wait_for_opponent(
             }
         };
         let seek = Seek {
-            guest_id: identity.guest_id.into(),
+            guest_id: identity.guest_id,
             display_name: display_name(key),
             color: ColorChoice::Either,
             since,
