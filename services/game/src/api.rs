@@ -1,12 +1,13 @@
 //! The gRPC face of the service: requests are checked and converted here
 //! (with [`crate::convert`]), then handed to the core, the registry of
-//! game actors. The watchers' streams are in `api/watch.rs`; PlayMoves'
+//! game actors. The watchers' streams are in `api/watch.rs`, and whom a
+//! request acts for is checked in `api/seat.rs`; PlayMoves'
 //! flow of many moves over one stream is [`crate::relay`], which this
 //! feeds the stream's messages and answers.
 
 use std::sync::Arc;
 
-use chess_domain::{GameId, GameStatus, Participant, PlayerId, RuleSet, TimeControl, require};
+use chess_domain::{GameId, GameStatus, Participant, RuleSet, TimeControl, require};
 use chess_internal_clients::game;
 use chess_proto::{
     common::v1 as common,
@@ -26,8 +27,10 @@ use crate::{
     store::ListFilter,
 };
 
+mod seat;
 mod watch;
 
+use seat::{check_seat, known_game, players_own};
 use watch::{EventStream, Sent, Watch, forward};
 
 /// What a method answers, before the service wraps it in a response.
@@ -113,35 +116,6 @@ async fn act(
 ) -> Result<Acted, Status> {
     let (game, player) = check_seat(claims, game_id, player_id)?;
     Ok(registry.act(&game, &player, action).await?)
-}
-
-/// The game and the player, if both ids are given and `claims` act for
-/// `player_id` in `game_id`.
-fn check_seat(
-    claims: &Claims,
-    game_id: &str,
-    player_id: &str,
-) -> Result<(GameId, PlayerId), Status> {
-    require("game_id", game_id).map_err(Error::from)?;
-    let player = PlayerId::parse(player_id).map_err(Error::from)?;
-    claims.check_player_in(player_id, game_id)?;
-    Ok((known_game(game_id)?, player))
-}
-
-/// The message of `request` and the player it names (`player_id`), if its
-/// caller acts for them.
-fn players_own<R>(request: Request<R>, player_id: fn(&R) -> &str) -> Answer<(R, PlayerId)> {
-    let claims = Claims::of(&request)?;
-    let r = request.into_inner();
-    let player = PlayerId::parse(player_id(&r)).map_err(Error::from)?;
-    claims.check_player(player_id(&r))?;
-    Ok((r, player))
-}
-
-/// The game a given (non-empty) `game_id` names. An id too long to be a
-/// game's names none, and is answered as looking it up would be.
-fn known_game(game_id: &str) -> Result<GameId, Error> {
-    GameId::parse(game_id).map_err(|_| Error::NotFound(game_id.to_owned()))
 }
 
 /// MakeMove, once the caller's claims are known: over its own call or
