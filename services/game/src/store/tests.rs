@@ -190,14 +190,8 @@ async fn older_games_are_migrated(url: String) {
     );
     // Every game still loads: the finished one keeps its rated flag.
     assert_eq!(store.load_active(None).await.unwrap().len(), 4);
-    assert!(
-        store
-            .load(&GameId::trusted("done"))
-            .await
-            .unwrap()
-            .unwrap()
-            .rated()
-    );
+    let done = store.load(&GameId::trusted("done")).await.unwrap();
+    assert!(done.unwrap().rated());
 }
 
 #[tokio::test]
@@ -322,13 +316,8 @@ async fn a_games_end_is_written_whole_and_an_update_of_no_game_fails_alone() {
         assert!(!stored.is_active());
         assert_eq!(stored.fen(), game.fen());
     }
-    assert!(
-        reopened
-            .load(&GameId::trusted("ghost"))
-            .await
-            .unwrap()
-            .is_none()
-    );
+    let ghost = reopened.load(&GameId::trusted("ghost")).await.unwrap();
+    assert!(ghost.is_none());
     let mut reported: Vec<String> = reopened
         .pending_results()
         .await
