@@ -74,10 +74,10 @@ pub struct Config {
     /// Unix socket (`--unix-listen`) all count as the loopback address.
     #[arg(long, default_value_t = 20)]
     pub login_failures_per_address: u32,
-    /// Registrations from one address (told apart as for logins) before
-    /// each further one waits, doubling from 10 s up to 10 minutes;
-    /// forgotten after an hour without one; 0 for no limit.
-    #[arg(long, default_value_t = 10)]
+    /// Registrations from one address (told apart as for logins) allowed at
+    /// once, as by a class registering together; spent ones come back at
+    /// one a minute; 0 for no limit.
+    #[arg(long, default_value_t = api::limits::REGISTRATION_BURST)]
     pub registrations_per_address: u32,
     /// Directory outgoing mail is written to when no SMTP server is set.
     #[arg(long, default_value = "data/mail")]

@@ -1,6 +1,14 @@
 //! Throttling per source address: failed logins (and password changes) and
 //! registrations.
 //!
+//! Failed logins back off exponentially ([`chess_runtime::throttle`]).
+//! Registrations are a bucket of [`REGISTRATION_BURST`] accounts refilled at
+//! one a minute: a class of 30 registering together behind a school's one
+//! address all get in at once, and the next class an hour later finds the
+//! bucket full again. A script on one address gets the burst and then one
+//! account a minute, which is far from the thousands a farm needs, and each
+//! address it adds buys it only one more burst.
+//!
 //! The source is the peer address of the connection. Forwarding headers
 //! (`X-Forwarded-For`) are not trusted: anyone could send them. Behind a
 //! proxy every caller would share the proxy's address, so such a deployment
@@ -17,8 +25,10 @@
 //! could reset it by signing into an account of their own between guesses.
 
 use std::{
+    collections::HashMap,
     net::{IpAddr, Ipv4Addr, Ipv6Addr},
-    time::Duration,
+    sync::Mutex,
+    time::{Duration, Instant},
 };
 
 use chess_runtime::throttle::{self, Policy, Throttle};
@@ -27,17 +37,77 @@ use tonic::{Request, Status, transport::server::UdsConnectInfo};
 /// Most addresses remembered per kind of attempt.
 const MAX_ADDRESSES: usize = 50_000;
 
+/// The registrations one address may make at once (the default of
+/// `--registrations-per-address`): a class registering together.
+pub const REGISTRATION_BURST: u32 = 40;
+
+/// The time in which one spent registration comes back: 60 an hour.
+const REGISTRATION_REFILL: Duration = Duration::from_secs(60);
+
 /// The per-address throttles of the public API.
 #[derive(Debug)]
 pub struct AddressLimits {
     logins: Throttle<IpAddr>,
-    registrations: Throttle<IpAddr>,
+    registrations: Bucket,
+}
+
+/// Per address, a bucket of `burst` registrations, each spent one back after
+/// [`REGISTRATION_REFILL`]; 0 means no limit.
+#[derive(Debug)]
+struct Bucket {
+    burst: u32,
+    /// Per address: the registrations left and when that was counted.
+    left: Mutex<HashMap<IpAddr, (f64, Instant)>>,
+}
+
+impl Bucket {
+    fn new(burst: u32) -> Self {
+        Self {
+            burst,
+            left: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Takes one registration for `source` at `now`, or `Err(wait)` until
+    /// one is back.
+    fn take_at(&self, source: IpAddr, now: Instant) -> Result<(), Duration> {
+        if self.burst == 0 {
+            return Ok(());
+        }
+        let burst = f64::from(self.burst);
+        let refill = REGISTRATION_REFILL.as_secs_f64();
+        let refilled = |(left, at): (f64, Instant)| {
+            (left + now.saturating_duration_since(at).as_secs_f64() / refill).min(burst)
+        };
+        // The map stays consistent whatever panicked while holding it.
+        let mut map = self
+            .left
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !map.contains_key(&source) && map.len() >= MAX_ADDRESSES {
+            // Full buckets hold nothing worth remembering; failing that, the
+            // one counted longest ago goes.
+            map.retain(|_, entry| refilled(*entry) < burst);
+            if map.len() >= MAX_ADDRESSES
+                && let Some(oldest) = map.iter().min_by_key(|(_, (_, at))| *at).map(|(k, _)| *k)
+            {
+                map.remove(&oldest);
+            }
+        }
+        let left = map.get(&source).map_or(burst, |entry| refilled(*entry));
+        if left < 1.0 {
+            map.insert(source, (left, now));
+            return Err(REGISTRATION_REFILL.mul_f64(1.0 - left));
+        }
+        map.insert(source, (left - 1.0, now));
+        Ok(())
+    }
 }
 
 impl AddressLimits {
-    /// Limits allowing `login_failures` failed logins and `registrations`
-    /// registrations from one address before each further one waits; 0
-    /// turns a limit off.
+    /// Limits allowing `login_failures` failed logins from one address
+    /// before each further one waits, and `registrations` registrations at
+    /// once, then one a minute; 0 turns a limit off.
     pub fn new(login_failures: u32, registrations: u32) -> Self {
         let or_unlimited = |free: u32, policy: Policy| {
             if free == 0 {
@@ -59,18 +129,7 @@ impl AddressLimits {
                 ),
                 MAX_ADDRESSES,
             ),
-            registrations: Throttle::new(
-                or_unlimited(
-                    registrations,
-                    Policy {
-                        free: 0,
-                        base: Duration::from_secs(10),
-                        cap: Duration::from_secs(600),
-                        forget_after: Duration::from_secs(3600),
-                    },
-                ),
-                MAX_ADDRESSES,
-            ),
+            registrations: Bucket::new(registrations),
         }
     }
 
@@ -120,11 +179,14 @@ impl AddressLimits {
         let Some(source) = source else {
             return Ok(());
         };
-        if let Err(wait) = self.registrations.check(&source) {
-            return Err(throttle::status("registrations from your address", wait));
-        }
-        self.registrations.fail(source);
-        Ok(())
+        self.register_at(source, Instant::now())
+    }
+
+    fn register_at(&self, source: IpAddr, now: Instant) -> Result<(), Status> {
+        self.registrations.take_at(source, now).map_err(|wait| {
+            tracing::info!(%source, wait_secs = wait.as_secs_f64(), "registrations from an address throttled");
+            throttle::status("accounts were registered from your network", wait)
+        })
     }
 }
 
@@ -176,7 +238,7 @@ mod tests {
         assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
         assert!(limits.check_login(b).is_ok());
 
-        assert!(limits.register(a).is_ok());
+        // A burst of one: the second registration waits for the refill.
         assert!(limits.register(a).is_ok());
         assert_eq!(
             limits.register(a).unwrap_err().code(),
@@ -192,5 +254,60 @@ mod tests {
             assert!(off.register(a).is_ok());
         }
         assert!(off.check_login(a).is_ok());
+    }
+
+    #[test]
+    fn a_classroom_registers_together_and_a_script_waits() {
+        let limits = AddressLimits::new(20, REGISTRATION_BURST);
+        let school: IpAddr = "192.0.2.7".parse().unwrap();
+        let start = Instant::now();
+        let at = |secs: u64| start + Duration::from_secs(secs);
+        // Thirty pupils behind one address, all at once.
+        for pupil in 0..30 {
+            assert!(limits.register_at(school, start).is_ok(), "pupil {pupil}");
+        }
+        // A script from the same address gets the rest of the burst, then
+        // waits about a minute for each further account.
+        for _ in 0..10 {
+            assert!(limits.register_at(school, at(1)).is_ok());
+        }
+        let refused = limits.register_at(school, at(1)).unwrap_err();
+        assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
+        assert!(
+            refused
+                .message()
+                .starts_with("too many accounts were registered from your network; try again in "),
+            "{}",
+            refused.message()
+        );
+        let wait = throttle::wait_of(&refused).unwrap();
+        assert!(
+            wait > Duration::from_secs(50) && wait <= REGISTRATION_REFILL,
+            "{wait:?}"
+        );
+        // Trying every ten seconds for an hour gets it one account a minute.
+        let mut farmed = 0;
+        for tick in 1..=360 {
+            if limits.register_at(school, at(1 + tick * 10)).is_ok() {
+                farmed += 1;
+            }
+        }
+        assert!(
+            (59..=61).contains(&farmed),
+            "{farmed} in an hour after the burst"
+        );
+        // The next class, forty minutes after the script stopped, all get in.
+        for pupil in 0..30 {
+            assert!(
+                limits.register_at(school, at(3601 + 40 * 60)).is_ok(),
+                "pupil {pupil} of the next class"
+            );
+        }
+        // Another address is not held back by the school's.
+        assert!(
+            limits
+                .register_at("192.0.2.8".parse().unwrap(), at(1))
+                .is_ok()
+        );
     }
 }
