@@ -13,7 +13,7 @@ use crate::{
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// No game has the id asked for (as asked: it may not be a game id).
-    #[error("no game {0}")]
+    #[error("there is no game {0}")]
     NotFound(String),
     #[error(transparent)]
     Game(#[from] GameError),

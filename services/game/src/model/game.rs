@@ -77,7 +77,8 @@ pub enum GameError {
     Malformed(String),
     #[error("{0:?} is not a move in UCI notation (this game takes UCI moves only)")]
     UciOnly(String),
-    #[error("illegal move {input}: {reason}")]
+    /// `reason` says what is wrong as the rest of a sentence about `input`.
+    #[error("{input} {reason}")]
     Illegal { input: String, reason: String },
     #[error("draws cannot be offered or claimed under the uqchess rules")]
     NoDrawsInRuleSet,

@@ -5,7 +5,7 @@
 use chess_domain::{RuleSet, Timestamp};
 use shakmaty::{
     CastlingMode, Color, Move, Position as _,
-    san::{San, SanPlus},
+    san::{San, SanError, SanPlus},
     uci::UciMove,
 };
 
@@ -33,7 +33,7 @@ impl Game {
                 .map_err(|_| GameError::Malformed(input.to_owned()))?;
             return uci.to_move(&self.position).map_err(|_| GameError::Illegal {
                 input: input.to_owned(),
-                reason: "not a legal move in this position".to_owned(),
+                reason: "is not a legal move here".to_owned(),
             });
         }
         if self.rules == RuleSet::Uqchess {
@@ -45,7 +45,13 @@ impl Game {
             .map_err(|_| GameError::Malformed(input.to_owned()))?;
         san.to_move(&self.position).map_err(|e| GameError::Illegal {
             input: input.to_owned(),
-            reason: e.to_string(),
+            reason: match e {
+                SanError::AmbiguousSan => {
+                    "could be more than one piece's move here: name its file or rank too, as in Nbd2"
+                }
+                SanError::IllegalSan => "is not a legal move here",
+            }
+            .to_owned(),
         })
     }
 
