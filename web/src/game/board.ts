@@ -1,7 +1,9 @@
 // The board: chessground showing a position, letting the player drop only
 // the legal moves chessops computes for it (anything else snaps back and
-// nothing is sent), asking which piece a pawn promotes to, and drawing the
-// hint arrow.
+// nothing is sent), asking which piece a pawn promotes to, drawing the hint
+// arrow, and holding one premove: a move queued while the opponent is to
+// move, played as soon as a position where it is legal is shown (dropped
+// silently otherwise), cancelled by a click on the board.
 import { Chessground } from "@lichess-org/chessground";
 import type { Api } from "@lichess-org/chessground/api";
 import type { DrawShape } from "@lichess-org/chessground/draw";
@@ -17,6 +19,8 @@ export interface BoardShow {
   orientation: "white" | "black";
   /** The colour that may move now, if any. */
   movable: "white" | "black" | undefined;
+  /** The player's colour where they may queue a premove while the other side is to move. */
+  premovable?: "white" | "black" | undefined;
   lastMove: SquareName[] | undefined;
   /** UCI of a move to draw as an arrow. */
   arrow: string | null;
@@ -46,8 +50,21 @@ export class Board {
     this.el = h("div", { class: "board-wrap" }, this.board);
     this.cg = Chessground(this.board, {
       coordinates: true,
-      movable: { free: false, color: undefined, showDests: true, events: { after: (o, d) => this.dropped(o, d) } },
-      premovable: { enabled: false },
+      movable: {
+        free: false,
+        color: undefined,
+        showDests: true,
+        events: { after: (o, d, meta) => this.dropped(o, d, !!meta.premove) },
+      },
+      premovable: {
+        enabled: false,
+        showDests: true,
+        castle: true,
+        events: {
+          set: (orig, dest) => (this.board.dataset.premove = `${orig}${dest}`),
+          unset: () => delete this.board.dataset.premove,
+        },
+      },
       predroppable: { enabled: false },
       draggable: { showGhost: true },
       highlight: { lastMove: true, check: true },
@@ -70,6 +87,8 @@ export class Board {
     const pos = positionOf(s.fen);
     const turn = pos?.turn ?? "white";
     const movable = pos && s.movable === turn ? s.movable : undefined;
+    const premovable = pos && !movable && s.premovable !== turn ? s.premovable : undefined;
+    if (!s.premovable) this.cg.cancelPremove();
     this.cg.set({
       fen: s.fen,
       orientation: s.orientation,
@@ -77,20 +96,30 @@ export class Board {
       lastMove: s.lastMove as Key[] | undefined,
       check: pos?.isCheck() ? turn : false,
       movable: {
-        color: movable,
+        color: movable ?? premovable,
         dests: movable && pos ? (chessgroundDests(pos) as Map<Key, Key[]>) : new Map(),
       },
+      premovable: { enabled: !!s.premovable },
       drawable: { autoShapes: arrowShapes(s.arrow) },
     });
     this.board.dataset.orientation = s.orientation;
     this.board.dataset.ply = String(s.ply);
+    // The queued move, now that it may be played: chessground plays it if
+    // it is among the legal moves, else forgets it. After this call, as
+    // playing it shows the next position.
+    if (movable && this.cg.state.premovable.current) queueMicrotask(() => this.playPremove(s));
+  }
+
+  private playPremove(s: BoardShow): void {
+    if (this.shown !== s || this.chooser) return;
+    this.cg.playPremove();
   }
 
   dispose(): void {
     this.cg.destroy();
   }
 
-  private dropped(orig: Key, dest: Key): void {
+  private dropped(orig: Key, dest: Key, premove = false): void {
     const s = this.shown;
     const pos = s && positionOf(s.fen);
     if (!s || !pos) return;
@@ -98,6 +127,8 @@ export class Board {
     const to = parseSquare(dest);
     if (from === undefined || to === undefined) return;
     if (isPromotion(pos, orig as SquareName, dest as SquareName)) {
+      // A premove is played at once: a pawn premoved to the last rank queens.
+      if (premove) return this.onMove({ from, to, promotion: "queen" });
       this.openChooser(pos.turn, (role) => this.onMove({ from, to, promotion: role }));
       return;
     }
