@@ -116,7 +116,17 @@ export function describeError(e: unknown): string {
     return message ? sentence(message) : "Please sign in again.";
   }
   if (!message) return `The server refused (${Code[e.code]}).`;
-  return sentence(message);
+  return sentence(reasonOf(e) === "too-many-attempts" ? waitInWords(message) : message);
+}
+
+/** "try again in 723 s" said as a person would: "try again in 13 minutes". */
+function waitInWords(message: string): string {
+  return message.replace(/try again in (\d+) s\b/, (_, n: string) => {
+    const secs = Number(n);
+    if (secs < 60) return `try again in ${secs} second${secs === 1 ? "" : "s"}`;
+    const minutes = Math.ceil(secs / 60);
+    return `try again in ${minutes} minute${minutes === 1 ? "" : "s"}`;
+  });
 }
 
 function sentence(text: string): string {

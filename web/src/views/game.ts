@@ -15,6 +15,8 @@ import { accounts, describeError, isTransient, play, reasonOf, session } from ".
 import { Board } from "../game/board.js";
 import { Clocks } from "../game/clocks.js";
 import { MoveList } from "../game/moves.js";
+import { premoveColor } from "../game/premove.js";
+import { NextSteps } from "./after-game.js";
 import {
   applyEnding,
   applyEvent,
@@ -76,6 +78,7 @@ export function gameView(id: string): View {
   const board = new Board((move) => dropped(move));
   const clocks = new Clocks();
   const moveList = new MoveList();
+  const nextSteps = new NextSteps();
 
   const heading = h("h1", { class: "game-title" }, "Game");
   const info = h("p", { class: "muted game-info" });
@@ -125,6 +128,7 @@ export function gameView(id: string): View {
       moveList.el,
       moveForm,
       controls,
+      nextSteps.el,
       hintLine,
       h("p", {}, pgn),
     ),
@@ -157,7 +161,16 @@ export function gameView(id: string): View {
     onEnd: () => !game || isActive(game),
     onFatal: (message) => {
       if (!game) {
-        fill(el, h("div", { class: "card" }, h("h1", {}, "Game"), h("p", { class: "error", role: "alert" }, message)));
+        fill(
+          el,
+          h(
+            "div",
+            { class: "card", "data-testid": "game-missing" },
+            h("h1", {}, "Game"),
+            h("p", { class: "error", role: "alert" }, message),
+            h("p", {}, h("a", { href: "/", "data-testid": "back-to-lobby" }, "Back to the lobby")),
+          ),
+        );
       } else {
         showError(message);
       }
@@ -456,6 +469,7 @@ export function gameView(id: string): View {
       fen: p ? p.fen : g.fen,
       orientation,
       movable: canMove() ? colorOf(myColor) : undefined,
+      premovable: premoveColor(g, myColor),
       lastMove: p ? [p.from, p.to] : lastUci ? uciSquares(lastUci) : undefined,
       arrow: hint && canMove() ? hint : null,
       ply: g.ply,
@@ -505,6 +519,7 @@ export function gameView(id: string): View {
 
     drawOffer(g);
     controlButtons(g);
+    nextSteps.show(g, myColor);
 
     const player = myColor !== Color.UNSPECIFIED;
     // The box stays usable out of turn (focus is not lost while the
