@@ -60,6 +60,11 @@ export function toast(message: string, kind: "error" | "info" = "error"): void {
   setTimeout(() => item.remove(), kind === "error" ? 8000 : 4000);
 }
 
+/** Removes the messages of `kind` still showing. */
+export function clearToasts(kind: "error" | "info"): void {
+  for (const item of document.querySelectorAll(`#toasts .toast.${kind}`)) item.remove();
+}
+
 export const SPEEDS: [SpeedCategory, string][] = [
   [SpeedCategory.BULLET, "Bullet"],
   [SpeedCategory.BLITZ, "Blitz"],

@@ -17,10 +17,12 @@ import {
 import type { StreamEventsResponse } from "../gen/chess/gateway/v1/gateway_pb.js";
 import { navigate, type View } from "../router.js";
 import { keepStreaming } from "../stream.js";
-import { fill, h, speedName, timeControlText, toast } from "../ui.js";
+import { clearToasts, fill, h, speedName, timeControlText, toast } from "../ui.js";
 import { isDaily, KeyedRows, labelled, signedInOrAway, signInPath, type TimeControlFields, timeControlFields } from "./helpers.js";
+import { QuickPairing } from "./quick-pairing.js";
 
 const REFRESH_MS = 2500;
+const REJECTED = "Your request to play a seek was rejected. Pick another seek, or post your own.";
 
 function choiceText(c: ColorChoice): string {
   return c === ColorChoice.WHITE ? "White" : c === ColorChoice.BLACK ? "Black" : "Random";
@@ -145,6 +147,9 @@ export function lobbyView(): View {
   const goToGame = (id: string) => {
     if (leaving || disposed || !id) return;
     leaving = true;
+    // "Request sent" and the like are about the lobby, not the game.
+    clearToasts("info");
+    quick.gameStarted();
     navigate(`/games/${encodeURIComponent(id)}`);
   };
 
@@ -221,7 +226,8 @@ export function lobbyView(): View {
           const r = await lobby.requestSeek({ seekId: s.seekId });
           if (r.request?.gameId) goToGame(r.request.gameId);
           else {
-            toast("Request sent: the game starts when the player accepts it.", "info");
+            if (r.request?.requestId) waitingFor.add(r.request.requestId);
+            requestNote = "Request sent: the game starts when the player accepts it.";
             await refresh();
           }
         },
@@ -339,6 +345,13 @@ export function lobbyView(): View {
     ]);
 
   function draw(): void {
+    // The note about a request lasts while one of this page's requests waits.
+    if (!sent.some((r) => r.status === SeekRequestStatus.PENDING && waitingFor.has(r.requestId)) && requestNote.startsWith("Request sent")) {
+      requestNote = "";
+    }
+    requestNoteEl.textContent = requestNote;
+    requestNoteEl.hidden = !requestNote;
+    quick.update();
     const live = seeks.filter((s) => !isDaily(s.timeControl));
     const tables = seeks.filter((s) => isDaily(s.timeControl));
     liveRows.update(live.map((s) => ({ key: s.seekId, sig: seekSig(s), render: () => seekRow(s) })));
@@ -373,6 +386,10 @@ export function lobbyView(): View {
 
   /** My requests seen pending on this page. */
   const waitingFor = new Set<string>();
+  /** What became of the player's last request, shown above the lists. */
+  let requestNote = "";
+  const requestNoteEl = h("p", { class: "card notice request-note", "data-testid": "request-note", role: "status", hidden: true });
+  const quick = new QuickPairing({ seeks: () => seeks, refresh: () => refresh(), goToGame });
   let inFlight: Promise<void> | null = null;
   let again = false;
   /** Asks for the lists again (once more after the current ask, if one runs). */
@@ -403,6 +420,7 @@ export function lobbyView(): View {
           for (const r of sent) {
             if (r.status === SeekRequestStatus.PENDING) waitingFor.add(r.requestId);
             else if (r.status === SeekRequestStatus.ACCEPTED && r.gameId && waitingFor.has(r.requestId)) return goToGame(r.gameId);
+            else if (r.status === SeekRequestStatus.REJECTED && waitingFor.delete(r.requestId)) requestNote = REJECTED;
           }
         }
         if (ch.status === "fulfilled" && ch.value) {
@@ -419,8 +437,9 @@ export function lobbyView(): View {
   const seekTc = timeControlFields("incremental");
   const [seekColorLabel, seekColor] = colorSelect();
   const [ratedLabel, rated] = checkbox("Rated", "rated", true);
-  const minRating = h("input", { type: "number", name: "min-rating", value: 0, min: 0, max: 4000, step: 50 });
-  const maxRating = h("input", { type: "number", name: "max-rating", value: 0, min: 0, max: 4000, step: 50 });
+  // Empty means no bound: the placeholder says so.
+  const minRating = h("input", { type: "number", name: "min-rating", placeholder: "any", min: 0, max: 4000, step: 50 });
+  const maxRating = h("input", { type: "number", name: "max-rating", placeholder: "any", min: 0, max: 4000, step: 50 });
   const rangeRow = h(
     "div",
     { class: "row" },
@@ -458,12 +477,15 @@ export function lobbyView(): View {
       const tc = seekTc.value();
       if (typeof tc === "string") throw new Error(tc);
       const untimed = seekTc.kind() === "untimed";
+      const min = Math.round(Number(minRating.value) || 0);
+      const max = Math.round(Number(maxRating.value) || 0);
+      if (!untimed && min && max && min > max) throw new Error("The minimum rating is above the maximum: leave one empty for no bound.");
       const r = await lobby.createSeek({
         timeControl: tc,
         color: Number(seekColor.value) as ColorChoice,
         rated: !untimed && rated.checked,
-        minRating: untimed ? 0 : Math.round(Number(minRating.value) || 0),
-        maxRating: untimed ? 0 : Math.round(Number(maxRating.value) || 0),
+        minRating: untimed ? 0 : min,
+        maxRating: untimed ? 0 : max,
         showName: showName.checked,
         acceptMode: Number(acceptMode.value) as AcceptMode,
         allowHints: !rated.checked && hints.checked,
@@ -561,7 +583,8 @@ export function lobbyView(): View {
         toast(`${k.value.requesterUsername} asks to play your seek.`, "info");
         break;
       case "seekRequestRejected":
-        toast("Your request to play a seek was rejected.", "info");
+        waitingFor.delete(k.value.requestId);
+        requestNote = REJECTED;
         break;
       case "challengeReceived":
         toast(`${k.value.challengerUsername} challenges you.`, "info");
@@ -631,8 +654,19 @@ export function lobbyView(): View {
       tablesEmpty,
     ),
   );
-  const side = h("aside", { class: "lobby-side" }, createSeek, playComputer, challengeForm);
-  const el = h("div", { class: "lobby" }, h("h1", {}, "Lobby"), intro, h("div", { class: "lobby-grid" }, lists, side));
+  // The full forms wait behind "Custom game", as on lichess.
+  const forms = h("div", { class: "custom-forms", id: "custom-forms", hidden: true }, createSeek, playComputer, challengeForm);
+  const customButton = h(
+    "button",
+    { type: "button", class: "secondary custom-toggle", "data-testid": "custom-game", "aria-expanded": "false", "aria-controls": "custom-forms" },
+    "Custom game…",
+  );
+  customButton.addEventListener("click", () => {
+    forms.hidden = !forms.hidden;
+    customButton.setAttribute("aria-expanded", String(!forms.hidden));
+  });
+  const side = h("aside", { class: "lobby-side" }, quick.el, customButton, forms);
+  const el = h("div", { class: "lobby" }, h("h1", {}, "Lobby"), intro, requestNoteEl, h("div", { class: "lobby-grid" }, lists, side));
   fill(listErrorEl);
   return {
     el,
