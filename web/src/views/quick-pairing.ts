@@ -41,7 +41,7 @@ export const TILES: Tile[] = [
   incremental(15, 10, "Rapid"),
   incremental(30, 0, "Classical"),
   incremental(30, 20, "Classical"),
-  { key: "corr", label: "Daily", speed: "Correspondence", tc: { kind: { case: "daily", value: { turnHours: 48 } } } },
+  { key: "corr", label: "Daily", speed: "48 h a move", tc: { kind: { case: "daily", value: { turnHours: 48 } } } },
 ];
 
 /** Whether `tc` is the tile's time control. */
@@ -123,7 +123,8 @@ export class QuickPairing {
       if (!b) continue;
       const waiting = seeks.some((s) => myQuickSeek(tile, s));
       b.classList.toggle("waiting", waiting);
-      b.setAttribute("aria-label", waiting ? `${tile.label}: waiting for an opponent; cancel` : `Play ${tile.label} ${tile.speed}`);
+      const name = tile.key === "corr" ? "correspondence, 48 hours a move" : `${tile.label} ${tile.speed}`;
+      b.setAttribute("aria-label", waiting ? `${name}: waiting for an opponent; cancel` : `Play ${name}`);
       b.disabled = this.busy;
     }
     void this.joinEarlierTwin(seeks);
