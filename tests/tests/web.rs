@@ -72,6 +72,11 @@ async fn require(program: &str, args: &[&str], fix: &str) {
 
 /// Runs `tests/web/<scenario>.py` against a fresh stack.
 async fn browser_scenario(scenario: &str) {
+    browser_scenario_with(scenario, &[]).await;
+}
+
+/// As [`browser_scenario`], the stack started with `env`.
+async fn browser_scenario_with(scenario: &str, env: &[(&str, &str)]) {
     let chromium = chromium();
     require(
         "python3",
@@ -81,7 +86,7 @@ async fn browser_scenario(scenario: &str) {
     )
     .await;
     let out = output_dir(scenario);
-    let stack = StackProcess::start(&[], &[]).await;
+    let stack = StackProcess::start(&[], env).await;
     let mut python = Command::new("python3")
         .arg(repo().join("tests/web").join(format!("{scenario}.py")))
         .env("CHESS_WEB_URL", format!("http://{}", stack.gateway))
@@ -131,6 +136,30 @@ async fn both_pages_recover_from_a_gateway_restart_with_no_lost_move() {
 #[tokio::test]
 async fn the_computer_at_full_strength_answers_a_move_and_gives_hints() {
     browser_scenario("computer").await;
+}
+
+#[tokio::test]
+async fn the_board_reads_right_on_a_phone_and_refusals_are_plain_sentences() {
+    browser_scenario("board_layout").await;
+}
+
+#[tokio::test]
+async fn a_refused_registration_shows_the_wait_in_words() {
+    browser_scenario_with(
+        "registration_limit",
+        &[("CHESS_GATEWAY_REGISTRATIONS_PER_ADDRESS", "2")],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn quick_pairing_joins_a_waiting_player_or_waits_for_one() {
+    browser_scenario("quick_pairing").await;
+}
+
+#[tokio::test]
+async fn a_premove_is_played_on_the_opponents_move_cancelled_by_a_click_or_dropped() {
+    browser_scenario("premove").await;
 }
 
 /// Bundles `web/tests/<name>.ts` (and the page's code it imports) for Node
@@ -222,13 +251,13 @@ async fn refusals_reach_a_grpc_web_client_with_code_reason_and_sentence() {
             "unknown-game",
             tonic::Code::NotFound,
             Some("not-found"),
-            format!("No game {unknown}."),
+            format!("There is no game {unknown}."),
         ),
         (
             "illegal-move",
             tonic::Code::FailedPrecondition,
             Some("illegal-move"),
-            "Illegal move e2e5: not a legal move in this position.".to_owned(),
+            "e2e5 is not a legal move here.".to_owned(),
         ),
         (
             "malformed-move",
@@ -240,7 +269,7 @@ async fn refusals_reach_a_grpc_web_client_with_code_reason_and_sentence() {
             "watch-unknown-game",
             tonic::Code::NotFound,
             Some("not-found"),
-            format!("No game {unknown}."),
+            format!("There is no game {unknown}."),
         ),
     ];
     assert_eq!(

@@ -116,6 +116,17 @@ class Player:
         self.page.get_by_role("button", name="Sign out", exact=True).click()
         expect(self.nav().get_by_role("link", name="Sign in")).to_be_visible()
 
+    def lobby_form(self, testid: str):
+        """One of the lobby's full forms ("create-seek", "play-computer",
+        "send-challenge"), opening "Custom game" first if it is closed."""
+        form = self.page.get_by_test_id(testid)
+        toggle = self.page.get_by_test_id("custom-game")
+        expect(toggle).to_be_visible()
+        if toggle.get_attribute("aria-expanded") != "true":
+            toggle.click()
+        expect(form).to_be_visible()
+        return form
+
     def nav(self):
         return self.page.get_by_role("navigation", name="Main")
 
@@ -194,7 +205,7 @@ def two_players_in_a_game(b, colour: str = "White") -> tuple[Player, Player]:
     a, b_ = Player(b), Player(b)
     a.register()
     b_.register()
-    form = a.page.get_by_test_id("send-challenge")
+    form = a.lobby_form("send-challenge")
     form.get_by_label("Opponent").fill(b_.name)
     form.get_by_label("Colour").select_option(label=colour)
     form.get_by_role("button", name="Send challenge").click()

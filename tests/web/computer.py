@@ -10,7 +10,7 @@ def main() -> None:
     with browser() as b:
         player = Player(b)
         player.register()
-        form = player.page.get_by_test_id("play-computer")
+        form = player.lobby_form("play-computer")
         form.get_by_label("Level").select_option(label="Full strength")
         form.get_by_label("Colour").select_option(label="White")
         form.get_by_role("button", name="Play").click()
