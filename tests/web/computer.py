@@ -34,6 +34,18 @@ def main() -> None:
         page.get_by_role("button", name="Yes, resign").click()
         expect(page.get_by_test_id("result")).to_have_text(re.compile("Black wins by resignation"))
         player.screenshot("computer-resigned")
+
+        # The next step: the same settings again, a new game at once.
+        finished = page.url
+        steps = page.get_by_test_id("next-steps")
+        expect(steps.get_by_test_id("back-to-lobby")).to_be_visible()
+        steps.get_by_test_id("new-game-same-settings").click()
+        expect(page).not_to_have_url(finished)
+        expect(page).to_have_url(re.compile(r"/games/[A-Za-z0-9_-]+$"))
+        player.expect_ply(0)
+        assert player.orientation() == "white"
+        expect(page.get_by_role("main")).to_contain_text("Stockfish")
+        expect(page.get_by_test_id("next-steps")).to_be_hidden()
         player.assert_no_errors()
     print("computer: ok")
 
