@@ -18,7 +18,10 @@ pub mod fronts;
 use std::{sync::Arc, time::Duration};
 
 use crate::{
-    core::{auth, clients, mail, notifier::Notifier, public_url::PublicUrl, sessions},
+    core::{
+        auth, chat_policy, clients, mail, notifier::Notifier, presence, public_url::PublicUrl,
+        sessions,
+    },
     fronts::{nostr, uqchess, web},
 };
 
@@ -186,10 +189,17 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         Duration::from_secs(config.session_cache_secs),
     ));
     sessions.keep_fresh(server.shutdown());
+    let presence = Arc::new(presence::Presence::new(
+        Arc::clone(&sessions),
+        backends.game.clone(),
+    ));
+    let chat = Arc::new(chat_policy::ChatPolicy::new(backends.rating.clone()));
     let routes = api::routes(
         Arc::new(api::Shared {
             backends: backends.clone(),
             sessions,
+            presence,
+            chat,
             limits: api::limits::AddressLimits::new(
                 config.login_failures_per_address,
                 config.registrations_per_address,

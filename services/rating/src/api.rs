@@ -46,6 +46,12 @@ fn gateway<T>(request: &Request<T>) -> Result<(), Status> {
     Claims::of(request)?.check_caller(&["gateway"])
 }
 
+/// Admits only an operator's tool (`chess-stack moderator`, with an
+/// assertion signed by the internal key).
+fn operator<T>(request: &Request<T>) -> Result<(), Status> {
+    Claims::of(request)?.check_caller(&["ops"])
+}
+
 /// A request acting for one player.
 trait ForPlayer {
     fn player_id(&self) -> &str;
@@ -54,6 +60,24 @@ trait ForPlayer {
 impl ForPlayer for pb::LinkNostrKeyRequest {
     fn player_id(&self) -> &str {
         &self.player_id
+    }
+}
+
+impl ForPlayer for pb::SetPersonalMuteRequest {
+    fn player_id(&self) -> &str {
+        &self.player_id
+    }
+}
+
+impl ForPlayer for pb::SetChatOffRequest {
+    fn player_id(&self) -> &str {
+        &self.player_id
+    }
+}
+
+impl ForPlayer for pb::MuteAccountRequest {
+    fn player_id(&self) -> &str {
+        &self.moderator_id
     }
 }
 
@@ -170,7 +194,17 @@ rating_service! { request =>
         leaderboard(LeaderboardRequest -> LeaderboardResponse);
     by gateway_for_player, fields(player_id = %request.get_ref().player_id):
         link_nostr_key(LinkNostrKeyRequest -> LinkNostrKeyResponse),
-        unlink_nostr_key(UnlinkNostrKeyRequest -> UnlinkNostrKeyResponse);
+        unlink_nostr_key(UnlinkNostrKeyRequest -> UnlinkNostrKeyResponse),
+        set_personal_mute(SetPersonalMuteRequest -> SetPersonalMuteResponse),
+        set_chat_off(SetChatOffRequest -> SetChatOffResponse);
+    by gateway_for_player, fields(moderator_id = %request.get_ref().moderator_id):
+        mute_account(MuteAccountRequest -> MuteAccountResponse);
+    by any_service, fields(prefix = %request.get_ref().username_prefix.len()):
+        list_players(ListPlayersRequest -> ListPlayersResponse);
+    by any_service, fields(player_id = %request.get_ref().player_id):
+        get_chat_standing(GetChatStandingRequest -> GetChatStandingResponse);
+    by operator, fields(moderator = request.get_ref().moderator):
+        set_moderator(SetModeratorRequest -> SetModeratorResponse);
     by game_reporting, fields(
         game_id = %request.get_ref().game_id,
         white_id = %request.get_ref().white_id,
@@ -337,5 +371,85 @@ impl RatingApi {
             .await?;
         let system = self.core.system();
         Ok(convert::leaderboard_pb(system, page, Timestamp::now()))
+    }
+
+    async fn list_players(
+        &self,
+        request: pb::ListPlayersRequest,
+    ) -> Result<pb::ListPlayersResponse, Error> {
+        let order = convert::directory_order(&request)?;
+        let after = convert::directory_cursor(&request.page_token)?;
+        let size = convert::page_size(request.page_size);
+        let (page, at) = self
+            .core
+            .list_players(&request.username_prefix, &order, after.as_ref(), size)
+            .await?;
+        Ok(convert::directory_pb(self.core.system(), page, at))
+    }
+
+    async fn get_chat_standing(
+        &self,
+        request: pb::GetChatStandingRequest,
+    ) -> Result<pb::GetChatStandingResponse, Error> {
+        let player_id = convert::player_to_find(&request.player_id)?;
+        let standing = self.core.chat_standing(&player_id).await?;
+        Ok(pb::GetChatStandingResponse {
+            standing: Some(convert::standing_pb(standing)),
+        })
+    }
+
+    async fn set_moderator(
+        &self,
+        request: pb::SetModeratorRequest,
+    ) -> Result<pb::SetModeratorResponse, Error> {
+        let (player_id, standing) = self
+            .core
+            .set_moderator(&request.username, request.moderator)
+            .await?;
+        Ok(pb::SetModeratorResponse {
+            player_id: player_id.into(),
+            standing: Some(convert::standing_pb(standing)),
+        })
+    }
+
+    async fn set_personal_mute(
+        &self,
+        request: pb::SetPersonalMuteRequest,
+    ) -> Result<pb::SetPersonalMuteResponse, Error> {
+        let player_id = PlayerId::parse(&request.player_id)?;
+        let (muted_id, standing) = self
+            .core
+            .set_personal_mute(&player_id, &request.username, request.muted)
+            .await?;
+        Ok(pb::SetPersonalMuteResponse {
+            standing: Some(convert::standing_pb(standing)),
+            muted_player_id: muted_id.into(),
+        })
+    }
+
+    async fn set_chat_off(
+        &self,
+        request: pb::SetChatOffRequest,
+    ) -> Result<pb::SetChatOffResponse, Error> {
+        let player_id = PlayerId::parse(&request.player_id)?;
+        let standing = self.core.set_chat_off(&player_id, request.chat_off).await?;
+        Ok(pb::SetChatOffResponse {
+            standing: Some(convert::standing_pb(standing)),
+        })
+    }
+
+    async fn mute_account(
+        &self,
+        request: pb::MuteAccountRequest,
+    ) -> Result<pb::MuteAccountResponse, Error> {
+        let moderator_id = PlayerId::parse(&request.moderator_id)?;
+        let (player_id, standing) = self
+            .core
+            .mute_account(&moderator_id, &request.username, request.duration_seconds)
+            .await?;
+        Ok(pb::MuteAccountResponse {
+            player_id: player_id.into(),
+            standing: Some(convert::standing_pb(standing)),
+        })
     }
 }

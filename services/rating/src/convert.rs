@@ -17,10 +17,10 @@ use crate::{
     core::{Page, PlayerKey, Profile},
     error::Error,
     model::{
-        CategoryRating, Change, GameReport, GameResult, HistoryEntry, LeaderboardCursor,
-        LeaderboardRow, SessionState,
+        CategoryRating, Change, ChatStanding, DirectoryCursor, DirectoryOrder, DirectorySort,
+        GameReport, GameResult, HistoryEntry, LeaderboardCursor, LeaderboardRow, SessionState,
     },
-    store::StoreError,
+    store::{DirectoryRow, StoreError},
 };
 
 /// Page size when none is asked for.
@@ -326,6 +326,100 @@ fn decode(token: &str) -> Result<String, Error> {
         .ok_or_else(bad_token)
 }
 
+const DIRECTORY_TOKEN: &str = "pl1";
+
+/// The order a ListPlayers request asks for.
+pub fn directory_order(request: &rpc::ListPlayersRequest) -> Result<DirectoryOrder, Error> {
+    let sort = match rpc::PlayerSort::try_from(request.sort) {
+        Ok(rpc::PlayerSort::Unspecified | rpc::PlayerSort::Name) => DirectorySort::Name,
+        Ok(rpc::PlayerSort::Rating) => DirectorySort::Rating,
+        Ok(rpc::PlayerSort::Games) => DirectorySort::Games,
+        Err(_) => return Err(Error::Invalid("unknown player sort".into())),
+    };
+    let category = match optional_category(request.category)? {
+        Some(category) => category,
+        None => SpeedCategory::Blitz,
+    };
+    Ok(DirectoryOrder {
+        sort,
+        category,
+        descending: request.descending,
+    })
+}
+
+/// The token for the directory page after `cursor`.
+pub fn directory_token(cursor: &DirectoryCursor) -> String {
+    URL_SAFE_NO_PAD.encode(format!(
+        "{DIRECTORY_TOKEN}\n{}\n{}",
+        cursor.value, cursor.username_key
+    ))
+}
+
+/// The position `token` names; an empty token is the first page.
+pub fn directory_cursor(token: &str) -> Result<Option<DirectoryCursor>, Error> {
+    if token.is_empty() {
+        return Ok(None);
+    }
+    let text = decode(token)?;
+    let mut parts = text.splitn(3, '\n');
+    let (Some(DIRECTORY_TOKEN), Some(value), Some(username_key)) =
+        (parts.next(), parts.next(), parts.next())
+    else {
+        return Err(bad_token());
+    };
+    let value: f64 = value.parse().map_err(|_| bad_token())?;
+    if !value.is_finite() {
+        return Err(bad_token());
+    }
+    Ok(Some(DirectoryCursor {
+        value,
+        username_key: username_key.to_owned(),
+    }))
+}
+
+/// A directory page as shown at `now`.
+pub fn directory_pb(
+    system: &System,
+    page: Page<DirectoryRow, DirectoryCursor>,
+    now: Timestamp,
+) -> rpc::ListPlayersResponse {
+    rpc::ListPlayersResponse {
+        rating_system: system_pb(system.kind()) as i32,
+        next_page_token: page.next.as_ref().map(directory_token).unwrap_or_default(),
+        players: page
+            .rows
+            .into_iter()
+            .map(|row| {
+                profile_pb(
+                    system,
+                    &Profile {
+                        player: row.player,
+                        ratings: row.ratings,
+                        at: now,
+                    },
+                )
+            })
+            .collect(),
+    }
+}
+
+/// A chat standing on the wire.
+pub fn standing_pb(standing: ChatStanding) -> rpc::ChatStanding {
+    rpc::ChatStanding {
+        moderator: standing.moderator,
+        muted_until: standing.muted_until.map(Timestamp::to_proto),
+        chat_off: standing.chat_off,
+        muted: standing
+            .muted
+            .into_iter()
+            .map(|(player_id, username)| rpc::MutedPlayer {
+                player_id: player_id.into(),
+                username: username.into(),
+            })
+            .collect(),
+    }
+}
+
 /// A player's session state on the wire.
 pub fn session_state_pb(state: SessionState) -> rpc::SessionState {
     rpc::SessionState {
@@ -362,7 +456,7 @@ impl From<Error> for Status {
             }
             Error::Taken(_) => Status::already_exists(message),
             Error::Unauthenticated => Status::unauthenticated(message),
-            Error::WrongPassword => Status::permission_denied(message),
+            Error::WrongPassword | Error::NotModerator => Status::permission_denied(message),
             Error::Throttled(wait) => {
                 chess_runtime::throttle::status("failed logins for this account", wait)
             }

@@ -17,11 +17,17 @@ use crate::{
     accounts::{EMAIL_MAX, Email, Hasher, NostrKey, Password, Username},
     error::Error,
     model::{
-        CategoryRating, GameReport, HistoryEntry, LeaderboardCursor, LeaderboardRow, Player,
-        Recorded, SessionState,
+        CategoryRating, ChatStanding, DirectoryCursor, DirectoryOrder, DirectorySort, GameReport,
+        HistoryEntry, LeaderboardCursor, LeaderboardRow, Player, Recorded, SessionState,
     },
-    store::{Field, Store},
+    store::{
+        DirectoryRow, Field, Store,
+        community::{MAX_PERSONAL_MUTES, StandingChange},
+    },
 };
+
+/// Longest server-wide mute a moderator may give: a year.
+pub const MAX_MUTE_SECS: u32 = 366 * 24 * 3600;
 
 /// Most accounts (and unknown logins) whose failures are remembered.
 const MAX_THROTTLED_ACCOUNTS: usize = 100_000;
@@ -438,6 +444,161 @@ impl Core {
             username_key: last.username.key(),
             rank: last.rank,
         }))
+    }
+}
+
+/// The players directory and chat standing.
+impl Core {
+    /// A page of every registered player whose username starts with
+    /// `prefix` (any case), in `order`, after `after`; each with their
+    /// ratings as of now.
+    pub async fn list_players(
+        &self,
+        prefix: &str,
+        order: &DirectoryOrder,
+        after: Option<&DirectoryCursor>,
+        size: u32,
+    ) -> Result<(Page<DirectoryRow, DirectoryCursor>, Timestamp), Error> {
+        let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+        if prefix.len() > crate::accounts::USERNAME_MAX || !prefix.chars().all(allowed) {
+            return Err(Error::Invalid(format!(
+                "a username prefix is at most {} letters, digits, `_` or `-`",
+                crate::accounts::USERNAME_MAX
+            )));
+        }
+        let key = crate::accounts::username_key(prefix);
+        let rows = self
+            .store
+            .directory(&key, order, after, u64::from(size) + 1)
+            .await?;
+        let sort = order.sort;
+        let category = order.category;
+        let page = Page::cut(rows, size, |last| DirectoryCursor {
+            value: last.ratings.iter().find(|r| r.category == category).map_or(
+                0.0,
+                |r| match sort {
+                    DirectorySort::Name => 0.0,
+                    DirectorySort::Rating => r.standing.rating.rating,
+                    DirectorySort::Games => f64::from(r.standing.games_played),
+                },
+            ),
+            username_key: last.player.username.key(),
+        });
+        Ok((page, Timestamp::now()))
+    }
+
+    /// The chat standing of `player_id`.
+    pub async fn chat_standing(&self, player_id: &PlayerId) -> Result<ChatStanding, Error> {
+        self.store
+            .chat_standing(player_id, Timestamp::now())
+            .await?
+            .ok_or_else(|| not_found(player_id))
+    }
+
+    async fn changed(
+        &self,
+        player_id: &PlayerId,
+        change: StandingChange,
+    ) -> Result<ChatStanding, Error> {
+        if !self.store.change_standing(player_id, change).await? {
+            return Err(not_found(player_id));
+        }
+        self.chat_standing(player_id).await
+    }
+
+    /// The registered player called `name` (any case).
+    async fn named(&self, name: &str) -> Result<Player, Error> {
+        self.store
+            .player_named(name)
+            .await?
+            .ok_or_else(|| Error::NotFound(name.to_owned()))
+    }
+
+    /// Grants or revokes the moderator role of the player called `username`.
+    pub async fn set_moderator(
+        &self,
+        username: &str,
+        moderator: bool,
+    ) -> Result<(PlayerId, ChatStanding), Error> {
+        let player = self.named(username).await?;
+        let standing = self
+            .changed(&player.id, StandingChange::Moderator(moderator))
+            .await?;
+        tracing::info!(player_id = %player.id, moderator, "moderator role changed");
+        Ok((player.id, standing))
+    }
+
+    /// Switches chat off (or on) for `player_id` themselves.
+    pub async fn set_chat_off(
+        &self,
+        player_id: &PlayerId,
+        chat_off: bool,
+    ) -> Result<ChatStanding, Error> {
+        self.changed(player_id, StandingChange::ChatOff(chat_off))
+            .await
+    }
+
+    /// Mutes (or unmutes) the player called `username` for `player_id`.
+    pub async fn set_personal_mute(
+        &self,
+        player_id: &PlayerId,
+        username: &str,
+        muted: bool,
+    ) -> Result<(PlayerId, ChatStanding), Error> {
+        let target = self.named(username).await?;
+        if &target.id == player_id {
+            return Err(Error::Invalid("a player cannot mute themselves".into()));
+        }
+        let before = self.chat_standing(player_id).await?;
+        if muted
+            && !before.muted.iter().any(|(id, _)| id == &target.id)
+            && before.muted.len() >= MAX_PERSONAL_MUTES
+        {
+            return Err(Error::Invalid(format!(
+                "at most {MAX_PERSONAL_MUTES} players can be muted; unmute some first"
+            )));
+        }
+        let now = Timestamp::now();
+        if !self
+            .store
+            .set_personal_mute(player_id, &target.id, muted, now)
+            .await?
+        {
+            return Err(not_found(player_id));
+        }
+        Ok((target.id, self.chat_standing(player_id).await?))
+    }
+
+    /// Mutes the chat of the player called `username` server-wide for
+    /// `secs` seconds from now (0 lifts a mute), on behalf of moderator
+    /// `moderator_id`.
+    pub async fn mute_account(
+        &self,
+        moderator_id: &PlayerId,
+        username: &str,
+        secs: u32,
+    ) -> Result<(PlayerId, ChatStanding), Error> {
+        if secs > MAX_MUTE_SECS {
+            return Err(Error::Invalid(format!(
+                "a mute lasts at most {} days",
+                MAX_MUTE_SECS / 86_400
+            )));
+        }
+        if !self.chat_standing(moderator_id).await?.moderator {
+            return Err(Error::NotModerator);
+        }
+        let target = self.named(username).await?;
+        let until = (secs > 0).then(|| Timestamp::now().plus_millis(i64::from(secs) * 1000));
+        let standing = self
+            .changed(&target.id, StandingChange::MutedUntil(until))
+            .await?;
+        tracing::info!(
+            moderator_id = %moderator_id,
+            player_id = %target.id,
+            secs,
+            "account muted server-wide"
+        );
+        Ok((target.id, standing))
     }
 }
 

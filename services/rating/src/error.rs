@@ -23,6 +23,9 @@ pub enum Error {
     /// Too many failed password checks for the account lately.
     #[error("too many failed logins for this account")]
     Throttled(std::time::Duration),
+    /// Only a moderator may do this.
+    #[error("only a moderator may do this")]
+    NotModerator,
     #[error("no player {0}")]
     NotFound(String),
     #[error(transparent)]

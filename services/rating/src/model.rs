@@ -113,3 +113,41 @@ pub struct LeaderboardRow {
     pub username: Username,
     pub rating: CategoryRating,
 }
+
+/// What the players directory is sorted by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DirectorySort {
+    Name,
+    Rating,
+    Games,
+}
+
+/// The order of a directory listing: what by, in which category (for
+/// ratings and games), which way.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirectoryOrder {
+    pub sort: DirectorySort,
+    pub category: SpeedCategory,
+    pub descending: bool,
+}
+
+/// Where a directory page starts: after this sort value (a rating or games
+/// count; unused when sorted by name) and username key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DirectoryCursor {
+    pub value: f64,
+    pub username_key: String,
+}
+
+/// A player's standing in chat.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChatStanding {
+    pub moderator: bool,
+    /// Until when a moderator muted the player server-wide, if that is
+    /// still to come.
+    pub muted_until: Option<Timestamp>,
+    /// The player switched chat off for themselves.
+    pub chat_off: bool,
+    /// Whom the player muted, by username.
+    pub muted: Vec<(PlayerId, Username)>,
+}

@@ -147,6 +147,39 @@ pub enum Command {
     /// Prints a caller assertion for calling an internal service by hand
     /// (`-H "x-chess-caller: <it>"`), valid for 60 seconds.
     MintAssertion(MintArgs),
+    /// Grants or revokes an account's moderator role (moderators may mute
+    /// an account's chat server-wide), on the running stack.
+    Moderator(ModeratorArgs),
+}
+
+/// Flags of `chess-stack moderator`.
+#[derive(Debug, clap::Args)]
+pub struct ModeratorArgs {
+    #[command(subcommand)]
+    pub action: ModeratorAction,
+    /// The stack's data directory: its internal.key signs the call, and its
+    /// rating service's socket is where the call goes.
+    #[arg(long, default_value = "data", global = true)]
+    pub data_dir: PathBuf,
+    /// The rating service's address, where the data directory has no
+    /// socket of it (default: the stack's default rating port).
+    #[arg(long, global = true)]
+    pub rating_addr: Option<String>,
+}
+
+/// What `chess-stack moderator` does.
+#[derive(Debug, clap::Subcommand)]
+pub enum ModeratorAction {
+    /// Makes the account a moderator.
+    Grant {
+        /// The account's username, any case.
+        username: String,
+    },
+    /// Takes the moderator role back.
+    Revoke {
+        /// The account's username, any case.
+        username: String,
+    },
 }
 
 /// Flags of `chess-stack mint-assertion`.

@@ -23,6 +23,8 @@
 //!
 //! - [`config`]: `chess-stack`'s flags and the [`StackOptions`] they give.
 //! - [`data_dir`]: the data directory's lock, secrets and SQLite files.
+//! - `mint` and `moderator`: the operator's subcommands (a caller
+//!   assertion; granting and revoking the moderator role).
 //! - `listeners`: every socket, bound before any service starts.
 //! - `children`: each service's binary and command line.
 //! - [`health`]: waiting until every service is SERVING.
@@ -35,6 +37,7 @@ pub mod data_dir;
 pub mod health;
 mod listeners;
 mod mint;
+mod moderator;
 pub mod stack;
 pub mod supervisor;
 
@@ -45,7 +48,9 @@ use std::{
 
 use tokio::signal::unix::{SignalKind, signal};
 
-pub use config::{Command, Config, InternalListen, MintArgs, StackOptions};
+pub use config::{
+    Command, Config, InternalListen, MintArgs, ModeratorAction, ModeratorArgs, StackOptions,
+};
 pub use data_dir::{INTERNAL_KEY_FILE, LOCK_FILE};
 pub use health::wait_serving;
 pub use stack::{Addresses, Stack};
@@ -130,6 +135,15 @@ pub async fn run(config: Config) -> ExitCode {
         return match mint::mint_assertion(args) {
             Ok(assertion) => {
                 println!("{assertion}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(e),
+        };
+    }
+    if let Some(Command::Moderator(args)) = &config.command {
+        return match moderator::moderator(args).await {
+            Ok(done) => {
+                println!("{done}");
                 ExitCode::SUCCESS
             }
             Err(e) => fail(e),

@@ -141,6 +141,12 @@ public_service! {
     sign_out(true) []: logout_everywhere(LogoutEverywhereRequest -> pb::LogoutEverywhereResponse);
     list(category, page_size, page_token -> rating_system, entries, next_page_token) []:
         leaderboard(LeaderboardRequest -> pb::LeaderboardResponse);
+    custom() []: list_players(ListPlayersRequest -> pb::ListPlayersResponse),
+        list_muted_players(ListMutedPlayersRequest -> pb::ListMutedPlayersResponse),
+        set_chat_off(SetChatOffRequest -> pb::SetChatOffResponse);
+    custom() [username]: mute_player(MutePlayerRequest -> pb::MutePlayerResponse),
+        unmute_player(UnmutePlayerRequest -> pb::UnmutePlayerResponse),
+        mute_account(MuteAccountRequest -> pb::MuteAccountResponse);
 }
 
 /// The methods written out: those that do more than forward a call.
@@ -170,8 +176,16 @@ impl Accounts {
         require("username", &username)?;
         // The email stays private.
         let player = self.player(Key::Username(username)).await?;
+        let presence = match &player.profile {
+            Some(profile) => Some(
+                self.presence(&PlayerId::trusted(profile.player_id.clone()))
+                    .await,
+            ),
+            None => None,
+        };
         Ok(pb::GetProfileResponse {
             profile: player.profile,
+            presence,
         })
     }
 
@@ -261,10 +275,194 @@ impl Accounts {
 
     async fn me(&self, request: Request<pb::MeRequest>) -> Answer<pb::MeResponse> {
         let session = request.caller()?;
+        let standing = self
+            .shared
+            .chat
+            .standing(&session.player_id)
+            .await
+            .map_err(relay)?;
         let player = self.player(Key::PlayerId(session.player_id.into())).await?;
         Ok(pb::MeResponse {
             profile: player.profile,
             email: player.email,
+            moderator: standing.moderator,
+            chat_off: standing.chat_off,
+            chat_muted_until: standing.muted_until.map(chess_domain::Timestamp::to_proto),
         })
     }
+
+    async fn list_players(
+        &self,
+        request: Request<pb::ListPlayersRequest>,
+    ) -> Answer<pb::ListPlayersResponse> {
+        let r = request.into_inner();
+        let sort = match pb::PlayerSort::try_from(r.sort) {
+            Ok(pb::PlayerSort::Unspecified) => rating::PlayerSort::Unspecified,
+            Ok(pb::PlayerSort::Name) => rating::PlayerSort::Name,
+            Ok(pb::PlayerSort::Rating) => rating::PlayerSort::Rating,
+            Ok(pb::PlayerSort::Games) => rating::PlayerSort::Games,
+            Err(_) => return Err(invalid("sort: unknown player sort")),
+        };
+        let request = rating::ListPlayersRequest {
+            username_prefix: r.username_prefix,
+            sort: sort as i32,
+            category: r.category,
+            descending: r.descending,
+            page_size: r.page_size,
+            page_token: r.page_token,
+        };
+        let call = |mut rating: Rating, r| async move { rating.list_players(r).await };
+        let listed = with_retries(self.rating(), request, call).await?;
+        let ids: Vec<PlayerId> = listed
+            .players
+            .iter()
+            .map(|p| PlayerId::trusted(p.player_id.clone()))
+            .collect();
+        let flags = self.shared.presence.flags(&ids).await;
+        let players = listed
+            .players
+            .into_iter()
+            .zip(flags)
+            .map(|(profile, flags)| pb::DirectoryPlayer {
+                games_played: profile.ratings.iter().map(|r| r.games_played).sum(),
+                profile: Some(profile),
+                presence: Some(presence_pb(flags)),
+            })
+            .collect();
+        Ok(pb::ListPlayersResponse {
+            rating_system: listed.rating_system,
+            players,
+            next_page_token: listed.next_page_token,
+            players_online: u32::try_from(self.shared.presence.players_online())
+                .unwrap_or(u32::MAX),
+        })
+    }
+
+    async fn mute_player(
+        &self,
+        request: Request<pb::MutePlayerRequest>,
+    ) -> Answer<pb::MutePlayerResponse> {
+        let (session, r) = request.signed_in()?;
+        let muted_usernames = self.set_mute(&session, r.username, true).await?;
+        Ok(pb::MutePlayerResponse { muted_usernames })
+    }
+
+    async fn unmute_player(
+        &self,
+        request: Request<pb::UnmutePlayerRequest>,
+    ) -> Answer<pb::UnmutePlayerResponse> {
+        let (session, r) = request.signed_in()?;
+        let muted_usernames = self.set_mute(&session, r.username, false).await?;
+        Ok(pb::UnmutePlayerResponse { muted_usernames })
+    }
+
+    async fn list_muted_players(
+        &self,
+        request: Request<pb::ListMutedPlayersRequest>,
+    ) -> Answer<pb::ListMutedPlayersResponse> {
+        let session = request.caller()?;
+        let request = rating::GetChatStandingRequest {
+            player_id: session.player_id.to_string(),
+        };
+        let call = |mut rating: Rating, r| async move { rating.get_chat_standing(r).await };
+        let standing = with_retries(self.rating(), request, call)
+            .await?
+            .standing
+            .unwrap_or_default();
+        let muted_usernames = muted_names(&standing);
+        self.shared.chat.remember(&session.player_id, standing);
+        Ok(pb::ListMutedPlayersResponse { muted_usernames })
+    }
+
+    async fn set_chat_off(
+        &self,
+        request: Request<pb::SetChatOffRequest>,
+    ) -> Answer<pb::SetChatOffResponse> {
+        let (session, r) = request.signed_in()?;
+        let request = rating::SetChatOffRequest {
+            player_id: session.player_id.to_string(),
+            chat_off: r.chat_off,
+        };
+        let rating = self.shared.backends.rating.acting(&session.player_id);
+        let call = |mut rating: Rating, r| async move { rating.set_chat_off(r).await };
+        let standing = with_retries(rating, request, call)
+            .await?
+            .standing
+            .unwrap_or_default();
+        let standing = self.shared.chat.remember(&session.player_id, standing);
+        Ok(pb::SetChatOffResponse {
+            chat_off: standing.chat_off,
+        })
+    }
+
+    async fn mute_account(
+        &self,
+        request: Request<pb::MuteAccountRequest>,
+    ) -> Answer<pb::MuteAccountResponse> {
+        let (session, r) = request.signed_in()?;
+        require("username", &r.username)?;
+        let request = rating::MuteAccountRequest {
+            moderator_id: session.player_id.to_string(),
+            username: r.username,
+            duration_seconds: r.duration_seconds,
+        };
+        let mut rating = self.shared.backends.rating.acting(&session.player_id);
+        let muted = forward(rating.mute_account(request)).await?;
+        let standing = muted.standing.unwrap_or_default();
+        let until = standing.muted_until;
+        self.shared
+            .chat
+            .remember(&PlayerId::trusted(muted.player_id), standing);
+        tracing::info!(moderator_id = %session.player_id, "account muted");
+        Ok(pb::MuteAccountResponse { muted_until: until })
+    }
+}
+
+/// Helpers of the directory and chat standing calls.
+impl Accounts {
+    /// `player_id`'s presence on the wire.
+    async fn presence(&self, player_id: &PlayerId) -> pb::PlayerPresence {
+        presence_pb(self.shared.presence.flags_of(player_id).await)
+    }
+
+    /// Mutes or unmutes `username` for the session's player; whom they mute
+    /// now, by name.
+    async fn set_mute(
+        &self,
+        session: &Session,
+        username: String,
+        muted: bool,
+    ) -> Result<Vec<String>, Status> {
+        require("username", &username)?;
+        let request = rating::SetPersonalMuteRequest {
+            player_id: session.player_id.to_string(),
+            username,
+            muted,
+        };
+        let rating = self.shared.backends.rating.acting(&session.player_id);
+        // Setting a mute twice is setting it once: safe to repeat.
+        let call = |mut rating: Rating, r| async move { rating.set_personal_mute(r).await };
+        let standing = with_retries(rating, request, call)
+            .await?
+            .standing
+            .unwrap_or_default();
+        let names = muted_names(&standing);
+        self.shared.chat.remember(&session.player_id, standing);
+        Ok(names)
+    }
+}
+
+fn presence_pb(flags: crate::core::presence::Flags) -> pb::PlayerPresence {
+    pb::PlayerPresence {
+        online: flags.online,
+        playing: flags.playing,
+    }
+}
+
+fn muted_names(standing: &rating::ChatStanding) -> Vec<String> {
+    standing.muted.iter().map(|m| m.username.clone()).collect()
+}
+
+fn invalid(message: &str) -> Status {
+    chess_runtime::Reason::InvalidRequest.status(Code::InvalidArgument, message)
 }

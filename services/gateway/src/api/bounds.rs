@@ -118,6 +118,9 @@ methods! {
     Anyone { username: NAME }: GetProfileRequest;
     Anyone { username: NAME, page_token: PAGE_TOKEN }: GetRatingHistoryRequest;
     Anyone { page_token: PAGE_TOKEN }: LeaderboardRequest;
+    Anyone { username_prefix: NAME, page_token: PAGE_TOKEN }: ListPlayersRequest;
+    SignedIn { username: NAME }: MutePlayerRequest, UnmutePlayerRequest, MuteAccountRequest;
+    SignedIn {}: ListMutedPlayersRequest, SetChatOffRequest;
     Anyone { game_id: ID }: LegalMovesRequest, BoardRequest, GetGameRequest, ExportPgnRequest,
         WatchGameRequest;
     MaybeSignedIn { page_token: PAGE_TOKEN }: ListSeeksRequest;

@@ -60,6 +60,8 @@ pub struct Shared {
     pub sessions: Arc<Sessions>,
     pub limits: AddressLimits,
     pub shutdown: Shutdown,
+    pub presence: Arc<crate::core::presence::Presence>,
+    pub chat: Arc<crate::core::chat_policy::ChatPolicy>,
 }
 
 /// The four public services behind the gate, ready to serve.

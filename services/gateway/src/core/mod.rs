@@ -11,11 +11,17 @@
 //! - [`notifier`]: email to the opponent after each move of a daily game,
 //!   sent through [`mail`].
 //! - [`public_url`]: the address players reach the server at, for links.
+//! - [`presence`]: who is online and who is playing now, on this gateway.
+//! - [`chat_policy`]: who may post in chat and whose lines each player
+//!   sees (moderators, mutes, chat switched off), cached from the rating
+//!   service.
 
 pub mod auth;
+pub mod chat_policy;
 pub mod clients;
 pub mod mail;
 pub mod notifier;
 pub mod play;
+pub mod presence;
 pub mod public_url;
 pub mod sessions;

@@ -205,6 +205,21 @@ impl Sessions {
         kept.clone()
     }
 
+    /// When a token of `player_id` was last checked here, if it is still
+    /// remembered (what [`super::presence`] calls online).
+    pub fn last_seen(&self, player_id: &PlayerId) -> Option<Instant> {
+        self.cache().get(player_id).map(|c| c.used)
+    }
+
+    /// How many players had a token checked here within `window`.
+    pub fn seen_within(&self, window: Duration) -> usize {
+        let now = Instant::now();
+        self.cache()
+            .values()
+            .filter(|c| now.duration_since(c.used) < window)
+            .count()
+    }
+
     /// Keeps the states of the players in play fresh until `shutdown`:
     /// every quarter of `ttl`, the states older than half of it, of players
     /// whose tokens were checked within `ttl`, are fetched again, many to a

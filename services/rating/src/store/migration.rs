@@ -28,6 +28,7 @@ impl MigratorTrait for Migrator {
             Box::new(CreateRatingTables),
             Box::new(AddSessions),
             Box::new(AddNostrKeys),
+            Box::new(AddPlayersCommunity),
         ]
     }
 }
@@ -126,6 +127,64 @@ impl AddNostrKeys {
             )
             .await?;
         alter_table(manager, "players", |t| t.drop_column("nostr_public_key")).await
+    }
+}
+
+struct AddPlayersCommunity;
+
+migration!(AddPlayersCommunity, "m0004_players_community");
+
+/// The players directory sorts by games in a category as the leaderboard
+/// sorts by rating; chat standing and personal mutes live in tables of
+/// their own (see [`super::community`]).
+impl AddPlayersCommunity {
+    async fn up(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+        create_index(
+            manager,
+            "ratings_games_idx",
+            "ratings",
+            &["system", "category", "games_played"],
+        )
+        .await?;
+        create_table(manager, "chat_standings", |t| {
+            t.col(string("player_id").primary_key())
+                .col(boolean("moderator").default(false))
+                .col(boolean("chat_off").default(false))
+                .col(big_integer_null("muted_until"))
+                .foreign_key(&mut cascade(
+                    ("chat_standings", "player_id"),
+                    ("players", "id"),
+                ))
+        })
+        .await?;
+        create_table(manager, "personal_mutes", |t| {
+            t.col(string("player_id"))
+                .col(string("muted_id"))
+                .col(big_integer("created_at"))
+                .primary_key(Index::create().col("player_id").col("muted_id"))
+                .foreign_key(&mut cascade(
+                    ("personal_mutes", "player_id"),
+                    ("players", "id"),
+                ))
+                .foreign_key(&mut cascade(
+                    ("personal_mutes", "muted_id"),
+                    ("players", "id"),
+                ))
+        })
+        .await
+    }
+
+    async fn down(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+        drop_tables(manager, &["personal_mutes", "chat_standings"]).await?;
+        manager
+            .drop_index(
+                Index::drop()
+                    .if_exists()
+                    .name("ratings_games_idx")
+                    .table("ratings")
+                    .to_owned(),
+            )
+            .await
     }
 }
 

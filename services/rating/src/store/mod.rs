@@ -28,8 +28,14 @@
 //! - `record`: applying a finished game once.
 //! - `reads`: ratings, history and leaderboards, rows into
 //!   [`crate::model`] values.
+//! - `directory`: every registered player by username prefix, sorted and
+//!   paged.
+//! - [`community`]: chat standing (moderator role, server-wide mute, chat
+//!   off) and personal mutes.
 
 mod accounts;
+pub mod community;
+mod directory;
 mod entities;
 pub mod migration;
 mod nostr;
@@ -45,6 +51,7 @@ use chess_storage::Backend;
 use sea_orm::DatabaseConnection;
 use tokio::sync::Mutex;
 
+pub use directory::DirectoryRow;
 pub use entities::{players, rating_history, ratings, results, revoked_sessions};
 
 chess_storage::store_error! {
