@@ -187,6 +187,10 @@ async fn directory_search_sort_and_paging(url: &str) {
     service.stop().await;
 }
 
+fn acting<T>(player: &str, message: T) -> tonic::Request<T> {
+    chess_testkit::acting(message, player, None)
+}
+
 fn muted_ids(standing: &pb::ChatStanding) -> Vec<String> {
     standing.muted.iter().map(|m| m.player_id.clone()).collect()
 }
@@ -200,16 +204,15 @@ fn standing<T>(
 
 async fn chat_standing_and_its_refusals(url: &str) {
     let (service, mut client, [mo, pat, quinn]) =
-        RatingService::with_players(url, ["mo", "pat", "quinn"]).await;
+        RatingService::with_players(url, ["moe", "pat", "quinn"]).await;
     let channel = chess_testkit::connect(&service.addr).await;
     let mut ops = pb::rating_service_client::RatingServiceClient::new(chess_testkit::signed_as(
         channel, "ops",
     ));
-    let acting = |player: &str, message| chess_testkit::acting(message, player, None);
 
     // Only an operator's tool grants the role.
     let grant = pb::SetModeratorRequest {
-        username: "MO".into(),
+        username: "MOE".into(),
         moderator: true,
     };
     assert_refused(
@@ -332,7 +335,7 @@ async fn chat_standing_and_its_refusals(url: &str) {
 
     // Revoked, the role is gone.
     let revoke = pb::SetModeratorRequest {
-        username: "mo".into(),
+        username: "moe".into(),
         moderator: false,
     };
     assert!(
