@@ -241,12 +241,12 @@ async fn chat_standing_and_its_refusals(url: &str) {
         client.set_personal_mute(acting(&pat, mute(true))).await,
         |r| r.standing,
     );
-    assert_eq!(muted_ids(&s), [quinn.clone()]);
+    assert_eq!(muted_ids(&s), vec![quinn.clone()]);
     let again = standing(
         client.set_personal_mute(acting(&pat, mute(true))).await,
         |r| r.standing,
     );
-    assert_eq!(muted_ids(&again), [quinn.clone()]);
+    assert_eq!(muted_ids(&again), vec![quinn.clone()]);
     assert_eq!(again.muted[0].username, "quinn");
     let myself = pb::SetPersonalMuteRequest {
         player_id: pat.clone(),
