@@ -1,6 +1,7 @@
 //! The gRPC face of the service: requests are checked and converted here
 //! (with [`crate::convert`]), then handed to the core, the registry of
-//! game actors. The watchers' streams are in `api/watch.rs`, and whom a
+//! game actors. The watchers' streams are in `api/watch.rs`, a player's
+//! history in `api/history.rs`, and whom a
 //! request acts for is checked in `api/seat.rs`; PlayMoves'
 //! flow of many moves over one stream is [`crate::relay`], which this
 //! feeds the stream's messages and answers.
@@ -27,6 +28,7 @@ use crate::{
     store::ListFilter,
 };
 
+mod history;
 mod seat;
 mod watch;
 
@@ -565,6 +567,7 @@ game_service! {
         watch_player(pb::WatchPlayerRequest) -> Self::WatchPlayerStream;
         watch_daily_games(pb::WatchDailyGamesRequest) -> Self::WatchDailyGamesStream;
         get_shard_map(pb::GetShardMapRequest) -> pb::GetShardMapResponse;
+        list_player_history(pb::ListPlayerHistoryRequest) -> pb::ListPlayerHistoryResponse;
     }
     viewing {
         get_game(GetGameRequest) -> GetGameResponse;

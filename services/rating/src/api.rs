@@ -3,7 +3,7 @@
 //! into domain values ([`convert`]), handed to the [`Core`], and the answer
 //! turned back into its response.
 
-use chess_domain::{PlayerId, SpeedCategory, Timestamp};
+use chess_domain::{GameId, PlayerId, SpeedCategory, Timestamp};
 use chess_proto::rating::v1::{self as pb, rating_service_server};
 use chess_runtime::{Claims, throttle::Policy};
 use tonic::{Request, Response, Status};
@@ -14,7 +14,7 @@ use crate::{
     convert::{self, ShownProfile},
     core::{Core, Profile},
     error::Error,
-    model::{GameReport, SessionState},
+    model::{GameRatingChange, GameReport, SessionState},
     store::{Store, StoreError},
 };
 
@@ -190,6 +190,8 @@ rating_service! { request =>
         get_session_states(GetSessionStatesRequest -> GetSessionStatesResponse),
         get_ratings(GetRatingsRequest -> GetRatingsResponse);
     by any_service, fields(): get_player(GetPlayerRequest -> GetPlayerResponse);
+    by any_service, fields(games = request.get_ref().game_ids.len()):
+        get_game_rating_changes(GetGameRatingChangesRequest -> GetGameRatingChangesResponse);
     by any_service, fields(category = request.get_ref().category):
         leaderboard(LeaderboardRequest -> LeaderboardResponse);
     by gateway_for_player, fields(player_id = %request.get_ref().player_id):
@@ -353,6 +355,39 @@ impl RatingApi {
         Ok(pb::GetRatingHistoryResponse {
             entries: page.rows.into_iter().map(convert::history_pb).collect(),
             next_page_token: page.next.map(convert::history_token).unwrap_or_default(),
+        })
+    }
+
+    async fn get_game_rating_changes(
+        &self,
+        request: pb::GetGameRatingChangesRequest,
+    ) -> Result<pb::GetGameRatingChangesResponse, Error> {
+        if request.game_ids.len() > crate::core::MAX_GAMES_PER_CALL {
+            return Err(Error::Invalid(format!(
+                "at most {} games per call",
+                crate::core::MAX_GAMES_PER_CALL
+            )));
+        }
+        // An id that is no game's has no changes.
+        let games: Vec<GameId> = request
+            .game_ids
+            .iter()
+            .filter_map(|id| GameId::parse(id).ok())
+            .collect();
+        let player = match request.player_id.as_str() {
+            "" => None,
+            id => Some(convert::player_to_find(id)?),
+        };
+        let changes = self.core.game_changes(&games, player.as_ref()).await?;
+        let change_pb = |c: GameRatingChange| pb::GameRatingChange {
+            game_id: c.game_id.into(),
+            player_id: c.player_id.into(),
+            category: chess_proto::common::v1::SpeedCategory::from(c.category) as i32,
+            rating_before: c.rating_before,
+            rating_after: c.rating_after,
+        };
+        Ok(pb::GetGameRatingChangesResponse {
+            changes: changes.into_iter().map(change_pb).collect(),
         })
     }
 

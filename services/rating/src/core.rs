@@ -5,7 +5,7 @@
 //! gRPC edge ([`crate::api`]) converts requests into these calls and their
 //! answers back.
 
-use chess_domain::{PlayerId, SpeedCategory, Timestamp};
+use chess_domain::{GameId, PlayerId, SpeedCategory, Timestamp};
 use chess_ratings::System;
 use chess_runtime::throttle::{Policy, Throttle};
 use opentelemetry::{
@@ -17,8 +17,9 @@ use crate::{
     accounts::{EMAIL_MAX, Email, Hasher, NostrKey, Password, Username},
     error::Error,
     model::{
-        CategoryRating, ChatStanding, DirectoryCursor, DirectoryOrder, DirectorySort, GameReport,
-        HistoryEntry, LeaderboardCursor, LeaderboardRow, Player, Recorded, SessionState,
+        CategoryRating, ChatStanding, DirectoryCursor, DirectoryOrder, DirectorySort,
+        GameRatingChange, GameReport, HistoryEntry, LeaderboardCursor, LeaderboardRow, Player,
+        Recorded, SessionState,
     },
     store::{
         DirectoryRow, Field, Store,
@@ -601,6 +602,26 @@ impl Core {
         Ok((target.id, standing))
     }
 }
+
+impl Core {
+    /// The rating changes of `games` (at most [`MAX_GAMES_PER_CALL`]):
+    /// `player`'s, or every player's.
+    pub async fn game_changes(
+        &self,
+        games: &[GameId],
+        player: Option<&PlayerId>,
+    ) -> Result<Vec<GameRatingChange>, Error> {
+        if games.len() > MAX_GAMES_PER_CALL {
+            return Err(Error::Invalid(format!(
+                "at most {MAX_GAMES_PER_CALL} games per call"
+            )));
+        }
+        Ok(self.store.game_changes(games, player).await?)
+    }
+}
+
+/// The most games one call asks the rating changes of.
+pub const MAX_GAMES_PER_CALL: usize = 200;
 
 /// The key the login throttle counts `player`'s failures under.
 fn throttle_key(player: &Player) -> String {

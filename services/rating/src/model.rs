@@ -96,6 +96,16 @@ pub struct HistoryEntry {
     pub recorded_at: Timestamp,
 }
 
+/// What one game did to one player's rating.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GameRatingChange {
+    pub game_id: GameId,
+    pub player_id: PlayerId,
+    pub category: SpeedCategory,
+    pub rating_before: f64,
+    pub rating_after: f64,
+}
+
 /// Where a leaderboard page starts: after this rating and username.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LeaderboardCursor {

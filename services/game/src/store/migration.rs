@@ -19,6 +19,7 @@ impl MigratorTrait for Migrator {
             Box::new(HintsAllowed),
             Box::new(Shards),
             Box::new(MoveLog),
+            Box::new(PlayerHistory),
         ]
     }
 }
@@ -340,5 +341,32 @@ impl MoveLog {
             return Ok(());
         }
         drop_tables(manager, &["move_log"]).await
+    }
+}
+
+/// A player's finished games, newest first (`store::history`): each side's
+/// games by status and start, so a history reads only finished games.
+struct PlayerHistory;
+
+migration!(PlayerHistory, "m20261202_000005_player_history");
+
+impl PlayerHistory {
+    async fn up(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+        for (name, column) in [
+            ("games_white_history_idx", "white_id"),
+            ("games_black_history_idx", "black_id"),
+        ] {
+            create_index(manager, name, "games", &[column, "status", "created_at"]).await?;
+        }
+        Ok(())
+    }
+
+    async fn down(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+        for name in ["games_white_history_idx", "games_black_history_idx"] {
+            manager
+                .drop_index(Index::drop().name(name).table("games").to_owned())
+                .await?;
+        }
+        Ok(())
     }
 }

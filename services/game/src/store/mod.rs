@@ -17,10 +17,12 @@
 //!   file's checkpoints run on a thread of their own. Starting, the moves of
 //!   every game in play are read on a connection of their own too.
 //! - `reads`: loading games, listing a player's games, the results outbox.
+//! - `history`: a player's finished games with filters, for their history.
 //! - `rows`: domain values to rows and back ([`ops_for`], [`row_setup`], the
 //!   stored spellings of colours, results, time controls and players).
 
 mod entities;
+mod history;
 pub mod migration;
 mod plan;
 mod postgres;
@@ -34,6 +36,7 @@ use sea_orm::DatabaseConnection;
 use sea_orm_migration::MigratorTrait as _;
 
 pub use entities::{clock_credits, games, moves, results_outbox};
+pub use history::HistoryFilter;
 pub use rows::{credit_op, new_game_row, ops_for, row_setup};
 pub use writer::{Fence, WriteOp};
 

@@ -208,7 +208,7 @@ impl Store {
     }
 }
 
-fn parse_token(token: &str) -> Option<(i64, String)> {
+pub(super) fn parse_token(token: &str) -> Option<(i64, String)> {
     let (created, id) = token.split_once(':')?;
     Some((created.parse().ok()?, id.to_owned()))
 }

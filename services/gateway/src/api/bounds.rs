@@ -139,6 +139,30 @@ methods! {
     SignedIn { page_token: PAGE_TOKEN }: ListMyGamesRequest;
     SignedIn { event: NOSTR_EVENT }: LinkNostrKeyRequest;
     SignedIn custom: StreamEventsRequest;
+    Anyone custom: ListPlayerGamesRequest, ExportPlayerGamesRequest;
+    Anyone { game_id: ID }: GetRatingChangesRequest;
+}
+
+/// The filters of a player's game history.
+fn history_filter(filter: Option<&pb::PlayerGamesFilter>) -> Result<(), Status> {
+    filter.map_or(Ok(()), |f| {
+        within("opponent_username", &f.opponent_username, NAME)
+    })
+}
+
+impl Bounded for pb::ListPlayerGamesRequest {
+    fn check(&self) -> Result<(), Status> {
+        within("username", &self.username, NAME)?;
+        within("page_token", &self.page_token, PAGE_TOKEN)?;
+        history_filter(self.filter.as_ref())
+    }
+}
+
+impl Bounded for pb::ExportPlayerGamesRequest {
+    fn check(&self) -> Result<(), Status> {
+        within("username", &self.username, NAME)?;
+        history_filter(self.filter.as_ref())
+    }
 }
 
 impl Bounded for pb::StreamEventsRequest {

@@ -28,6 +28,10 @@ use super::{
 };
 use crate::core::{auth::Session, sessions::SessionError};
 
+// A player's history, its PGN export and a game's rating changes.
+#[path = "history.rs"]
+mod history;
+
 type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
 impl Play {
@@ -98,6 +102,7 @@ public_service! {
     pub struct Play: PlayService;
     type StreamEventsStream = EventStream<pb::StreamEventsResponse>;
     type WatchGameStream = EventStream<pb::WatchGameResponse>;
+    type ExportPlayerGamesStream = EventStream<pb::ExportPlayerGamesResponse>;
     custom() [game_id]: make_move(MakeMoveRequest -> pb::MakeMoveResponse),
         hint(HintRequest -> pb::HintResponse),
         legal_moves(LegalMovesRequest -> pb::LegalMovesResponse),
@@ -113,6 +118,9 @@ public_service! {
     read(board) [game_id]: board(BoardRequest -> pb::BoardResponse);
     read(game) [game_id]: get_game(GetGameRequest -> pb::GetGameResponse);
     read(pgn) [game_id]: export_pgn(ExportPgnRequest -> pb::ExportPgnResponse);
+    custom() [username]: list_player_games(ListPlayerGamesRequest -> pb::ListPlayerGamesResponse),
+        export_player_games(ExportPlayerGamesRequest -> Self::ExportPlayerGamesStream);
+    custom() [game_id]: get_rating_changes(GetRatingChangesRequest -> pb::GetRatingChangesResponse);
 }
 
 /// The methods written out: those that do more than forward a call.

@@ -32,8 +32,10 @@
 //!   paged.
 //! - [`community`]: chat standing (moderator role, server-wide mute, chat
 //!   off) and personal mutes.
+//! - `changes`: the rating changes of given games, for game lists.
 
 mod accounts;
+mod changes;
 pub mod community;
 mod directory;
 mod entities;
