@@ -17,6 +17,7 @@ import { Clocks } from "../game/clocks.js";
 import { MoveList } from "../game/moves.js";
 import { premoveColor } from "../game/premove.js";
 import { NextSteps } from "./after-game.js";
+import { awaitRatingChanges, type ShownChange } from "../game/rating-changes.js";
 import {
   applyEnding,
   applyEvent,
@@ -74,6 +75,9 @@ export function gameView(id: string): View {
   let streamState: StreamState = "connecting";
   let disposed = false;
   const ratings = new Map<string, string>();
+  /** Each side's rating change, once a rated game has ended and been applied. */
+  const ratingChanges = new Map<Color, ShownChange>();
+  let ratingChangesAsked = false;
 
   const board = new Board((move) => dropped(move));
   const clocks = new Clocks();
@@ -462,6 +466,7 @@ export function gameView(id: string): View {
       status.textContent = streamState === "reconnecting" ? "Reconnecting…" : "Loading…";
       return;
     }
+    if (!isActive(g)) showRatingChanges(g);
     const orientation = myColor === Color.BLACK ? "black" : "white";
     const p = pending;
     const lastUci = g.moves[g.moves.length - 1]?.uci;
@@ -560,7 +565,7 @@ export function gameView(id: string): View {
         { class: "who" },
         h("span", { class: `swatch ${color === Color.WHITE ? "white" : "black"}`, "aria-label": colorName(color) }),
         nameOf(p),
-        r ? h("span", { class: "muted" }, ` (${r})`) : null,
+        ratingOrChange(r, ratingChanges.get(color)),
         color === myColor ? h("span", { class: "muted" }, " · you") : null,
         isActive(g) && g.turn === color ? h("span", { class: "to-move", title: "To move" }, " ●") : null,
       ),
@@ -644,6 +649,31 @@ export function gameView(id: string): View {
     const name = playerName(p);
     if (p?.kind.case === "registered") return h("a", { href: `/players/${encodeURIComponent(name)}` }, name);
     return document.createTextNode(name);
+  }
+
+  /** Once a rated game is over: asks what it did to the ratings, to show
+   * the new ratings and their changes instead of the ratings before. */
+  function showRatingChanges(g: Game): void {
+    if (ratingChangesAsked || !g.rated) return;
+    ratingChangesAsked = true;
+    void awaitRatingChanges(g.id, () => disposed, (white, black) => {
+      if (white) ratingChanges.set(Color.WHITE, white);
+      if (black) ratingChanges.set(Color.BLACK, black);
+      render();
+    });
+  }
+
+  function ratingOrChange(before: string | undefined, change: ShownChange | undefined): Node | null {
+    if (change) {
+      return h(
+        "span",
+        { class: "muted", "data-testid": "rating-after" },
+        ` (${change.after} `,
+        h("span", { class: change.gain ? "gain" : "drop", "data-testid": "rating-change" }, change.change),
+        ")",
+      );
+    }
+    return before ? h("span", { class: "muted" }, ` (${before})`) : null;
   }
 
   function loadRatings(g: Game): void {

@@ -12,6 +12,7 @@ import {
 } from "../gen/chess/common/v1/common_pb.js";
 import type { View } from "../router.js";
 import { fill, fillSpeedTabs, h, rating, speedName, SPEEDS } from "../ui.js";
+import { renderGameHistory } from "./history.js";
 import { ratingSystemName } from "./leaderboard.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -226,6 +227,7 @@ export function profileView(username: string): View {
       ),
       h("section", { class: "card" }, h("h2", {}, "Ratings"), h("div", { class: "scroll" }, ratingsTable(profile))),
       h("section", { class: "card" }, h("h2", {}, "Rating history"), tabs, chartBox),
+      renderGameHistory(profile.username),
     );
     let history: RatingHistoryEntry[];
     try {
