@@ -124,6 +124,11 @@ async fn two_players_meet_in_the_lobby_and_play_a_rated_game_with_the_mouse() {
 }
 
 #[tokio::test]
+async fn a_rated_games_end_shows_rating_changes_and_the_profile_lists_and_exports_games() {
+    browser_scenario("history").await;
+}
+
+#[tokio::test]
 async fn a_threefold_repetition_is_offered_once_it_stands_and_claimed_as_a_draw() {
     browser_scenario("repetition").await;
 }
