@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use chess_domain::{GameId, GameStatus, Participant, RuleSet, TimeControl, require};
+use chess_domain::{GameId, GameStatus, Participant, PlayerId, RuleSet, TimeControl, require};
 use chess_internal_clients::game;
 use chess_proto::{
     common::v1 as common,
@@ -366,17 +366,33 @@ impl GameApi {
                 "without_moves_of must be white or black",
             ));
         }
-        let (game, events) = self.registry.watch(&known_game(&r.game_id)?).await?;
+        // An id too long to be anyone's is nobody's: the watch is counted.
+        let watcher = (!r.watcher_id.is_empty())
+            .then(|| PlayerId::parse(&r.watcher_id).ok())
+            .flatten();
+        let watching = self
+            .registry
+            .watch(
+                &known_game(&r.game_id)?,
+                watcher,
+                r.without_moves_of.is_some(),
+            )
+            .await?;
+        let (game, events) = (watching.game, watching.events);
         let now = self.now();
         let wrap = |event| pb::WatchGameResponse { event: Some(event) };
         // A new watcher starts from the whole state; one resuming gets only
         // what it missed, so nothing it already applied comes again.
         let first = match r.from_ply {
-            None => vec![wrap(convert::notice(
-                &game,
-                now,
-                common::game_event::Kind::Snapshot(convert::game_state(&game, now, true)),
-            ))],
+            None => {
+                let mut state = convert::game_state(&game, now, true);
+                state.spectators = watching.spectators;
+                vec![wrap(convert::notice(
+                    &game,
+                    now,
+                    common::game_event::Kind::Snapshot(state),
+                ))]
+            }
             Some(from) => game
                 .catch_up(from)
                 .ok_or_else(|| {
@@ -402,6 +418,7 @@ impl GameApi {
             stop_at_end: true,
             sent: Sent::new(),
             without_moves_of: r.without_moves_of,
+            _spectating: watching.spectating,
         }))
     }
 
@@ -447,6 +464,7 @@ impl GameApi {
             stop_at_end: false,
             sent,
             without_moves_of: None,
+            _spectating: None,
         }))
     }
 
@@ -465,6 +483,47 @@ impl GameApi {
             stop_at_end: false,
             sent: Sent::new(),
             without_moves_of: None,
+            _spectating: None,
+        }))
+    }
+
+    #[instrument(level = "debug", skip_all)]
+    async fn list_live_games(
+        &self,
+        _request: Request<pb::ListLiveGamesRequest>,
+    ) -> Answer<pb::ListLiveGamesResponse> {
+        let rows = self
+            .registry
+            .context()
+            .store
+            .live_games()
+            .await
+            .map_err(Error::from)?;
+        let mut games = Vec::with_capacity(rows.len());
+        for (row, ply) in rows {
+            let mut state = convert::row_state(&row).map_err(Error::from)?;
+            state.ply = ply;
+            games.push(state);
+        }
+        Ok(pb::ListLiveGamesResponse { games })
+    }
+
+    #[instrument(level = "debug", skip_all)]
+    async fn watch_live_games(
+        &self,
+        _request: Request<pb::WatchLiveGamesRequest>,
+    ) -> Answer<EventStream<pb::WatchLiveGamesResponse>> {
+        let ctx = self.registry.context();
+        let wrap = |event| pb::WatchLiveGamesResponse { event: Some(event) };
+        Ok(forward(Watch {
+            first: Vec::new().into_iter(),
+            events: Some(ctx.hub.subscribe_live()),
+            shutdown: ctx.shutdown.clone(),
+            wrap,
+            stop_at_end: false,
+            sent: Sent::new(),
+            without_moves_of: None,
+            _spectating: None,
         }))
     }
 
@@ -555,6 +614,7 @@ game_service! {
         WatchGameStream = EventStream<pb::WatchGameResponse>;
         WatchPlayerStream = EventStream<pb::WatchPlayerResponse>;
         WatchDailyGamesStream = EventStream<pb::WatchDailyGamesResponse>;
+        WatchLiveGamesStream = EventStream<pb::WatchLiveGamesResponse>;
     }
     answered {
         create_game(pb::CreateGameRequest) -> pb::CreateGameResponse;
@@ -568,6 +628,8 @@ game_service! {
         watch_daily_games(pb::WatchDailyGamesRequest) -> Self::WatchDailyGamesStream;
         get_shard_map(pb::GetShardMapRequest) -> pb::GetShardMapResponse;
         list_player_history(pb::ListPlayerHistoryRequest) -> pb::ListPlayerHistoryResponse;
+        list_live_games(pb::ListLiveGamesRequest) -> pb::ListLiveGamesResponse;
+        watch_live_games(pb::WatchLiveGamesRequest) -> Self::WatchLiveGamesStream;
     }
     viewing {
         get_game(GetGameRequest) -> GetGameResponse;

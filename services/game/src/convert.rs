@@ -108,6 +108,8 @@ pub fn game_state(game: &Game, now: Timestamp, with_moves: bool) -> pb::GameStat
         created_at: Some(game.created_at().to_proto()),
         finished_at: ending.map(|e| e.at.to_proto()),
         hints_allowed: game.hints_allowed(),
+        // Known to the game's actor only: a watch's snapshot sets it.
+        spectators: 0,
     }
 }
 
@@ -139,6 +141,7 @@ pub fn row_state(row: &games::Model) -> Result<pb::GameState, store::StoreError>
         created_at: Some(Timestamp::from_millis(row.created_at).to_proto()),
         finished_at: ending.map(|e| e.at.to_proto()),
         hints_allowed: row.hints_allowed,
+        spectators: 0,
     })
 }
 

@@ -1,6 +1,7 @@
 //! Live events per player, for WatchPlayer: every event of every game a
 //! player takes part in, including games created after they subscribed. The
-//! events of daily games also go to one more feed, for WatchDailyGames.
+//! events of daily games also go to one more feed, for WatchDailyGames, and
+//! the events of every game to the live feed, for WatchLiveGames.
 //!
 //! The map is split into shards so that games publishing at once rarely
 //! contend for the same lock.
@@ -22,6 +23,8 @@ pub type WireEvent = Arc<GameEvent>;
 const SHARDS: usize = 16;
 /// Events a slow subscriber may fall behind before it is cut off.
 const CAPACITY: usize = 256;
+/// The same for the live feed, which carries every game's events.
+const LIVE_CAPACITY: usize = 4096;
 
 /// Each player's channel, in one shard of the hub.
 type Subscribers = HashMap<PlayerId, broadcast::Sender<Arc<GameEvent>>>;
@@ -32,6 +35,7 @@ pub struct PlayerHub {
     hasher: RandomState,
     shards: Vec<RwLock<Subscribers>>,
     daily: broadcast::Sender<Arc<GameEvent>>,
+    live: broadcast::Sender<Arc<GameEvent>>,
 }
 
 impl Default for PlayerHub {
@@ -40,6 +44,7 @@ impl Default for PlayerHub {
             hasher: RandomState::new(),
             shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
             daily: broadcast::channel(CAPACITY).0,
+            live: broadcast::channel(LIVE_CAPACITY).0,
         }
     }
 }
@@ -69,6 +74,17 @@ impl PlayerHub {
     pub fn publish_daily(&self, event: &Arc<GameEvent>) {
         // Nobody listening is fine: notices are sent only by subscribers.
         let _ = self.daily.send(Arc::clone(event));
+    }
+
+    /// Starts receiving the events of every game served here.
+    pub fn subscribe_live(&self) -> broadcast::Receiver<Arc<GameEvent>> {
+        self.live.subscribe()
+    }
+
+    /// Sends `event`, an event of any game, to the live feed.
+    pub fn publish_live(&self, event: &Arc<GameEvent>) {
+        // Nobody listening is fine: the feed has no memory.
+        let _ = self.live.send(Arc::clone(event));
     }
 
     /// Sends `event` to `player_id`'s subscribers, if there are any.

@@ -196,6 +196,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     let chat = Arc::new(chat_policy::ChatPolicy::new(backends.rating.clone()));
     let routes = api::routes(
         Arc::new(api::Shared {
+            live: core::live::LiveGames::start(backends.clone(), server.shutdown()),
             backends: backends.clone(),
             sessions,
             presence,

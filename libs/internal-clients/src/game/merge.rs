@@ -1,4 +1,4 @@
-//! The streams across games (WatchPlayer, WatchDailyGames): each replica
+//! The streams across games (WatchPlayer, WatchDailyGames, WatchLiveGames): each replica
 //! sends the events of the games it serves, so the stream is opened on
 //! every replica serving games and the streams are merged into one.
 //!
@@ -72,7 +72,11 @@ macro_rules! carries {
     };
 }
 
-carries!(pb::WatchPlayerResponse, pb::WatchDailyGamesResponse);
+carries!(
+    pb::WatchPlayerResponse,
+    pb::WatchDailyGamesResponse,
+    pb::WatchLiveGamesResponse
+);
 
 /// The events of every game of a player.
 #[derive(Debug)]
@@ -116,6 +120,29 @@ impl Feed for DailyFeed {
         async move {
             Ok(client
                 .watch_daily_games(pb::WatchDailyGamesRequest {})
+                .await?
+                .into_inner())
+        }
+        .boxed()
+    }
+}
+
+/// The events of every game.
+#[derive(Debug)]
+pub(crate) struct LiveFeed {
+    pub(crate) signer: Signer,
+}
+
+impl Feed for LiveFeed {
+    type Item = pb::WatchLiveGamesResponse;
+    const RESUMES: bool = false;
+
+    fn open(&self, endpoint: &Endpoint, _cursors: Resume) -> Opening<Self::Item> {
+        let mut client =
+            GameServiceClient::new(self.signer.channel(endpoint.channel.clone(), None, None));
+        async move {
+            Ok(client
+                .watch_live_games(pb::WatchLiveGamesRequest {})
                 .await?
                 .into_inner())
         }

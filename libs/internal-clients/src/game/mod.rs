@@ -278,7 +278,26 @@ impl GameClient {
         game_id: &GameId,
         from_ply: Option<u32>,
     ) -> Result<EventStream<pb::WatchGameResponse>, Status> {
-        watch::watch_game(self.clone(), game_id.clone(), from_ply, None).await
+        watch::watch_game(self.clone(), game_id.clone(), from_ply, None, String::new()).await
+    }
+
+    /// The events of game `game_id` as [`Self::watch_game`] follows them,
+    /// for `watcher`: counted among the game's spectators unless it is one
+    /// of its players.
+    pub async fn watch_game_by(
+        &self,
+        game_id: &GameId,
+        from_ply: Option<u32>,
+        watcher: &PlayerId,
+    ) -> Result<EventStream<pb::WatchGameResponse>, Status> {
+        watch::watch_game(
+            self.clone(),
+            game_id.clone(),
+            from_ply,
+            None,
+            watcher.to_string(),
+        )
+        .await
     }
 
     /// The events of game `game_id` as [`Self::watch_game`] follows them,
@@ -291,7 +310,14 @@ impl GameClient {
         from_ply: Option<u32>,
         me: chess_domain::Color,
     ) -> Result<EventStream<pb::WatchGameResponse>, Status> {
-        watch::watch_game(self.clone(), game_id.clone(), from_ply, Some(me)).await
+        watch::watch_game(
+            self.clone(),
+            game_id.clone(),
+            from_ply,
+            Some(me),
+            String::new(),
+        )
+        .await
     }
 
     /// The events of every game of `player_id` (WatchPlayer; `resume` and
@@ -324,6 +350,32 @@ impl GameClient {
             signer: self.signer.clone(),
         };
         merge::open(Arc::clone(&self.router), feed, None).await
+    }
+
+    /// The events of every game (WatchLiveGames), from every replica
+    /// serving games, merged as [`Self::watch_daily_games`] merges its
+    /// own: what is missed while a replica's stream is opened again is not
+    /// sent, so a caller checks itself against [`Self::list_live_games`].
+    pub async fn watch_live_games(
+        &self,
+    ) -> Result<EventStream<pb::WatchLiveGamesResponse>, Status> {
+        let feed = merge::LiveFeed {
+            signer: self.signer.clone(),
+        };
+        merge::open(Arc::clone(&self.router), feed, None).await
+    }
+
+    /// Every game in progress as committed (ListLiveGames), from any
+    /// replica.
+    pub async fn list_live_games(&self) -> Result<Vec<common::GameState>, Status> {
+        let request = timed(pb::ListLiveGamesRequest {}, CALL_TIMEOUT);
+        Ok(within(
+            "game",
+            CALL_TIMEOUT,
+            self.across_games().list_live_games(request),
+        )
+        .await?
+        .games)
     }
 }
 

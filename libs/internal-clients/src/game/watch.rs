@@ -135,9 +135,10 @@ pub(crate) async fn watch_game(
     game_id: GameId,
     from_ply: Option<u32>,
     without_moves_of: Option<chess_domain::Color>,
+    watcher_id: String,
 ) -> Result<EventStream<pb::WatchGameResponse>, Status> {
     let without_moves_of = without_moves_of.map(|c| chess_domain::color_to_pb(c) as i32);
-    let upstream = open(&client, &game_id, from_ply, without_moves_of).await?;
+    let upstream = open(&client, &game_id, from_ply, without_moves_of, &watcher_id).await?;
     let seen = match from_ply {
         Some(ply) => Seen::after(&[common::GameCursor {
             game_id: game_id.to_string(),
@@ -149,6 +150,7 @@ pub(crate) async fn watch_game(
         client,
         game_id,
         without_moves_of,
+        watcher_id,
         seen,
         upstream,
         done: false,
@@ -167,11 +169,13 @@ async fn open(
     game_id: &GameId,
     from_ply: Option<u32>,
     without_moves_of: Option<i32>,
+    watcher_id: &str,
 ) -> Result<Streaming<pb::WatchGameResponse>, Status> {
     let request = pb::WatchGameRequest {
         game_id: game_id.to_string(),
         from_ply,
         without_moves_of,
+        watcher_id: watcher_id.to_owned(),
     };
     Ok(client
         .for_game(game_id)
@@ -186,6 +190,8 @@ struct Following {
     game_id: GameId,
     /// The side whose live moves are left out, as WatchGameRequest has it.
     without_moves_of: Option<i32>,
+    /// Who watches, as WatchGameRequest has it (empty: unknown).
+    watcher_id: String,
     seen: Seen,
     upstream: Streaming<pb::WatchGameResponse>,
     done: bool,
@@ -241,7 +247,15 @@ impl Following {
                 error = failure.as_ref().map(|s| s.message().to_owned()),
                 "following a game's events again"
             );
-            match open(&self.client, &self.game_id, from_ply, self.without_moves_of).await {
+            match open(
+                &self.client,
+                &self.game_id,
+                from_ply,
+                self.without_moves_of,
+                &self.watcher_id,
+            )
+            .await
+            {
                 Ok(upstream) => {
                     self.upstream = upstream;
                     return Ok(());

@@ -54,6 +54,9 @@ pub(super) struct Watch<T> {
     pub(super) sent: Sent,
     /// The side (a `common::Color`) whose live moves are left out.
     pub(super) without_moves_of: Option<i32>,
+    /// Held for as long as the stream lives: the watcher counts among the
+    /// game's spectators until then.
+    pub(super) _spectating: Option<crate::registry::Spectating>,
 }
 
 /// Forwards live events into a response stream until the game ends, the

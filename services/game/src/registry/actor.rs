@@ -29,6 +29,7 @@ use tokio::{
 
 use super::{
     Acted, Action, Context, GameHandle, HintPosition, LINGER, Message, Registry, WATCH_CAPACITY,
+    Watching, spectators::Spectators,
 };
 use crate::{
     clients::EngineError,
@@ -56,6 +57,9 @@ pub(super) struct GameActor {
     /// The game's watchers, made with the first one and dropped with the
     /// last (an unwatched game keeps no buffer of events).
     events: Option<broadcast::Sender<WireEvent>>,
+    /// Its watchers who are not its players, and how many were last told.
+    spectators: Arc<Spectators>,
+    spectators_told: u32,
     engine_tx: mpsc::Sender<(u32, Result<String, EngineError>)>,
     engine_rx: mpsc::Receiver<(u32, Result<String, EngineError>)>,
     engine_pending: bool,
@@ -93,6 +97,8 @@ impl GameActor {
             fenced: false,
             inbox,
             events: None,
+            spectators: Arc::default(),
+            spectators_told: 0,
             engine_tx,
             engine_rx,
             engine_pending: false,
@@ -136,6 +142,7 @@ impl GameActor {
                         tokio::time::sleep(Duration::from_millis(200)).await;
                     }
                 }
+                () = self.spectators.changed() => self.tell_spectators(),
                 () = until(self.engine_retry_at) => {
                     self.engine_retry_at = None;
                     self.ask_engine();
@@ -206,11 +213,24 @@ impl GameActor {
             Message::View { reply } => {
                 let _ = reply.send(self.game.clone());
             }
-            Message::Watch { reply } => {
+            Message::Watch {
+                watcher,
+                as_player,
+                reply,
+            } => {
                 let watchers = self
                     .events
                     .get_or_insert_with(|| broadcast::channel(WATCH_CAPACITY).0);
-                let _ = reply.send((self.game.clone(), watchers.subscribe()));
+                let events = watchers.subscribe();
+                let player =
+                    as_player || watcher.is_some_and(|id| self.game.side_of(&id).is_some());
+                let spectating = (!player).then(|| self.spectators.admit());
+                let _ = reply.send(Watching {
+                    game: self.game.clone(),
+                    events,
+                    spectating,
+                    spectators: self.spectators.count(),
+                });
             }
             Message::Hint { actor, reply } => {
                 let _ = reply.send(self.hint(&actor));
@@ -349,6 +369,31 @@ impl GameActor {
         if self.game.time_control().is_daily() {
             self.ctx.hub.publish_daily(&event);
         }
+        self.ctx.hub.publish_live(&event);
+    }
+
+    /// Tells the game's watchers and the live feed how many spectators it
+    /// has, if that changed since they were last told. The players' own
+    /// feeds are spared: they learn it from the game's stream.
+    fn tell_spectators(&mut self) {
+        let count = self.spectators.count();
+        if count == self.spectators_told {
+            return;
+        }
+        self.spectators_told = count;
+        let event = WireEvent::new(convert::notice(
+            &self.game,
+            self.ctx.time.now(),
+            chess_proto::common::v1::game_event::Kind::SpectatorsChanged(
+                chess_proto::common::v1::SpectatorsChanged { spectators: count },
+            ),
+        ));
+        if let Some(watchers) = &self.events
+            && watchers.send(Arc::clone(&event)).is_err()
+        {
+            self.events = None;
+        }
+        self.ctx.hub.publish_live(&event);
     }
 
     /// Starts the engine's search if it is to move and not already thinking.

@@ -22,6 +22,9 @@ mod actor;
 mod handover;
 pub mod lone;
 pub mod manager;
+mod spectators;
+
+pub use spectators::Spectating;
 
 use actor::GameActor;
 
@@ -120,6 +123,20 @@ pub struct HintPosition {
     pub moves: Vec<String>,
 }
 
+/// A watch of one game just begun.
+#[derive(Debug)]
+pub struct Watching {
+    /// The game as it stands.
+    pub game: Game,
+    /// Its live events from here on.
+    pub events: broadcast::Receiver<WireEvent>,
+    /// Held while the watcher is counted among the spectators: one who is
+    /// none of the game's players.
+    pub spectating: Option<Spectating>,
+    /// The spectators now, this watcher included.
+    pub spectators: u32,
+}
+
 enum Message {
     Act {
         actor: PlayerId,
@@ -130,7 +147,11 @@ enum Message {
         reply: oneshot::Sender<Game>,
     },
     Watch {
-        reply: oneshot::Sender<(Game, broadcast::Receiver<WireEvent>)>,
+        /// Who watches, if known.
+        watcher: Option<PlayerId>,
+        /// The watch is a player's (it leaves out that side's moves).
+        as_player: bool,
+        reply: oneshot::Sender<Watching>,
     },
     Hint {
         actor: PlayerId,
@@ -267,6 +288,7 @@ impl Registry {
         if game.time_control().is_daily() {
             ctx.hub.publish_daily(&started);
         }
+        ctx.hub.publish_live(&started);
         tracing::info!("game {} {}", game.id(), game.started_line());
         Ok(game)
     }
@@ -450,8 +472,15 @@ impl Registry {
     pub async fn watch(
         self: &Arc<Self>,
         id: &GameId,
-    ) -> Result<(Game, broadcast::Receiver<WireEvent>), Error> {
-        self.ask(id, |reply| Message::Watch { reply }).await
+        watcher: Option<PlayerId>,
+        as_player: bool,
+    ) -> Result<Watching, Error> {
+        self.ask(id, |reply| Message::Watch {
+            watcher: watcher.clone(),
+            as_player,
+            reply,
+        })
+        .await
     }
 
     /// A hint for `actor` in game `id`, from the engine: the best move, or

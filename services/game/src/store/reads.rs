@@ -1,5 +1,5 @@
-//! Reading games back: one game, every game in play, a player's games page
-//! by page, and the results still owed to the rating service.
+//! Reading games back: one game, every game in play (whole, or listed), a
+//! player's games page by page, and the results still owed to the rating service.
 
 use std::collections::HashMap;
 
@@ -109,6 +109,45 @@ impl Store {
                 restore(row, moves, credits)
             })
             .collect()
+    }
+
+    /// Every game in progress, oldest first, each with the ply of its last
+    /// stored move (the row's own ply is only kept at changes of status).
+    pub async fn live_games(&self) -> Result<Vec<(games::Model, u32)>, StoreError> {
+        self.fold_log(None).await?;
+        let active = Condition::all().add(games::Column::Status.eq(GameStatus::Active.as_str()));
+        let rows = games::Entity::find()
+            .filter(active.clone())
+            .order_by_asc(games::Column::CreatedAt)
+            .order_by_asc(games::Column::Id)
+            .all(&self.db)
+            .await?;
+        let plies: HashMap<String, i32> = moves::Entity::find()
+            .select_only()
+            .column(moves::Column::GameId)
+            .column_as(moves::Column::Ply.max(), "ply")
+            .filter(
+                moves::Column::GameId.in_subquery(
+                    Query::select()
+                        .column(games::Column::Id)
+                        .from(games::Entity)
+                        .cond_where(active)
+                        .to_owned(),
+                ),
+            )
+            .group_by(moves::Column::GameId)
+            .into_tuple::<(String, i32)>()
+            .all(&self.db)
+            .await?
+            .into_iter()
+            .collect();
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                let ply = plies.get(&row.id).copied().unwrap_or(row.ply);
+                (row, u32::try_from(ply).unwrap_or(0))
+            })
+            .collect())
     }
 
     /// When a lone replica was last known alive (its last heartbeat), or the

@@ -121,8 +121,10 @@ methods! {
     Anyone { username_prefix: NAME, page_token: PAGE_TOKEN }: ListPlayersRequest;
     SignedIn { username: NAME }: MutePlayerRequest, UnmutePlayerRequest, MuteAccountRequest;
     SignedIn {}: ListMutedPlayersRequest, SetChatOffRequest;
-    Anyone { game_id: ID }: LegalMovesRequest, BoardRequest, GetGameRequest, ExportPgnRequest,
-        WatchGameRequest;
+    Anyone { game_id: ID }: LegalMovesRequest, BoardRequest, GetGameRequest, ExportPgnRequest;
+    MaybeSignedIn { game_id: ID }: WatchGameRequest;
+    Anyone { page_token: PAGE_TOKEN }: ListLiveGamesRequest;
+    Anyone {}: WatchLiveGamesRequest;
     MaybeSignedIn { page_token: PAGE_TOKEN }: ListSeeksRequest;
     SignedIn {}: LogoutRequest, LogoutEverywhereRequest, MeRequest, CreateSeekRequest,
         ListSeekRequestsRequest, ListChallengesRequest, PlayEngineRequest, UnlinkNostrKeyRequest;

@@ -25,6 +25,7 @@ mod bounds;
 mod convert;
 pub mod edge;
 pub mod limits;
+mod live;
 pub mod lobby;
 pub mod nostr;
 pub mod play;
@@ -57,6 +58,8 @@ pub const SERVICE_NAMES: [&str; 4] = [
 #[derive(Debug)]
 pub struct Shared {
     pub backends: Backends,
+    /// The games in play, for the live list and the featured game.
+    pub live: crate::core::live::LiveGames,
     pub sessions: Arc<Sessions>,
     pub limits: AddressLimits,
     pub shutdown: Shutdown,

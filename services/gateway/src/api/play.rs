@@ -35,6 +35,11 @@ mod history;
 type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
 impl Play {
+    /// What the service shares with the others.
+    pub(super) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// The game service holding `game_id`, for reading it.
     fn game(&self, game_id: &GameId) -> GameRpc {
         self.shared.backends.game.for_game(game_id)
@@ -103,12 +108,15 @@ public_service! {
     type StreamEventsStream = EventStream<pb::StreamEventsResponse>;
     type WatchGameStream = EventStream<pb::WatchGameResponse>;
     type ExportPlayerGamesStream = EventStream<pb::ExportPlayerGamesResponse>;
+    type WatchLiveGamesStream = EventStream<pb::WatchLiveGamesResponse>;
     custom() [game_id]: make_move(MakeMoveRequest -> pb::MakeMoveResponse),
         hint(HintRequest -> pb::HintResponse),
         legal_moves(LegalMovesRequest -> pb::LegalMovesResponse),
         watch_game(WatchGameRequest -> Self::WatchGameStream);
     custom() []: list_my_games(ListMyGamesRequest -> pb::ListMyGamesResponse),
-        stream_events(StreamEventsRequest -> Self::StreamEventsStream);
+        stream_events(StreamEventsRequest -> Self::StreamEventsStream),
+        list_live_games(ListLiveGamesRequest -> pb::ListLiveGamesResponse),
+        watch_live_games(WatchLiveGamesRequest -> Self::WatchLiveGamesStream);
     seat(game_ended) [game_id]: resign(ResignRequest -> pb::ResignResponse),
         offer_draw(OfferDrawRequest -> pb::OfferDrawResponse),
         accept_draw(AcceptDrawRequest -> pb::AcceptDrawResponse),
@@ -248,15 +256,20 @@ impl Play {
         &self,
         request: Request<pb::WatchGameRequest>,
     ) -> Answer<EventStream<pb::WatchGameResponse>> {
+        // A signed-in watcher who is not a player counts as a spectator;
+        // a player watching their own game does not.
+        let viewer = request.viewer();
         let r = request.into_inner();
         let game_id = convert::game_id(&r.game_id)?;
-        let upstream = self
-            .shared
-            .backends
-            .game
-            .watch_game(&game_id, r.from_ply)
-            .await
-            .map_err(relay)?;
+        let game = &self.shared.backends.game;
+        let upstream = match viewer {
+            Some(session) => {
+                game.watch_game_by(&game_id, r.from_ply, &session.player_id)
+                    .await
+            }
+            None => game.watch_game(&game_id, r.from_ply).await,
+        }
+        .map_err(relay)?;
         let shutdown = self.shared.shutdown.clone();
         // The events are read as the client's stream is written: no task or
         // queue between the two. The stream ends after an error.

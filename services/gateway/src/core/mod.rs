@@ -10,6 +10,8 @@
 //!   one error type ([`play::PlayError`]) instead of their statuses.
 //! - [`notifier`]: email to the opponent after each move of a daily game,
 //!   sent through [`mail`].
+//! - [`live`]: the games in play anyone may watch, kept up to date from
+//!   every game replica, for the live list and the featured game.
 //! - [`public_url`]: the address players reach the server at, for links.
 //! - [`presence`]: who is online and who is playing now, on this gateway.
 //! - [`chat_policy`]: who may post in chat and whose lines each player
@@ -19,6 +21,7 @@
 pub mod auth;
 pub mod chat_policy;
 pub mod clients;
+pub mod live;
 pub mod mail;
 pub mod notifier;
 pub mod play;
