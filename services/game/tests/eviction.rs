@@ -225,7 +225,7 @@ async fn a_watched_game_stays_in_memory_until_its_watchers_leave() {
     let f = fixture(Duration::from_millis(50)).await;
     let registry = &f.registry;
     let id = untimed_game(registry).await;
-    let (_, watcher) = registry.watch(&id).await.unwrap();
+    let watcher = registry.watch(&id, None, false).await.unwrap().events;
     sleep(Duration::from_millis(400)).await;
     assert!(registry.is_live(&id), "a watched game stays");
     drop(watcher);

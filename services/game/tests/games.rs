@@ -41,6 +41,7 @@ async fn fools_mate_with_watchers_board_and_pgn() {
         game_id: game.game_id.clone(),
         from_ply: None,
         without_moves_of: None,
+        watcher_id: String::new(),
     }))
     .await;
     let first = watch.next().await.unwrap().unwrap().event.unwrap();

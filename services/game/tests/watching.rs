@@ -21,6 +21,7 @@ async fn watch_game(
         game_id: game.to_owned(),
         from_ply,
         without_moves_of: without_moves_of.map(|color| color as i32),
+        watcher_id: String::new(),
     };
     Ok(client.watch_game(request).await?.into_inner())
 }
