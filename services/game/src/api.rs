@@ -200,6 +200,10 @@ player_actions!(
     pb::DeclineDrawRequest,
     pb::ClaimDrawRequest,
     pb::AbortRequest,
+    pb::ProposeTakebackRequest,
+    pb::AcceptTakebackRequest,
+    pb::DeclineTakebackRequest,
+    pb::CancelTakebackRequest,
 );
 
 /// The methods written out, and the answers of those that read a game (see
@@ -262,6 +266,53 @@ impl GameApi {
         Ok(pb::DeclineDrawResponse {
             offered_by: chess_domain::color_to_pb(!acted.side) as i32,
         })
+    }
+
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn propose_takeback(
+        &self,
+        request: Request<pb::ProposeTakebackRequest>,
+    ) -> Answer<pb::ProposeTakebackResponse> {
+        let acted = self.act_on(request, Action::ProposeTakeback).await?;
+        Ok(pb::ProposeTakebackResponse {
+            offered: convert::takeback_offered_among(&acted.events),
+            taken_back: self.taken_back(&acted),
+        })
+    }
+
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn accept_takeback(
+        &self,
+        request: Request<pb::AcceptTakebackRequest>,
+    ) -> Answer<pb::AcceptTakebackResponse> {
+        let acted = self.act_on(request, Action::AcceptTakeback).await?;
+        Ok(pb::AcceptTakebackResponse {
+            taken_back: self.taken_back(&acted),
+        })
+    }
+
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn decline_takeback(
+        &self,
+        request: Request<pb::DeclineTakebackRequest>,
+    ) -> Answer<pb::DeclineTakebackResponse> {
+        self.act_on(request, Action::DeclineTakeback).await?;
+        Ok(pb::DeclineTakebackResponse {})
+    }
+
+    #[instrument(level = "debug", skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn cancel_takeback(
+        &self,
+        request: Request<pb::CancelTakebackRequest>,
+    ) -> Answer<pb::CancelTakebackResponse> {
+        self.act_on(request, Action::CancelTakeback).await?;
+        Ok(pb::CancelTakebackResponse {})
+    }
+
+    /// The takeback an action made, as sent.
+    fn taken_back(&self, acted: &Acted) -> Option<common::TakenBack> {
+        let game = acted.taken_back.as_deref()?;
+        convert::taken_back_among(game, &acted.events, self.now())
     }
 
     #[instrument(level = "debug", skip_all, fields(player_id = %request.get_ref().player_id))]
@@ -630,6 +681,10 @@ game_service! {
         list_player_history(pb::ListPlayerHistoryRequest) -> pb::ListPlayerHistoryResponse;
         list_live_games(pb::ListLiveGamesRequest) -> pb::ListLiveGamesResponse;
         watch_live_games(pb::WatchLiveGamesRequest) -> Self::WatchLiveGamesStream;
+        propose_takeback(pb::ProposeTakebackRequest) -> pb::ProposeTakebackResponse;
+        accept_takeback(pb::AcceptTakebackRequest) -> pb::AcceptTakebackResponse;
+        decline_takeback(pb::DeclineTakebackRequest) -> pb::DeclineTakebackResponse;
+        cancel_takeback(pb::CancelTakebackRequest) -> pb::CancelTakebackResponse;
     }
     viewing {
         get_game(GetGameRequest) -> GetGameResponse;

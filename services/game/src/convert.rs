@@ -110,6 +110,9 @@ pub fn game_state(game: &Game, now: Timestamp, with_moves: bool) -> pb::GameStat
         hints_allowed: game.hints_allowed(),
         // Known to the game's actor only: a watch's snapshot sets it.
         spectators: 0,
+        takeback_offer: game
+            .takeback_offer()
+            .map_or(pb::Color::Unspecified, color_to_pb) as i32,
     }
 }
 
@@ -142,12 +145,19 @@ pub fn row_state(row: &games::Model) -> Result<pb::GameState, store::StoreError>
         finished_at: ending.map(|e| e.at.to_proto()),
         hints_allowed: row.hints_allowed,
         spectators: 0,
+        takeback_offer: pb::Color::Unspecified as i32,
     })
 }
 
 /// An event of `game` (already applied) as sent.
 pub fn event(game: &Game, event: &Event, now: Timestamp) -> pb::GameEvent {
-    let (ply, kind) = kind(event);
+    let (ply, kind) = match event {
+        Event::TakenBack { by, ply, fen } => (
+            Some(*ply),
+            pb::game_event::Kind::TakenBack(taken_back(game, *by, *ply, fen, now)),
+        ),
+        _ => kind(event),
+    };
     pb::GameEvent {
         game_id: game.id().to_string(),
         ply: ply.unwrap_or_else(|| game.ply()),
@@ -190,7 +200,62 @@ fn kind(event: &Event) -> (Option<u32>, pb::game_event::Kind) {
             }),
         ),
         Event::GameEnded(ending) => (None, Kind::GameEnded(ending.to_pb())),
+        Event::TakebackOffered { by, to_ply } => (
+            None,
+            Kind::TakebackOffered(pb::TakebackOffered {
+                by: color_to_pb(*by) as i32,
+                to_ply: *to_ply,
+            }),
+        ),
+        Event::TakebackDeclined { by } => (
+            None,
+            Kind::TakebackDeclined(pb::TakebackDeclined {
+                by: color_to_pb(*by) as i32,
+            }),
+        ),
+        Event::TakebackCancelled { by } => (
+            None,
+            Kind::TakebackCancelled(pb::TakebackCancelled {
+                by: color_to_pb(*by) as i32,
+            }),
+        ),
+        Event::TakenBack { by, ply, fen } => (
+            Some(*ply),
+            Kind::TakenBack(pb::TakenBack {
+                by: color_to_pb(*by) as i32,
+                ply: *ply,
+                fen: fen.clone(),
+                game: None,
+            }),
+        ),
     }
+}
+
+/// A takeback as sent, with the whole game it left (`game`, already taken
+/// back).
+pub fn taken_back(game: &Game, by: Color, ply: u32, fen: &str, now: Timestamp) -> pb::TakenBack {
+    pb::TakenBack {
+        by: color_to_pb(by) as i32,
+        ply,
+        fen: fen.to_owned(),
+        game: Some(game_state(game, now, true)),
+    }
+}
+
+/// The takeback request among `events`, as sent.
+pub fn takeback_offered_among(events: &[Event]) -> Option<pb::TakebackOffered> {
+    events.iter().find_map(|e| match kind(e).1 {
+        pb::game_event::Kind::TakebackOffered(offered) => Some(offered),
+        _ => None,
+    })
+}
+
+/// The takeback among `events`, as sent, `game` being the game after it.
+pub fn taken_back_among(game: &Game, events: &[Event], now: Timestamp) -> Option<pb::TakenBack> {
+    events.iter().find_map(|e| match e {
+        Event::TakenBack { by, ply, fen } => Some(taken_back(game, *by, *ply, fen, now)),
+        _ => None,
+    })
 }
 
 /// The move made among `events`, as sent.
@@ -263,7 +328,17 @@ impl From<Error> for Status {
                     | GameError::NoAbortInRuleSet
                     | GameError::NoDrawOffer
                     | GameError::NoRepetition
-                    | GameError::TooLateToAbort => (Code::FailedPrecondition, Reason::NotAllowed),
+                    | GameError::TooLateToAbort
+                    | GameError::NoTakebacksInRuleSet
+                    | GameError::TakebacksNotAllowed
+                    | GameError::NothingToTakeBack
+                    | GameError::TakebackBeforeClocks
+                    | GameError::TakebackPending
+                    | GameError::NoTakebackRequest
+                    | GameError::NoOwnTakebackRequest => {
+                        (Code::FailedPrecondition, Reason::NotAllowed)
+                    }
+                    GameError::Unreplayable(_) => (Code::Internal, Reason::NotAllowed),
                     GameError::StalePly { .. } => (Code::FailedPrecondition, Reason::StalePosition),
                 };
                 reason.status(code, message)

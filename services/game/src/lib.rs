@@ -67,6 +67,10 @@ pub struct Config {
     /// runs out. 0 keeps every active game in memory.
     #[arg(long, default_value_t = 60.0)]
     pub evict_after_secs: f64,
+    /// Allow takebacks in rated games too (by default only casual games
+    /// and games against the engine have them, as fair play asks).
+    #[arg(long)]
+    pub rated_takebacks: bool,
     #[command(flatten)]
     pub replica: ReplicaArgs,
 }
@@ -193,6 +197,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         time: time::TimeSource::system(),
         shutdown: shutdown.clone(),
         evict_after,
+        rated_takebacks: config.rated_takebacks,
     });
     let registry = registry::Registry::new(ctx, Arc::clone(&shards));
     let manager = if leased {

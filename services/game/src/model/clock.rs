@@ -132,6 +132,16 @@ impl Clock {
         }
     }
 
+    /// Sets both clocks to `remaining`, `running` from the instant given:
+    /// a takeback leaves the time each side has as it is and restarts the
+    /// clock of the side to move.
+    pub fn rewind(&mut self, (remaining, running): (ByColor<Millis>, Option<(Color, Timestamp)>)) {
+        if self.is_timed() {
+            self.remaining = remaining;
+            self.running = running;
+        }
+    }
+
     /// Stops the clocks at `at` (the game ended), charging the running side.
     pub fn stop(&mut self, at: Timestamp) {
         if let Some((side, since)) = self.running.take() {

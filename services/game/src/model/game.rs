@@ -11,6 +11,9 @@
 
 mod endings;
 mod moves;
+mod takeback;
+
+pub use takeback::Rewind;
 
 use chess_domain::{GameId, PlayerId, RuleSet, TimeControl, Timestamp};
 use shakmaty::{
@@ -62,6 +65,25 @@ pub enum Event {
         moves_remaining: u32,
     },
     GameEnded(Ending),
+    /// `by` asks to take back the plies after `to_ply`.
+    TakebackOffered {
+        by: Color,
+        to_ply: u32,
+    },
+    /// `by` declined the opponent's takeback request (a move declines it too).
+    TakebackDeclined {
+        by: Color,
+    },
+    /// `by` withdrew their own takeback request (or moved instead).
+    TakebackCancelled {
+        by: Color,
+    },
+    /// The game went back to `ply` plies, now at `fen`, asked for by `by`.
+    TakenBack {
+        by: Color,
+        ply: u32,
+        fen: String,
+    },
 }
 
 /// Why an operation was refused. The game is unchanged.
@@ -92,6 +114,22 @@ pub enum GameError {
     TooLateToAbort,
     #[error("move {ply} was sent for a position the game has left: it has {played} plies")]
     StalePly { ply: u32, played: u32 },
+    #[error("takebacks do not exist under the uqchess rules")]
+    NoTakebacksInRuleSet,
+    #[error("takebacks are not allowed in rated games on this server")]
+    TakebacksNotAllowed,
+    #[error("you have no move to take back")]
+    NothingToTakeBack,
+    #[error("in a timed game the moves before both clocks started cannot be taken back")]
+    TakebackBeforeClocks,
+    #[error("the game's record does not replay: {0}")]
+    Unreplayable(String),
+    #[error("a takeback request is already standing")]
+    TakebackPending,
+    #[error("there is no takeback request from your opponent")]
+    NoTakebackRequest,
+    #[error("you have no takeback request to withdraw")]
+    NoOwnTakebackRequest,
     #[error(
         "hints are not allowed in this game: only against the computer, or in an unrated game whose players both allowed them"
     )]
@@ -170,6 +208,11 @@ pub struct Game {
     /// replica serving it, its clock stood still.
     credits: Vec<Credit>,
     draw_offer: Option<Color>,
+    /// The side asking for a takeback, while its request stands.
+    takeback_offer: Option<Color>,
+    /// The clocks set back by each takeback still in the record, one per
+    /// ply, oldest first.
+    rewinds: Vec<Rewind>,
     ending: Option<Ending>,
 }
 
@@ -264,6 +307,8 @@ impl Game {
             clock: Clock::new(setup.time_control),
             credits: Vec::new(),
             draw_offer: None,
+            takeback_offer: None,
+            rewinds: Vec::new(),
             ending: None,
         })
     }
@@ -276,15 +321,48 @@ impl Game {
         setup: GameSetup,
         created_at: Timestamp,
         moves: Vec<PlayedMove>,
+        credits: Vec<Credit>,
+        draw_offer: Option<Color>,
+        ending: Option<Ending>,
+    ) -> Result<Self, SetupError> {
+        Self::restore_with(
+            id,
+            setup,
+            created_at,
+            moves,
+            credits,
+            Vec::new(),
+            draw_offer,
+            ending,
+        )
+    }
+
+    /// [`restore`](Self::restore) of a game with takebacks: each rewind
+    /// sets the clocks as they were set when its takeback was made, once
+    /// the moves up to its ply are replayed.
+    #[allow(clippy::too_many_arguments)]
+    pub fn restore_with(
+        id: GameId,
+        setup: GameSetup,
+        created_at: Timestamp,
+        moves: Vec<PlayedMove>,
         mut credits: Vec<Credit>,
+        mut rewinds: Vec<Rewind>,
         draw_offer: Option<Color>,
         ending: Option<Ending>,
     ) -> Result<Self, SetupError> {
         let mut game = Self::build(id, setup, created_at)?;
         credits.sort_by_key(|c| (c.ply, c.granted_at));
+        rewinds.sort_by_key(|r| r.ply);
         let mut pending = credits.iter().peekable();
+        let mut rewound = rewinds.iter().peekable();
         for (index, stored) in moves.into_iter().enumerate() {
             let ply = index as u32 + 1;
+            // A takeback back to the previous ply set the clocks before
+            // this move was made.
+            while let Some(rewind) = rewound.next_if(|r| r.ply < ply) {
+                game.clock.rewind(rewind.clock(game.turn()));
+            }
             // Time given back during this turn, before the move was made.
             while let Some(credit) = pending.next_if(|c| c.ply < ply) {
                 game.clock.credit(credit.ms);
@@ -303,12 +381,16 @@ impl Game {
             game.clock.charge(mover, game.ply(), stored.at);
             game.replay(m, stored);
         }
+        for rewind in rewound {
+            game.clock.rewind(rewind.clock(game.turn()));
+        }
         for credit in pending {
             game.clock.credit(credit.ms);
         }
         game.moves.shrink_to_fit();
         game.history.shrink_to_fit();
         game.credits = credits;
+        game.rewinds = rewinds;
         game.draw_offer = draw_offer;
         if let Some(ending) = ending {
             game.clock.stop(ending.at);
@@ -505,6 +587,9 @@ impl Game {
         let mut events = self.moves_after(from_ply);
         if let Some(by) = self.draw_offer {
             events.push(Event::DrawOffered { by });
+        }
+        if let Some(event) = self.takeback_request() {
+            events.push(event);
         }
         if let Some(ending) = self.ending {
             events.push(Event::GameEnded(ending));

@@ -8,6 +8,6 @@ pub mod pgn;
 
 pub use clock::{ClockReading, Millis};
 pub use game::{
-    Credit, Ending, Event, Game, GameError, GameResult, GameSetup, Participant, PlayedMove,
+    Credit, Ending, Event, Game, GameError, GameResult, GameSetup, Participant, PlayedMove, Rewind,
     SetupError, Termination,
 };

@@ -60,14 +60,21 @@ pub(super) struct GameActor {
     /// Its watchers who are not its players, and how many were last told.
     spectators: Arc<Spectators>,
     spectators_told: u32,
-    engine_tx: mpsc::Sender<(u32, Result<String, EngineError>)>,
-    engine_rx: mpsc::Receiver<(u32, Result<String, EngineError>)>,
+    engine_tx: mpsc::Sender<(Asked, Result<String, EngineError>)>,
+    engine_rx: mpsc::Receiver<(Asked, Result<String, EngineError>)>,
+    /// Takebacks made while this actor ran: an engine answer asked for
+    /// before one is for a position the game has left, even at the same ply.
+    takebacks: u64,
     engine_pending: bool,
     engine_retry_at: Option<Instant>,
     engine_failures: u32,
     /// When the actor last had anything to do.
     busy_at: Instant,
 }
+
+/// The position an engine search was asked for: the game's ply, and the
+/// takebacks made before it.
+type Asked = (u32, u64);
 
 /// Sleeps until `at`, or forever.
 async fn until(at: Option<Instant>) {
@@ -101,6 +108,7 @@ impl GameActor {
             spectators_told: 0,
             engine_tx,
             engine_rx,
+            takebacks: 0,
             engine_pending: false,
             engine_retry_at: None,
             engine_failures: 0,
@@ -130,9 +138,9 @@ impl GameActor {
                     }
                     None => break,
                 },
-                Some((ply, answer)) = self.engine_rx.recv() => {
+                Some((asked, answer)) = self.engine_rx.recv() => {
                     self.busy_at = Instant::now();
-                    self.engine_answered(ply, answer).await;
+                    self.engine_answered(asked, answer).await;
                 }
                 () = until(deadline) => {
                     let now = self.ctx.time.now();
@@ -260,6 +268,7 @@ impl GameActor {
                 ply: *ply,
                 side,
                 events,
+                taken_back: None,
             });
         }
         // A flag that fell before this action arrived ends the game first.
@@ -276,14 +285,26 @@ impl GameActor {
             Action::DeclineDraw => self.game.decline_draw(side),
             Action::ClaimDraw => self.game.claim_draw(side, now),
             Action::Abort => self.game.abort(side, now),
+            Action::ProposeTakeback => {
+                self.game
+                    .propose_takeback(side, self.ctx.rated_takebacks, now)
+            }
+            Action::AcceptTakeback => self.game.accept_takeback(side, now),
+            Action::DeclineTakeback => self.game.decline_takeback(side),
+            Action::CancelTakeback => self.game.cancel_takeback(side),
         }?;
         self.commit(&events, now).await?;
+        let taken_back = events
+            .iter()
+            .any(|e| matches!(e, Event::TakenBack { .. }))
+            .then(|| Box::new(self.game.clone()));
         Ok(Acted {
             clock: self.game.clock(now),
             timed: self.game.time_control().is_timed(),
             ply: self.game.ply(),
             side,
             events,
+            taken_back,
         })
     }
 
@@ -339,6 +360,12 @@ impl GameActor {
                 }
             }
             return Err(e.into());
+        }
+        if events.iter().any(|e| matches!(e, Event::TakenBack { .. })) {
+            self.takebacks += 1;
+            // A search under way is for the position taken back.
+            self.engine_pending = false;
+            self.engine_retry_at = None;
         }
         if events.iter().any(|e| matches!(e, Event::GameEnded(_))) {
             if let Some(line) = self.game.finished_line() {
@@ -407,7 +434,7 @@ impl GameActor {
         self.engine_pending = true;
         let engine = self.ctx.engine.clone();
         let answers = self.engine_tx.clone();
-        let ply = self.game.ply();
+        let asked = (self.game.ply(), self.takebacks);
         let game_id = self.game.id().clone();
         let initial_fen = self.game.initial_fen().to_owned();
         let moves = self.game.uci_moves();
@@ -416,13 +443,13 @@ impl GameActor {
                 .best_move(game_id.as_str(), &initial_fen, moves, u32::from(level))
                 .await;
             // The actor may have stopped; then the answer is moot.
-            let _ = answers.send((ply, answer)).await;
+            let _ = answers.send((asked, answer)).await;
         });
     }
 
-    async fn engine_answered(&mut self, ply: u32, answer: Result<String, EngineError>) {
+    async fn engine_answered(&mut self, asked: Asked, answer: Result<String, EngineError>) {
         self.engine_pending = false;
-        if ply != self.game.ply() || self.game.engine_to_move().is_none() {
+        if asked != (self.game.ply(), self.takebacks) || self.game.engine_to_move().is_none() {
             return;
         }
         let side = self.game.turn();

@@ -83,6 +83,8 @@ pub struct Context {
     /// How long an active game stays in memory with nothing to do; zero
     /// keeps every active game in memory.
     pub evict_after: Duration,
+    /// The operator allows takebacks in rated games.
+    pub rated_takebacks: bool,
 }
 
 /// An action a player takes.
@@ -99,6 +101,10 @@ pub enum Action {
     DeclineDraw,
     ClaimDraw,
     Abort,
+    ProposeTakeback,
+    AcceptTakeback,
+    DeclineTakeback,
+    CancelTakeback,
 }
 
 /// The outcome of an action: what it caused and where the game stands, but
@@ -114,6 +120,8 @@ pub struct Acted {
     pub ply: u32,
     /// The side the acting player plays.
     pub side: Color,
+    /// The game after a takeback (which replaces what a caller holds of it).
+    pub taken_back: Option<Box<Game>>,
 }
 
 /// The position a hint is computed for.

@@ -128,3 +128,26 @@ pub mod clock_credits {
 
     impl ActiveModelBehavior for ActiveModel {}
 }
+
+pub mod takebacks {
+    use sea_orm::entity::prelude::*;
+
+    /// The clocks a takeback back to `ply` left: each side's time at that
+    /// instant (`taken_at`), the side to move's clock running from then.
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "takebacks")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub game_id: String,
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub ply: i32,
+        pub taken_at: i64,
+        pub white_ms: i64,
+        pub black_ms: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}

@@ -20,6 +20,7 @@ impl MigratorTrait for Migrator {
             Box::new(Shards),
             Box::new(MoveLog),
             Box::new(PlayerHistory),
+            Box::new(Takebacks),
         ]
     }
 }
@@ -368,5 +369,31 @@ impl PlayerHistory {
                 .await?;
         }
         Ok(())
+    }
+}
+
+/// The clocks as each takeback set them, one row per ply gone back to (see
+/// `model::Rewind`): a game's moves after a takeback are replayed from the
+/// clocks it left, so a reloaded game has the same clocks as before.
+struct Takebacks;
+
+migration!(Takebacks, "m20261202_000006_takebacks");
+
+impl Takebacks {
+    async fn up(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+        create_table(manager, "takebacks", |t| {
+            t.col(string("game_id"))
+                .col(integer("ply"))
+                .col(big_integer("taken_at"))
+                .col(big_integer("white_ms"))
+                .col(big_integer("black_ms"))
+                .primary_key(Index::create().col("game_id").col("ply"))
+                .foreign_key(&mut references_game("takebacks"))
+        })
+        .await
+    }
+
+    async fn down(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+        drop_tables(manager, &["takebacks"]).await
     }
 }

@@ -35,7 +35,7 @@ use chess_domain::GameId;
 use sea_orm::DatabaseConnection;
 use sea_orm_migration::MigratorTrait as _;
 
-pub use entities::{clock_credits, games, moves, results_outbox};
+pub use entities::{clock_credits, games, moves, results_outbox, takebacks};
 pub use history::HistoryFilter;
 pub use rows::{credit_op, new_game_row, ops_for, row_setup};
 pub use writer::{Fence, WriteOp};

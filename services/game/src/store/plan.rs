@@ -9,7 +9,7 @@ use sea_orm::{
     TransactionTrait as _,
 };
 
-use super::{WriteOp, clock_credits, games, moves, results_outbox};
+use super::{WriteOp, clock_credits, games, moves, results_outbox, takebacks};
 
 /// Moves inserted per statement; SQLite allows 32766 bound values, seven a
 /// move.
@@ -130,6 +130,38 @@ pub(super) fn plan(ops: &[&WriteOp], backend: DbBackend) -> Result<Vec<Planned>,
                     .value("renewed_at", at.millis())
                     .to_owned();
                 push(backend.build(&update), false);
+            }
+            WriteOp::TakeBack(rewind) => {
+                let game = || rewind.game_id.as_str();
+                push(
+                    moves::Entity::delete_many()
+                        .filter(moves::Column::GameId.eq(game()))
+                        .filter(moves::Column::Ply.gt(rewind.ply))
+                        .build(backend),
+                    false,
+                );
+                push(
+                    clock_credits::Entity::delete_many()
+                        .filter(clock_credits::Column::GameId.eq(game()))
+                        .filter(clock_credits::Column::Ply.gte(rewind.ply))
+                        .build(backend),
+                    false,
+                );
+                push(
+                    takebacks::Entity::delete_many()
+                        .filter(takebacks::Column::GameId.eq(game()))
+                        .filter(takebacks::Column::Ply.gte(rewind.ply))
+                        .build(backend),
+                    false,
+                );
+                let insert = takebacks::Entity::insert(takebacks::ActiveModel {
+                    game_id: Set(rewind.game_id.clone()),
+                    ply: Set(rewind.ply),
+                    taken_at: Set(rewind.taken_at),
+                    white_ms: Set(rewind.white_ms),
+                    black_ms: Set(rewind.black_ms),
+                });
+                push(insert.build(backend), false);
             }
             WriteOp::InsertCredit(credit) => {
                 let insert = clock_credits::Entity::insert(clock_credits::ActiveModel {

@@ -15,7 +15,7 @@ use tokio_stream::StreamExt as _;
 
 use super::{
     ListFilter, Store, StoreError, clock_credits, games, moves, results_outbox, rows::restore,
-    sqlite,
+    sqlite, takebacks,
 };
 use crate::model::Game;
 
@@ -44,7 +44,11 @@ impl Store {
             .filter(clock_credits::Column::GameId.eq(id.as_str()))
             .all(&self.db)
             .await?;
-        restore(row, moves, credits).map(Some)
+        let rewinds = takebacks::Entity::find()
+            .filter(takebacks::Column::GameId.eq(id.as_str()))
+            .all(&self.db)
+            .await?;
+        restore(row, moves, credits, rewinds).map(Some)
     }
 
     /// Every game still in progress, rebuilt: all of them (`None`, at the
@@ -102,11 +106,23 @@ impl Store {
                 .or_default()
                 .push(c);
         }
+        let mut rewinds_by_game: HashMap<String, Vec<takebacks::Model>> = HashMap::new();
+        for r in takebacks::Entity::find()
+            .filter(takebacks::Column::GameId.in_subquery(active_ids()))
+            .all(&self.db)
+            .await?
+        {
+            rewinds_by_game
+                .entry(r.game_id.clone())
+                .or_default()
+                .push(r);
+        }
         rows.into_iter()
             .map(|row| {
                 let moves = moves_by_game.remove(&row.id).unwrap_or_default();
                 let credits = credits_by_game.remove(&row.id).unwrap_or_default();
-                restore(row, moves, credits)
+                let rewinds = rewinds_by_game.remove(&row.id).unwrap_or_default();
+                restore(row, moves, credits, rewinds)
             })
             .collect()
     }

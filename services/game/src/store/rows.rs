@@ -6,9 +6,10 @@ use chess_domain::{GameStatus, RuleSet, TimeControl, Timestamp};
 use sea_orm::Set;
 use shakmaty::Color;
 
-use super::{StoreError, WriteOp, clock_credits, games, moves, results_outbox};
+use super::{StoreError, WriteOp, clock_credits, games, moves, results_outbox, takebacks};
 use crate::model::{
-    Credit, Ending, Event, Game, GameResult, GameSetup, Participant, PlayedMove, Termination,
+    Credit, Ending, Event, Game, GameResult, GameSetup, Participant, PlayedMove, Rewind,
+    Termination,
 };
 
 fn encode_rules(rules: RuleSet) -> &'static str {
@@ -82,7 +83,23 @@ pub fn ops_for(game: &Game, events: &[Event], now: Timestamp) -> Vec<WriteOp> {
                 }));
             }
             Event::DrawOffered { .. } | Event::DrawDeclined { .. } => changed = true,
-            Event::FiftyMoveWarning { .. } => {}
+            // Takeback requests, as rematch offers, live in memory only.
+            Event::FiftyMoveWarning { .. }
+            | Event::TakebackOffered { .. }
+            | Event::TakebackDeclined { .. }
+            | Event::TakebackCancelled { .. } => {}
+            Event::TakenBack { ply, .. } => {
+                changed = true;
+                if let Some(rewind) = game.rewinds().iter().find(|r| r.ply == *ply) {
+                    ops.push(WriteOp::TakeBack(takebacks::Model {
+                        game_id: game.id().to_string(),
+                        ply: rewind.ply as i32,
+                        taken_at: rewind.at.millis(),
+                        white_ms: rewind.remaining.white,
+                        black_ms: rewind.remaining.black,
+                    }));
+                }
+            }
             Event::GameEnded(ending) => {
                 changed = true;
                 if let (
@@ -191,6 +208,7 @@ pub(super) fn restore(
     row: games::Model,
     moves: Vec<moves::Model>,
     credits: Vec<clock_credits::Model>,
+    rewinds: Vec<takebacks::Model>,
 ) -> Result<Game, StoreError> {
     let (setup, ending) = row_setup(&row)?;
     let played = moves
@@ -211,16 +229,28 @@ pub(super) fn restore(
             granted_at: Timestamp::from_millis(c.granted_at),
         })
         .collect();
+    let rewinds = rewinds
+        .into_iter()
+        .map(|r| Rewind {
+            ply: r.ply.max(0) as u32,
+            at: Timestamp::from_millis(r.taken_at),
+            remaining: shakmaty::ByColor {
+                white: r.white_ms,
+                black: r.black_ms,
+            },
+        })
+        .collect();
     let draw_offer = row
         .draw_offer
         .as_deref()
         .and_then(chess_domain::color_from_name);
-    Game::restore(
+    Game::restore_with(
         chess_domain::GameId::trusted(row.id.clone()),
         setup,
         Timestamp::from_millis(row.created_at),
         played,
         credits,
+        rewinds,
         draw_offer,
         ending,
     )

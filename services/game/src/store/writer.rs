@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     Store, StoreError, clock_credits, games, moves, plan, postgres::Fencing, results_outbox,
-    sqlite::DirectWriter,
+    sqlite::DirectWriter, takebacks,
 };
 
 /// Largest number of callers' changes committed in one transaction.
@@ -36,6 +36,9 @@ pub enum WriteOp {
     InsertResult(results_outbox::ActiveModel),
     DeleteResult(chess_domain::GameId),
     InsertCredit(clock_credits::Model),
+    /// A takeback: the game's moves after the row's ply are removed, and so
+    /// are its credits and takebacks from that ply on; the row is stored.
+    TakeBack(takebacks::Model),
     /// A lone replica is alive at this time: after a restart, the time since
     /// is given back to the players to move.
     Heartbeat(chess_domain::Timestamp),

@@ -63,6 +63,7 @@ impl Game {
     ) -> Event {
         self.clock.stop(at);
         self.draw_offer = None;
+        self.takeback_offer = None;
         let ending = Ending {
             result,
             termination,

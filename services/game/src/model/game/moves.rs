@@ -119,6 +119,7 @@ impl Game {
             self.draw_offer = None;
             events.push(Event::DrawDeclined { by: side });
         }
+        events.extend(self.answer_takeback_by_move(side));
         events.push(self.apply(m, input.to_owned(), now));
         events.extend(self.after_move(side, now));
         Ok(events)

@@ -105,6 +105,8 @@ impl DirectWriter {
             .filter_map(|op| match op {
                 WriteOp::InsertMove(mv) => Some(mv.game_id.as_str()),
                 WriteOp::FoldLog(game) => game.as_ref().map(GameId::as_str),
+                // The moves taken back may still be in the log.
+                WriteOp::TakeBack(rewind) => Some(rewind.game_id.as_str()),
                 _ => None,
             })
             .collect();
@@ -119,6 +121,18 @@ impl DirectWriter {
         } else {
             self.log.copy_games(&txn, games, &mut change)?;
             self.log.trim(&txn, &mut change)?;
+        }
+        for op in ops {
+            if let WriteOp::TakeBack(rewind) = op {
+                // Rows of the log already copied stay until trimmed, and a
+                // crash copies the whole log again: the plies taken back
+                // must not come back with it.
+                txn.execute(
+                    "DELETE FROM move_log WHERE game_id = ?1 AND ply > ?2",
+                    rusqlite::params![rewind.game_id, rewind.ply],
+                )
+                .map_err(sqlite)?;
+            }
         }
         for Planned { statement, one_row } in planned {
             let values = statement
