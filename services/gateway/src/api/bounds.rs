@@ -137,7 +137,8 @@ methods! {
     SignedIn { challenge_id: ID, reason: REASON }: DeclineChallengeRequest;
     SignedIn { game_id: ID, r#move: MOVE }: MakeMoveRequest;
     SignedIn { game_id: ID }: ResignRequest, OfferDrawRequest, AcceptDrawRequest, DeclineDrawRequest,
-        ClaimDrawRequest, AbortRequest, HintRequest;
+        ClaimDrawRequest, AbortRequest, HintRequest, ProposeTakebackRequest, AcceptTakebackRequest,
+        DeclineTakebackRequest, CancelTakebackRequest;
     SignedIn { page_token: PAGE_TOKEN }: ListMyGamesRequest;
     SignedIn { event: NOSTR_EVENT }: LinkNostrKeyRequest;
     SignedIn custom: StreamEventsRequest;

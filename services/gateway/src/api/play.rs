@@ -123,6 +123,11 @@ public_service! {
         claim_draw(ClaimDrawRequest -> pb::ClaimDrawResponse),
         abort(AbortRequest -> pb::AbortResponse);
     seat(offered_by) [game_id]: decline_draw(DeclineDrawRequest -> pb::DeclineDrawResponse);
+    seat(offered, taken_back) [game_id]:
+        propose_takeback(ProposeTakebackRequest -> pb::ProposeTakebackResponse);
+    seat(taken_back) [game_id]: accept_takeback(AcceptTakebackRequest -> pb::AcceptTakebackResponse);
+    custom() [game_id]: decline_takeback(DeclineTakebackRequest -> pb::DeclineTakebackResponse),
+        cancel_takeback(CancelTakebackRequest -> pb::CancelTakebackResponse);
     read(board) [game_id]: board(BoardRequest -> pb::BoardResponse);
     read(game) [game_id]: get_game(GetGameRequest -> pb::GetGameResponse);
     read(pgn) [game_id]: export_pgn(ExportPgnRequest -> pb::ExportPgnResponse);
@@ -133,6 +138,26 @@ public_service! {
 
 /// The methods written out: those that do more than forward a call.
 impl Play {
+    async fn decline_takeback(
+        &self,
+        request: Request<pb::DeclineTakebackRequest>,
+    ) -> Answer<pb::DeclineTakebackResponse> {
+        let (mut game, game_id, player_id) = self.seat(request, |r| r.game_id)?;
+        let request = game::DeclineTakebackRequest { game_id, player_id };
+        forward(game.decline_takeback(request)).await?;
+        Ok(pb::DeclineTakebackResponse {})
+    }
+
+    async fn cancel_takeback(
+        &self,
+        request: Request<pb::CancelTakebackRequest>,
+    ) -> Answer<pb::CancelTakebackResponse> {
+        let (mut game, game_id, player_id) = self.seat(request, |r| r.game_id)?;
+        let request = game::CancelTakebackRequest { game_id, player_id };
+        forward(game.cancel_takeback(request)).await?;
+        Ok(pb::CancelTakebackResponse {})
+    }
+
     async fn make_move(
         &self,
         request: Request<pb::MakeMoveRequest>,
