@@ -126,9 +126,23 @@ export function applyEvent(g: Game, e: GameEvent): { changed: boolean; notice?: 
     case "engineFailed":
       g.engineFailed = k.value.message;
       return { changed: true };
+    case "takebackOffered":
+      return { changed: true, notice: `${sideName(k.value.by)} asks to take back their last move.` };
+    case "takebackDeclined":
+      return { changed: true, notice: `${sideName(k.value.by)} declined the takeback.` };
+    case "takebackCancelled":
+      return { changed: true, notice: `${sideName(k.value.by)} withdrew the takeback request.` };
+    case "takenBack":
+      // The game went back: the event carries it whole, moves and all.
+      if (k.value.game) Object.assign(g, fromSnapshot(k.value.game));
+      return { changed: true, notice: `${sideName(k.value.by)}'s last move was taken back.` };
     default:
       return { changed: false };
   }
+}
+
+function sideName(c: Color): string {
+  return c === Color.WHITE ? "White" : "Black";
 }
 
 export function isActive(g: Game): boolean {

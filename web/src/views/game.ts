@@ -230,7 +230,8 @@ export function gameView(id: string): View {
         notice = "";
         break;
     }
-    clocks.update(e.clock, e.ply);
+    // A takeback brings the game, and its clocks, to a lower ply.
+    clocks.update(e.clock, e.ply, e.kind.case === "takenBack");
     settlePending();
     render();
   }

@@ -85,6 +85,12 @@ pub(super) fn forward<T: Send + 'static>(watch: Watch<T>) -> EventStream<T> {
                     continue;
                 }
                 Ok(event) => {
+                    if matches!(event.kind, Some(common::game_event::Kind::TakenBack(_)))
+                        && let Some(sent) = watch.sent.get_mut(event.game_id.as_str())
+                    {
+                        // The plies after the takeback are played afresh.
+                        sent.0 = sent.0.min(event.ply);
+                    }
                     let last = watch.stop_at_end
                         && matches!(event.kind, Some(common::game_event::Kind::GameEnded(_)));
                     let item = (watch.wrap)((*event).clone());

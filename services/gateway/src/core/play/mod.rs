@@ -43,6 +43,8 @@ pub enum GameEvent {
     },
     /// The game is over.
     Ended(Ended),
+    /// The game was taken back to `ply` plies, at `fen`.
+    TakenBack { ply: u32, fen: String },
     /// The engine could not find its move.
     EngineFailed,
     /// Anything else (draw offers, clocks, ...): no front here tells it.
@@ -61,6 +63,10 @@ impl GameEvent {
             },
             Some(common::game_event::Kind::GameEnded(ended)) => Self::Ended(Ended::of(&ended)),
             Some(common::game_event::Kind::EngineFailed(_)) => Self::EngineFailed,
+            Some(common::game_event::Kind::TakenBack(back)) => Self::TakenBack {
+                ply: back.ply,
+                fen: back.fen,
+            },
             _ => Self::Other,
         }
     }

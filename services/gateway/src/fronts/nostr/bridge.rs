@@ -120,6 +120,7 @@ impl Bridge {
                 Ok(())
             }
             Command::Told { game_id, ply } => self.journal.told(&game_id, ply),
+            Command::Rewound { game_id, ply } => self.journal.rewound(&game_id, ply),
             Command::Ended { game_id } => self.journal.ended(&game_id),
             Command::Unfollowed { game_id } => {
                 self.following.remove(&game_id);

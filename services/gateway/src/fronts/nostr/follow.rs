@@ -85,6 +85,15 @@ async fn follow(cx: &Context, inbox: &Inbox, game_id: &GameId) {
                     fen = Some(after);
                     inbox.told(game_id, ply);
                 }
+                // The protocol has no takeback: the position it went back
+                // to is published as the game's state, and the moves played
+                // from there are told as they come.
+                GameEvent::TakenBack { ply, fen: after } => {
+                    cx.outbox
+                        .publish(protocol::state(&cx.keys, &seats.borrow(), &after, None));
+                    fen = Some(after);
+                    inbox.rewound(game_id, ply);
+                }
                 GameEvent::Ended(ended) => {
                     let fen = fen.clone().unwrap_or_default();
                     announce_end(cx, inbox, &seats, &fen, ending_of(&ended));

@@ -24,6 +24,11 @@ pub(super) enum Command {
         game_id: GameId,
         ply: u32,
     },
+    /// The game was taken back to `ply`.
+    Rewound {
+        game_id: GameId,
+        ply: u32,
+    },
     Ended {
         game_id: GameId,
     },
@@ -75,6 +80,11 @@ impl Inbox {
     pub(super) fn told(&self, game_id: &GameId, ply: u32) {
         let game_id = game_id.clone();
         self.send(Command::Told { game_id, ply });
+    }
+
+    pub(super) fn rewound(&self, game_id: &GameId, ply: u32) {
+        let game_id = game_id.clone();
+        self.send(Command::Rewound { game_id, ply });
     }
 
     pub(super) fn ended(&self, game_id: &GameId) {

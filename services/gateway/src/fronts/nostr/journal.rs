@@ -85,7 +85,8 @@ impl Journal {
                         }
                         ["t", game, ply] => {
                             if let (Some(g), Ok(ply)) = (games.get_mut(*game), ply.parse::<u32>()) {
-                                g.told_ply = g.told_ply.max(ply);
+                                // The last line wins: a takeback tells a lower ply.
+                                g.told_ply = ply;
                             }
                         }
                         ["x", game] => {
@@ -228,6 +229,19 @@ impl Journal {
         }
         game.told_ply = ply;
         // Losing this record only repeats a state event after a crash.
+        self.append(&format!("t {game_id} {ply}\n"), false)
+    }
+
+    /// Records that a game was taken back to `ply`, whose position was
+    /// published: its moves after `ply` are told again as they are played.
+    pub fn rewound(&mut self, game_id: &GameId, ply: u32) -> std::io::Result<()> {
+        let Some(game) = self.games.get_mut(game_id) else {
+            return Ok(());
+        };
+        if ply >= game.told_ply {
+            return Ok(());
+        }
+        game.told_ply = ply;
         self.append(&format!("t {game_id} {ply}\n"), false)
     }
 
