@@ -409,3 +409,90 @@ pub(super) async fn count(url: &str, table: &str) -> i64 {
     chess_storage::close(&db).await;
     n
 }
+
+/// A takeback is stored: the plies taken back leave `moves` (and the
+/// SQLite log of moves), and the clocks it set replay, so the game read
+/// back, alone or among the games in play, is the one in memory, also
+/// after more moves and a second takeback to an earlier ply.
+async fn a_takeback_replays_after_a_reload(url: String) {
+    let store = Store::open(&url).await.unwrap();
+    let mut game = Game::new(
+        chess_domain::GameId::trusted("tb"),
+        GameSetup {
+            time_control: TimeControl::Incremental {
+                initial_secs: 60,
+                increment_secs: 2,
+            },
+            white: fixtures::guest("w"),
+            black: fixtures::guest("b"),
+            rules: RuleSet::Standard,
+            rated: false,
+            allow_hints: false,
+            initial_fen: None,
+        },
+        Timestamp::EPOCH,
+    )
+    .unwrap();
+    insert_games(&store, std::slice::from_ref(&game)).await;
+    let at = Timestamp::from_millis;
+    let write = async |game: &Game, events: Vec<crate::model::Event>, now: Timestamp| {
+        store
+            .write(None, ops_for(game, &events, now))
+            .await
+            .unwrap();
+    };
+    let line = ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6"];
+    for (i, san) in line.iter().enumerate() {
+        let now = at(1_000 * (i as i64 + 1));
+        let events = game.play(game.turn(), san, now).unwrap();
+        write(&game, events, now).await;
+    }
+    // White takes back Bb5 and black's reply.
+    let events = game
+        .propose_takeback(Color::White, false, at(8_000))
+        .unwrap();
+    write(&game, events, at(8_000)).await;
+    let events = game.accept_takeback(Color::Black, at(9_000)).unwrap();
+    write(&game, events, at(9_000)).await;
+    assert_eq!(game.ply(), 4);
+    for (i, san) in ["Bc4", "Nf6", "d3"].iter().enumerate() {
+        let now = at(10_000 + 1_000 * i as i64);
+        let events = game.play(game.turn(), san, now).unwrap();
+        write(&game, events, now).await;
+    }
+    let reread = |stored: &Game, game: &Game| {
+        assert_eq!(stored.fen(), game.fen());
+        assert_eq!(stored.moves(), game.moves());
+        assert_eq!(stored.clock(at(20_000)), game.clock(at(20_000)));
+        assert_eq!(stored.rewinds(), game.rewinds());
+    };
+    reread(&store.load(game.id()).await.unwrap().unwrap(), &game);
+    // Black takes back Nf6 and d3: back before the first takeback's ply
+    // is not reached, so both takebacks stay.
+    let events = game
+        .propose_takeback(Color::Black, false, at(14_000))
+        .unwrap();
+    write(&game, events, at(14_000)).await;
+    let events = game.accept_takeback(Color::White, at(15_000)).unwrap();
+    write(&game, events, at(15_000)).await;
+    assert_eq!((game.ply(), game.rewinds().len()), (5, 2));
+    store.close().await;
+    let reopened = Store::open(&url).await.unwrap();
+    reread(&reopened.load(game.id()).await.unwrap().unwrap(), &game);
+    let active = reopened.load_active(None).await.unwrap();
+    reread(&active[0], &game);
+    reopened.close().await;
+}
+
+#[tokio::test]
+async fn a_takeback_replays_after_a_reload_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    a_takeback_replays_after_a_reload(chess_storage::sqlite_url(&dir.path().join("game.sqlite")))
+        .await;
+}
+
+#[tokio::test]
+async fn a_takeback_replays_after_a_reload_on_postgres() {
+    a_takeback_replays_after_a_reload(chess_storage::testing::fresh_postgres_database().await)
+        .await;
+}
