@@ -47,7 +47,7 @@ pub mod rating;
 use std::time::Duration;
 
 pub use engine::{EngineClient, EngineError, FULL_STRENGTH_SEARCH};
-pub use game::{EventStream, GameClient, GameRpc, NewGame};
+pub use game::{ChatRooms, EventStream, GameClient, GameRpc, NewGame};
 pub use matchmaking::MatchmakingClient;
 pub use rating::RatingClient;
 

@@ -4,7 +4,8 @@
 //! history in `api/history.rs`, and whom a
 //! request acts for is checked in `api/seat.rs`; PlayMoves'
 //! flow of many moves over one stream is [`crate::relay`], which this
-//! feeds the stream's messages and answers.
+//! feeds the stream's messages and answers. The chat calls, and the chat
+//! parts of the streams, are in `api/chat.rs`.
 
 use std::sync::Arc;
 
@@ -28,12 +29,13 @@ use crate::{
     store::ListFilter,
 };
 
+mod chat;
 mod history;
 mod seat;
 mod watch;
 
 use seat::{check_seat, known_game, players_own};
-use watch::{EventStream, Sent, Watch, forward};
+use watch::{ChatSent, EventStream, Sent, Watch, forward};
 
 /// What a method answers, before the service wraps it in a response.
 type Answer<T> = Result<T, Status>;
@@ -46,6 +48,8 @@ pub struct GameApi {
     site: String,
     /// Checks the assertions PlayMoves' messages carry.
     key: InternalKey,
+    /// Each game's live chat lines.
+    chat: crate::chat::ChatFeed,
 }
 
 impl GameApi {
@@ -54,6 +58,7 @@ impl GameApi {
             registry,
             site,
             key,
+            chat: crate::chat::ChatFeed::default(),
         }
     }
 
@@ -417,17 +422,25 @@ impl GameApi {
                 "without_moves_of must be white or black",
             ));
         }
+        let game_id = known_game(&r.game_id)?;
+        let chat_rooms = match r.from_chat_revision {
+            Some(_) => Some(chat::rooms_of(&r.chat_rooms)?),
+            None if r.chat_rooms.is_empty() => None,
+            None => {
+                return Err(Status::invalid_argument(
+                    "chat_rooms needs from_chat_revision",
+                ));
+            }
+        };
+        // Subscribed before the chat is read, so no line falls between.
+        let chat_live = chat_rooms.as_ref().map(|_| self.chat.subscribe(&game_id));
         // An id too long to be anyone's is nobody's: the watch is counted.
         let watcher = (!r.watcher_id.is_empty())
             .then(|| PlayerId::parse(&r.watcher_id).ok())
             .flatten();
         let watching = self
             .registry
-            .watch(
-                &known_game(&r.game_id)?,
-                watcher,
-                r.without_moves_of.is_some(),
-            )
+            .watch(&game_id, watcher, r.without_moves_of.is_some())
             .await?;
         let (game, events) = (watching.game, watching.events);
         let now = self.now();
@@ -459,6 +472,14 @@ impl GameApi {
                 .map(|e| wrap(convert::event(&game, e, now)))
                 .collect(),
         };
+        let mut first = first;
+        let mut chat_sent = ChatSent::new();
+        if let (Some(rooms), Some(from)) = (&chat_rooms, r.from_chat_revision) {
+            let lines = self.chat_catch_up(&game_id, rooms, from).await?;
+            let last = lines.iter().filter_map(chat::chat_of).map(|(_, r)| r).max();
+            chat_sent.insert(game_id.clone(), last.unwrap_or(from));
+            first.extend(lines.into_iter().map(wrap));
+        }
         let live = game.is_active().then_some(events);
         let shutdown = self.registry.context().shutdown.clone();
         Ok(forward(Watch {
@@ -470,6 +491,14 @@ impl GameApi {
             sent: Sent::new(),
             without_moves_of: r.without_moves_of,
             _spectating: watching.spectating,
+            chat: chat_live,
+            chat_rooms: chat_rooms.map(|rooms| {
+                rooms
+                    .into_iter()
+                    .map(|room| chat::room_pb(room) as i32)
+                    .collect()
+            }),
+            chat_sent,
         }))
     }
 
@@ -485,8 +514,14 @@ impl GameApi {
         let wrap = |event| pb::WatchPlayerResponse { event: Some(event) };
         let mut first = Vec::new();
         let mut sent = Sent::new();
+        let mut chat_sent = ChatSent::new();
         if r.resume {
             // A cursor whose id names no game has nothing to catch up on.
+            let chat_cursors: Vec<(GameId, u64)> = r
+                .games
+                .iter()
+                .filter_map(|c| Some((GameId::parse(&c.game_id).ok()?, c.chat_revision?)))
+                .collect();
             let cursors = r
                 .games
                 .into_iter()
@@ -505,6 +540,16 @@ impl GameApi {
                         common::game_event::Kind::Snapshot(convert::game_state(&game, now, true)),
                     ))),
                 }
+                // The players' room lines missed, of the games whose
+                // cursor says where their chat stood.
+                if let Some((_, from)) = chat_cursors.iter().find(|(id, _)| id == game.id()) {
+                    let lines = self
+                        .chat_catch_up(game.id(), &[crate::chat::Room::Players], *from)
+                        .await?;
+                    let last = lines.iter().filter_map(chat::chat_of).map(|(_, r)| r).max();
+                    chat_sent.insert(game.id().clone(), last.unwrap_or(*from));
+                    first.extend(lines.into_iter().map(wrap));
+                }
             }
         }
         Ok(forward(Watch {
@@ -516,6 +561,9 @@ impl GameApi {
             sent,
             without_moves_of: None,
             _spectating: None,
+            chat: None,
+            chat_rooms: None,
+            chat_sent,
         }))
     }
 
@@ -535,6 +583,9 @@ impl GameApi {
             sent: Sent::new(),
             without_moves_of: None,
             _spectating: None,
+            chat: None,
+            chat_rooms: None,
+            chat_sent: ChatSent::new(),
         }))
     }
 
@@ -575,6 +626,9 @@ impl GameApi {
             sent: Sent::new(),
             without_moves_of: None,
             _spectating: None,
+            chat: None,
+            chat_rooms: None,
+            chat_sent: ChatSent::new(),
         }))
     }
 
@@ -685,6 +739,11 @@ game_service! {
         accept_takeback(pb::AcceptTakebackRequest) -> pb::AcceptTakebackResponse;
         decline_takeback(pb::DeclineTakebackRequest) -> pb::DeclineTakebackResponse;
         cancel_takeback(pb::CancelTakebackRequest) -> pb::CancelTakebackResponse;
+        post_chat(pb::PostChatRequest) -> pb::PostChatResponse;
+        list_chat(pb::ListChatRequest) -> pb::ListChatResponse;
+        hide_chat(pb::HideChatRequest) -> pb::HideChatResponse;
+        report_chat(pb::ReportChatRequest) -> pb::ReportChatResponse;
+        list_chat_reports(pb::ListChatReportsRequest) -> pb::ListChatReportsResponse;
     }
     viewing {
         get_game(GetGameRequest) -> GetGameResponse;

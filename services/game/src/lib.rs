@@ -10,6 +10,7 @@
 //!   runs one private actor per live game (`registry/actor.rs`), serialising
 //!   its moves, running its timers and the engine's moves, persisting before
 //!   it answers or publishes; [`hub`] carries live events per player. Those
+//!   [`chat`] is each game's chat: its rules and its live feed. Those
 //!   events are wire events, built once by [`convert`] and shared by every
 //!   watcher: the core's one use of a room above it.
 //!   Beside it, [`registry::lone`] and [`registry::manager`] keep it serving
@@ -25,6 +26,7 @@
 //!   drawing and PGN; [`time`]: the clock source.
 
 pub mod api;
+pub mod chat;
 pub mod clients;
 pub mod convert;
 pub mod error;

@@ -102,6 +102,8 @@ pub struct Config {
     /// replica should do it: with several, set `false` on all but one.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub notify_daily_moves: bool,
+    #[command(flatten)]
+    pub chat: api::chat::ChatArgs,
 }
 
 /// Default address of the public gRPC API.
@@ -200,12 +202,13 @@ pub async fn run(config: Config) -> Result<(), StartError> {
             backends: backends.clone(),
             sessions,
             presence,
-            chat,
+            chat: Arc::clone(&chat),
             limits: api::limits::AddressLimits::new(
                 config.login_failures_per_address,
                 config.registrations_per_address,
             ),
             shutdown: server.shutdown(),
+            chat_rules: api::chat::ChatRules::new(&config.chat, Arc::clone(&chat)),
         }),
         bridge,
     );

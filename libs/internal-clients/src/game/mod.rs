@@ -56,6 +56,7 @@ use tonic::{Status, service::interceptor::InterceptedService};
 pub use moves::refusal_of;
 pub use router::Routed;
 use router::{Endpoint, Router, Target};
+pub use watch::ChatRooms;
 
 use crate::{CALL_TIMEOUT, timed, within};
 
@@ -278,7 +279,15 @@ impl GameClient {
         game_id: &GameId,
         from_ply: Option<u32>,
     ) -> Result<EventStream<pb::WatchGameResponse>, Status> {
-        watch::watch_game(self.clone(), game_id.clone(), from_ply, None, String::new()).await
+        watch::watch_game(
+            self.clone(),
+            game_id.clone(),
+            from_ply,
+            None,
+            String::new(),
+            None,
+        )
+        .await
     }
 
     /// The events of game `game_id` as [`Self::watch_game`] follows them,
@@ -296,6 +305,7 @@ impl GameClient {
             from_ply,
             None,
             watcher.to_string(),
+            None,
         )
         .await
     }
@@ -316,6 +326,30 @@ impl GameClient {
             from_ply,
             Some(me),
             String::new(),
+            None,
+        )
+        .await
+    }
+
+    /// The events of game `game_id` as [`Self::watch_game`] follows them,
+    /// with its chat: the lines of `chat.rooms` changed after
+    /// `chat.from_revision` first, then live ones; followed across
+    /// replicas from the last line forwarded, and on after the game's end;
+    /// for `watcher` (empty: unknown), as [`Self::watch_game_by`].
+    pub async fn watch_game_with_chat(
+        &self,
+        game_id: &GameId,
+        from_ply: Option<u32>,
+        watcher: String,
+        chat: ChatRooms,
+    ) -> Result<EventStream<pb::WatchGameResponse>, Status> {
+        watch::watch_game(
+            self.clone(),
+            game_id.clone(),
+            from_ply,
+            None,
+            watcher,
+            Some(chat),
         )
         .await
     }

@@ -53,6 +53,8 @@ struct Forwarded {
     /// The highest ply of an event forwarded.
     ply: u32,
     ended: bool,
+    /// The highest chat revision forwarded (or resumed from), if any.
+    chat: Option<u64>,
 }
 
 impl Seen {
@@ -65,6 +67,7 @@ impl Seen {
                     let seen = Forwarded {
                         ply: c.ply,
                         ended: false,
+                        chat: c.chat_revision,
                     };
                     (GameId::trusted(c.game_id.clone()), seen)
                 })
@@ -74,6 +77,18 @@ impl Seen {
 
     /// Whether `event` is to be forwarded; if so, it counts as forwarded.
     pub(crate) fn admit(&mut self, event: &common::GameEvent) -> bool {
+        // A chat line says nothing of the game's ply: it counts only for
+        // the chat of a game followed.
+        if let Some(Kind::Chat(line)) = &event.kind {
+            return match self.games.get_mut(event.game_id.as_str()) {
+                Some(game) if game.chat.is_some_and(|seen| line.revision <= seen) => false,
+                Some(game) => {
+                    game.chat = Some(line.revision);
+                    true
+                }
+                None => true,
+            };
+        }
         let ends = match &event.kind {
             Some(Kind::GameEnded(_)) => true,
             Some(Kind::Snapshot(state)) => state.status == common::GameStatus::Finished as i32,
@@ -93,6 +108,7 @@ impl Seen {
                 let seen = Forwarded {
                     ply: event.ply,
                     ended: ends,
+                    chat: None,
                 };
                 self.games
                     .insert(GameId::trusted(event.game_id.clone()), seen);
@@ -104,6 +120,11 @@ impl Seen {
     /// The last ply forwarded of `game_id`, if anything was.
     pub(crate) fn ply(&self, game_id: &GameId) -> Option<u32> {
         self.games.get(game_id).map(|g| g.ply)
+    }
+
+    /// The last chat revision forwarded of `game_id`, if any was.
+    pub(crate) fn chat(&self, game_id: &GameId) -> Option<u64> {
+        self.games.get(game_id).and_then(|g| g.chat)
     }
 
     /// Whether the end of `game_id` was forwarded.
@@ -121,6 +142,7 @@ impl Seen {
             .map(|(id, g)| common::GameCursor {
                 game_id: id.to_string(),
                 ply: g.ply,
+                chat_revision: g.chat,
             })
             .collect();
         cursors.sort_unstable_by(|a, b| a.game_id.cmp(&b.game_id));
@@ -136,21 +158,32 @@ pub(crate) async fn watch_game(
     from_ply: Option<u32>,
     without_moves_of: Option<chess_domain::Color>,
     watcher_id: String,
+    chat: Option<ChatRooms>,
 ) -> Result<EventStream<pb::WatchGameResponse>, Status> {
     let without_moves_of = without_moves_of.map(|c| chess_domain::color_to_pb(c) as i32);
-    let upstream = open(&client, &game_id, from_ply, without_moves_of, &watcher_id).await?;
     let seen = match from_ply {
         Some(ply) => Seen::after(&[common::GameCursor {
             game_id: game_id.to_string(),
             ply,
+            chat_revision: None,
         }]),
         None => Seen::default(),
     };
+    let upstream = open(
+        &client,
+        &game_id,
+        from_ply,
+        without_moves_of,
+        &watcher_id,
+        chat.as_ref(),
+    )
+    .await?;
     let following = Following {
         client,
         game_id,
         without_moves_of,
         watcher_id,
+        chat,
         seen,
         upstream,
         done: false,
@@ -164,18 +197,29 @@ pub(crate) async fn watch_game(
     )))
 }
 
+/// The chat a watcher of one game follows: from which revision, in which
+/// rooms (`common::ChatRoom`).
+#[derive(Clone, Debug)]
+pub struct ChatRooms {
+    pub from_revision: u64,
+    pub rooms: Vec<i32>,
+}
+
 async fn open(
     client: &GameClient,
     game_id: &GameId,
     from_ply: Option<u32>,
     without_moves_of: Option<i32>,
     watcher_id: &str,
+    chat: Option<&ChatRooms>,
 ) -> Result<Streaming<pb::WatchGameResponse>, Status> {
     let request = pb::WatchGameRequest {
         game_id: game_id.to_string(),
         from_ply,
         without_moves_of,
         watcher_id: watcher_id.to_owned(),
+        from_chat_revision: chat.map(|c| c.from_revision),
+        chat_rooms: chat.map(|c| c.rooms.clone()).unwrap_or_default(),
     };
     Ok(client
         .for_game(game_id)
@@ -192,6 +236,8 @@ struct Following {
     without_moves_of: Option<i32>,
     /// Who watches, as WatchGameRequest has it (empty: unknown).
     watcher_id: String,
+    /// The chat followed too, if any: where it started.
+    chat: Option<ChatRooms>,
     seen: Seen,
     upstream: Streaming<pb::WatchGameResponse>,
     done: bool,
@@ -247,15 +293,21 @@ impl Following {
                 error = failure.as_ref().map(|s| s.message().to_owned()),
                 "following a game's events again"
             );
-            match open(
+            // The chat resumes after the last line forwarded.
+            let chat = self.chat.as_ref().map(|c| ChatRooms {
+                from_revision: self.seen.chat(&self.game_id).unwrap_or(c.from_revision),
+                rooms: c.rooms.clone(),
+            });
+            let opened = open(
                 &self.client,
                 &self.game_id,
                 from_ply,
                 self.without_moves_of,
                 &self.watcher_id,
+                chat.as_ref(),
             )
-            .await
-            {
+            .await;
+            match opened {
                 Ok(upstream) => {
                     self.upstream = upstream;
                     return Ok(());
@@ -343,6 +395,7 @@ mod tests {
         let mut seen = Seen::after(&[common::GameCursor {
             game_id: "a".to_owned(),
             ply: 4,
+            chat_revision: None,
         }]);
         assert_eq!(admitted(&mut seen, &events[2..]).len(), 5);
     }
@@ -359,6 +412,8 @@ mod tests {
             vec![common::GameCursor {
                 game_id: "a".to_owned(),
                 ply: 2,
+                chat_revision: None,
+                chat_revision: None,
             }]
         );
         // The one that replaced it overlapped the first: its moves from
@@ -386,11 +441,39 @@ mod tests {
         let mut seen = Seen::after(&[common::GameCursor {
             game_id: "a".to_owned(),
             ply: 5,
+            chat_revision: None,
         }]);
         assert!(seen.admit(&offered("a", 5)));
         assert!(seen.admit(&offered("a", 5)));
         assert!(!seen.admit(&moved("a", 5)));
         assert!(seen.admit(&moved("a", 6)));
+    }
+
+    fn said(game_id: &str, revision: u64) -> common::GameEvent {
+        let line = common::ChatLine {
+            seq: revision,
+            revision,
+            ..Default::default()
+        };
+        event(game_id, 0, Kind::Chat(line))
+    }
+
+    #[test]
+    fn chat_lines_count_by_revision_and_leave_plies_alone() {
+        let mut seen = Seen::after(&[common::GameCursor {
+            game_id: "a".to_owned(),
+            ply: 5,
+            chat_revision: Some(2),
+        }]);
+        assert!(!seen.admit(&said("a", 2)));
+        assert!(seen.admit(&said("a", 3)));
+        assert!(!seen.admit(&said("a", 3)));
+        assert_eq!(seen.ply(&GameId::trusted("a")), Some(5));
+        assert_eq!(seen.cursors()[0].chat_revision, Some(3));
+        // A line of a game not followed passes and starts nothing.
+        assert!(seen.admit(&said("b", 1)));
+        assert_eq!(seen.ply(&GameId::trusted("b")), None);
+        assert_eq!(seen.chat(&GameId::trusted("b")), None);
     }
 
     #[test]

@@ -31,6 +31,39 @@ fn already_sent(sent: &Sent, event: &common::GameEvent) -> bool {
     }
 }
 
+/// Whether `event` is a chat line to leave out: of a room not asked for,
+/// or sent already (by its revision, in `chat_sent`); if not, it counts as
+/// sent.
+fn chat_left_out(watch: &mut ChatSent, rooms: Option<&[i32]>, event: &common::GameEvent) -> bool {
+    let Some((room, revision)) = super::chat::chat_of(event) else {
+        return false;
+    };
+    if rooms.is_some_and(|rooms| !rooms.contains(&room)) {
+        return true;
+    }
+    let sent = watch
+        .entry(GameId::trusted(event.game_id.clone()))
+        .or_default();
+    if revision <= *sent {
+        return true;
+    }
+    *sent = revision;
+    false
+}
+
+/// The last chat revision sent of each game.
+pub(super) type ChatSent = HashMap<GameId, u64>;
+
+/// Receives from `events`, or never if there are none.
+async fn next_of(
+    events: &mut Option<broadcast::Receiver<Arc<common::GameEvent>>>,
+) -> Result<Arc<common::GameEvent>, broadcast::error::RecvError> {
+    match events {
+        Some(events) => events.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
 /// Whether `event` is a move of the side `color` (a `common::Color`).
 fn moved_by(event: &common::GameEvent, color: Option<i32>) -> bool {
     match (&event.kind, color) {
@@ -57,6 +90,13 @@ pub(super) struct Watch<T> {
     /// Held for as long as the stream lives: the watcher counts among the
     /// game's spectators until then.
     pub(super) _spectating: Option<crate::registry::Spectating>,
+    /// The game's live chat lines, for a watcher of one game who asked for
+    /// them; it then stays open after the game's end.
+    pub(super) chat: Option<broadcast::Receiver<Arc<common::GameEvent>>>,
+    /// The rooms (`common::ChatRoom`) whose lines are sent; `None`: all.
+    pub(super) chat_rooms: Option<Vec<i32>>,
+    /// Chat lines not to send again.
+    pub(super) chat_sent: ChatSent,
 }
 
 /// Forwards live events into a response stream until the game ends, the
@@ -71,16 +111,24 @@ pub(super) fn forward<T: Send + 'static>(watch: Watch<T>) -> EventStream<T> {
         if let Some(item) = watch.first.next() {
             return Some((Ok(item), Some(watch)));
         }
-        let mut events = watch.events.take()?;
         loop {
-            let received = tokio::select! {
-                received = events.recv() => received,
+            if watch.events.is_none() && watch.chat.is_none() {
+                return None;
+            }
+            let (received, chat) = tokio::select! {
+                received = next_of(&mut watch.events) => (received, false),
+                received = next_of(&mut watch.chat) => (received, true),
                 () = watch.shutdown.cancelled() => return None,
             };
             let item = match received {
                 Ok(event)
                     if already_sent(&watch.sent, &event)
-                        || moved_by(&event, watch.without_moves_of) =>
+                        || moved_by(&event, watch.without_moves_of)
+                        || chat_left_out(
+                            &mut watch.chat_sent,
+                            watch.chat_rooms.as_deref(),
+                            &event,
+                        ) =>
                 {
                     continue;
                 }
@@ -95,7 +143,12 @@ pub(super) fn forward<T: Send + 'static>(watch: Watch<T>) -> EventStream<T> {
                         && matches!(event.kind, Some(common::game_event::Kind::GameEnded(_)));
                     let item = (watch.wrap)((*event).clone());
                     if last {
-                        return Some((Ok(item), None));
+                        // The chat goes on after the game, for those
+                        // following it.
+                        watch.events = None;
+                        if watch.chat.is_none() {
+                            return Some((Ok(item), None));
+                        }
                     }
                     item
                 }
@@ -106,6 +159,10 @@ pub(super) fn forward<T: Send + 'static>(watch: Watch<T>) -> EventStream<T> {
                     ));
                     return Some((Err(status), None));
                 }
+                Err(broadcast::error::RecvError::Closed) if chat => {
+                    watch.chat = None;
+                    continue;
+                }
                 Err(broadcast::error::RecvError::Closed) => {
                     // The game's actor stopped before its end: its shard
                     // moved to another replica (or this one stops).
@@ -115,7 +172,6 @@ pub(super) fn forward<T: Send + 'static>(watch: Watch<T>) -> EventStream<T> {
                     return Some((Err(status), None));
                 }
             };
-            watch.events = Some(events);
             return Some((Ok(item), Some(watch)));
         }
     }))

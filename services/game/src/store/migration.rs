@@ -21,6 +21,7 @@ impl MigratorTrait for Migrator {
             Box::new(MoveLog),
             Box::new(PlayerHistory),
             Box::new(Takebacks),
+            Box::new(GameChat),
         ]
     }
 }
@@ -395,5 +396,61 @@ impl Takebacks {
 
     async fn down(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
         drop_tables(manager, &["takebacks"]).await
+    }
+}
+
+/// Each game's chat (`chat_lines`, numbered per game; `revision` orders
+/// their changes for watchers resuming) and the reports of its lines
+/// (`chat_reports`).
+struct GameChat;
+
+migration!(GameChat, "m20261202_000007_game_chat");
+
+impl GameChat {
+    async fn up(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+        create_table(manager, "chat_lines", |t| {
+            t.col(string("game_id"))
+                .col(big_integer("seq"))
+                .col(string("room"))
+                .col(string("author_id"))
+                .col(string("author_name"))
+                .col(text("text"))
+                .col(big_integer("posted_at"))
+                .col(boolean("hidden").default(false))
+                .col(big_integer("revision"))
+                .col(string_null("hidden_by"))
+                .primary_key(Index::create().col("game_id").col("seq"))
+                .foreign_key(&mut references_game("chat_lines"))
+        })
+        .await?;
+        create_index(
+            manager,
+            "chat_lines_game_revision_idx",
+            "chat_lines",
+            &["game_id", "revision"],
+        )
+        .await?;
+        create_table(manager, "chat_reports", |t| {
+            t.col(string("game_id"))
+                .col(big_integer("seq"))
+                .col(string("reporter_id"))
+                .col(text("reason"))
+                .col(big_integer("reported_at"))
+                .col(boolean("open").default(true))
+                .primary_key(Index::create().col("game_id").col("seq").col("reporter_id"))
+                .foreign_key(&mut cascade(("chat_reports", "game_id"), ("games", "id")))
+        })
+        .await?;
+        create_index(
+            manager,
+            "chat_reports_open_idx",
+            "chat_reports",
+            &["open", "reported_at"],
+        )
+        .await
+    }
+
+    async fn down(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
+        drop_tables(manager, &["chat_reports", "chat_lines"]).await
     }
 }

@@ -16,11 +16,13 @@
 //!   moves (`move_log`) and copied into `moves` a game at a time, and the
 //!   file's checkpoints run on a thread of their own. Starting, the moves of
 //!   every game in play are read on a connection of their own too.
+//! - [`chat`]: a game's chat lines and their reports.
 //! - `reads`: loading games, listing a player's games, the results outbox.
 //! - `history`: a player's finished games with filters, for their history.
 //! - `rows`: domain values to rows and back ([`ops_for`], [`row_setup`], the
 //!   stored spellings of colours, results, time controls and players).
 
+pub mod chat;
 mod entities;
 mod history;
 pub mod migration;

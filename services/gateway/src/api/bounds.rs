@@ -27,6 +27,11 @@ const REASON: usize = 4 * 200;
 const PAGE_TOKEN: usize = 256;
 /// A signed Nostr event given as proof of owning its key.
 const NOSTR_EVENT: usize = 4 * 1024;
+/// A chat line: 140 characters of up to 4 bytes each (the game service
+/// applies the rule in characters).
+const CHAT_TEXT: usize = 4 * 140;
+/// A chat report's reason: 500 characters.
+const CHAT_REASON: usize = 4 * 500;
 /// Games a resumed event stream may name.
 const CURSORS: usize = 1000;
 
@@ -122,7 +127,7 @@ methods! {
     SignedIn { username: NAME }: MutePlayerRequest, UnmutePlayerRequest, MuteAccountRequest;
     SignedIn {}: ListMutedPlayersRequest, SetChatOffRequest;
     Anyone { game_id: ID }: LegalMovesRequest, BoardRequest, GetGameRequest, ExportPgnRequest;
-    MaybeSignedIn { game_id: ID }: WatchGameRequest;
+    MaybeSignedIn { game_id: ID }: WatchGameRequest, ListChatRequest;
     Anyone { page_token: PAGE_TOKEN }: ListLiveGamesRequest;
     Anyone {}: WatchLiveGamesRequest;
     MaybeSignedIn { page_token: PAGE_TOKEN }: ListSeeksRequest;
@@ -144,6 +149,10 @@ methods! {
     SignedIn custom: StreamEventsRequest;
     Anyone custom: ListPlayerGamesRequest, ExportPlayerGamesRequest;
     Anyone { game_id: ID }: GetRatingChangesRequest;
+    SignedIn { game_id: ID, text: CHAT_TEXT }: SendChatRequest;
+    SignedIn { game_id: ID, reason: CHAT_REASON }: ReportChatRequest;
+    SignedIn { game_id: ID }: HideChatRequest;
+    SignedIn {}: ListChatReportsRequest;
 }
 
 /// The filters of a player's game history.

@@ -5,7 +5,8 @@
 //! - [`lobby`]: LobbyService — seeks, tables, challenges (matchmaking behind
 //!   it) and games against the engine.
 //! - [`play`]: PlayService — moves and the rest of play, reads, and the live
-//!   streams (the game service behind it, and matchmaking for lobby events).
+//!   streams (the game service behind it, and matchmaking for lobby events);
+//!   its game chat, and who may read and write it, in [`chat`].
 //! - [`nostr`]: NostrService — the Nostr bridge's key and relays, and
 //!   linking a Nostr key to an account.
 //!
@@ -22,6 +23,7 @@
 
 pub mod account;
 mod bounds;
+pub mod chat;
 mod convert;
 pub mod edge;
 pub mod limits;
@@ -65,6 +67,7 @@ pub struct Shared {
     pub shutdown: Shutdown,
     pub presence: Arc<crate::core::presence::Presence>,
     pub chat: Arc<crate::core::chat_policy::ChatPolicy>,
+    pub chat_rules: chat::ChatRules,
 }
 
 /// The four public services behind the gate, ready to serve.

@@ -116,7 +116,12 @@ public_service! {
     custom() []: list_my_games(ListMyGamesRequest -> pb::ListMyGamesResponse),
         stream_events(StreamEventsRequest -> Self::StreamEventsStream),
         list_live_games(ListLiveGamesRequest -> pb::ListLiveGamesResponse),
-        watch_live_games(WatchLiveGamesRequest -> Self::WatchLiveGamesStream);
+        watch_live_games(WatchLiveGamesRequest -> Self::WatchLiveGamesStream),
+        list_chat_reports(ListChatReportsRequest -> pb::ListChatReportsResponse);
+    custom() [game_id]: send_chat(SendChatRequest -> pb::SendChatResponse),
+        list_chat(ListChatRequest -> pb::ListChatResponse),
+        report_chat(ReportChatRequest -> pb::ReportChatResponse),
+        hide_chat(HideChatRequest -> pb::HideChatResponse);
     seat(game_ended) [game_id]: resign(ResignRequest -> pb::ResignResponse),
         offer_draw(OfferDrawRequest -> pb::OfferDrawResponse),
         accept_draw(AcceptDrawRequest -> pb::AcceptDrawResponse),
@@ -281,20 +286,23 @@ impl Play {
         &self,
         request: Request<pb::WatchGameRequest>,
     ) -> Answer<EventStream<pb::WatchGameResponse>> {
-        // A signed-in watcher who is not a player counts as a spectator;
-        // a player watching their own game does not.
         let viewer = request.viewer();
         let r = request.into_inner();
         let game_id = convert::game_id(&r.game_id)?;
         let game = &self.shared.backends.game;
-        let upstream = match viewer {
-            Some(session) => {
-                game.watch_game_by(&game_id, r.from_ply, &session.player_id)
-                    .await
+        // A signed-in watcher who is not a player counts as a spectator;
+        // a player watching their own game does not.
+        let upstream = match (r.from_chat_revision, viewer) {
+            (Some(from), viewer) => {
+                self.watch_with_chat(viewer.map(|s| s.player_id), &game_id, r.from_ply, from)
+                    .await?
             }
-            None => game.watch_game(&game_id, r.from_ply).await,
-        }
-        .map_err(relay)?;
+            (None, Some(session)) => game
+                .watch_game_by(&game_id, r.from_ply, &session.player_id)
+                .await
+                .map_err(relay)?,
+            (None, None) => game.watch_game(&game_id, r.from_ply).await.map_err(relay)?,
+        };
         let shutdown = self.shared.shutdown.clone();
         // The events are read as the client's stream is written: no task or
         // queue between the two. The stream ends after an error.
