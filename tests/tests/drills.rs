@@ -280,6 +280,7 @@ async fn an_event_stream_resumes_across_a_gateway_kill() {
         .stream_events(alice.request(pb::StreamEventsRequest {
             resume: true,
             games: vec![common::GameCursor {
+                chat_revision: None,
                 game_id: game_id.clone(),
                 ply: 1,
             }],

@@ -38,6 +38,8 @@ async fn fools_mate_with_watchers_board_and_pgn() {
     assert_eq!(game.turn, c::Color::White as i32);
 
     let mut watch = ok(client.watch_game(pb::WatchGameRequest {
+        from_chat_revision: None,
+        chat_rooms: Vec::new(),
         game_id: game.game_id.clone(),
         from_ply: None,
         without_moves_of: None,

@@ -18,6 +18,8 @@ async fn watch_game(
     without_moves_of: Option<c::Color>,
 ) -> Result<Streaming<pb::WatchGameResponse>, Status> {
     let request = pb::WatchGameRequest {
+        from_chat_revision: None,
+        chat_rooms: Vec::new(),
         game_id: game.to_owned(),
         from_ply,
         without_moves_of: without_moves_of.map(|color| color as i32),
@@ -157,10 +159,12 @@ async fn a_resumed_player_stream_begins_with_what_was_missed() {
                 resume: true,
                 games: vec![
                     c::GameCursor {
+                        chat_revision: None,
                         game_id: g.clone(),
                         ply: 1,
                     },
                     c::GameCursor {
+                        chat_revision: None,
                         game_id: other,
                         ply: 0,
                     },

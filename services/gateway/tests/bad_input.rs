@@ -103,6 +103,7 @@ async fn oversized_everywhere(channel: Channel) -> Vec<(&'static str, Code, Stri
     call!(play.stream_events(pb::StreamEventsRequest {
         resume: true,
         games: vec![wire::GameCursor {
+            chat_revision: None,
             game_id: id(),
             ply: 0,
         }],

@@ -179,6 +179,7 @@ async fn only_a_games_players_act_in_it() {
     // Mallory may watch: from the start, the whole state first.
     let mut watch = play
         .watch_game(pb::WatchGameRequest {
+            from_chat_revision: None,
             game_id: game_id.clone(),
             from_ply: None,
         })
@@ -193,6 +194,7 @@ async fn only_a_games_players_act_in_it() {
     // applying every move it receives never plays one twice.
     let mut resumed = play
         .watch_game(pb::WatchGameRequest {
+            from_chat_revision: None,
             game_id: game_id.clone(),
             from_ply: Some(1),
         })

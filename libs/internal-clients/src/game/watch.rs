@@ -413,7 +413,6 @@ mod tests {
                 game_id: "a".to_owned(),
                 ply: 2,
                 chat_revision: None,
-                chat_revision: None,
             }]
         );
         // The one that replaced it overlapped the first: its moves from
