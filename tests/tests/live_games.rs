@@ -294,6 +294,7 @@ async fn live_games_are_listed_followed_featured_and_watched() {
         .watch_game(pb::WatchGameRequest {
             game_id: b.clone(),
             from_ply: None,
+            from_chat_revision: None,
         })
         .await
         .expect("watch")
@@ -313,6 +314,7 @@ async fn live_games_are_listed_followed_featured_and_watched() {
         .watch_game(pb::WatchGameRequest {
             game_id: b.clone(),
             from_ply: None,
+            from_chat_revision: None,
         })
         .await
         .expect("watch")
@@ -343,6 +345,7 @@ async fn live_games_are_listed_followed_featured_and_watched() {
         .watch_game(carol.request(pb::WatchGameRequest {
             game_id: b.clone(),
             from_ply: None,
+            from_chat_revision: None,
         }))
         .await
         .expect("watch")

@@ -62,6 +62,7 @@ async fn fixture(evict_after: Duration) -> Fixture {
         time: TimeSource::system(),
         shutdown: shutdown.clone(),
         evict_after,
+        rated_takebacks: false,
     });
     Fixture {
         registry: Registry::new(ctx, shards),
