@@ -224,7 +224,7 @@ async fn a_players_history_is_filtered_paged_rated_and_exported_as_pgn() {
     )
     .await
     .unwrap();
-    assert_eq!(ids(&rest), [g1.clone()]);
+    assert_eq!(ids(&rest), std::slice::from_ref(&g1));
     assert!(rest.next_page_token.is_empty());
 
     // From alice's side: colours, outcomes, rating changes.
@@ -278,7 +278,7 @@ async fn a_players_history_is_filtered_paged_rated_and_exported_as_pgn() {
     let page = list(&mut play, &alice.username, casual_blitz, 20, String::new())
         .await
         .unwrap();
-    assert_eq!(ids(&page), [g4.clone()]);
+    assert_eq!(ids(&page), std::slice::from_ref(&g4));
     let against_carol = filter(
         pb::RatedFilter::Unspecified,
         common::SpeedCategory::Unspecified,
