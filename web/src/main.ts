@@ -6,6 +6,7 @@ import { fill, h } from "./ui.js";
 import { accountView, loginView, registerView } from "./views/auth.js";
 import { gameView } from "./views/game.js";
 import { leaderboardView } from "./views/leaderboard.js";
+import { liveView } from "./views/live.js";
 import { lobbyView } from "./views/lobby.js";
 import { myGamesView } from "./views/my-games.js";
 import { profileView } from "./views/profile.js";
@@ -18,6 +19,7 @@ route("/my-games", () => myGamesView());
 route("/leaderboard", (_, q) => leaderboardView(q));
 route("/players/:name", (p) => profileView(p.name!));
 route("/games/:id", (p) => gameView(p.id!));
+route("/live", (_, q) => liveView(q));
 
 function header(): HTMLElement {
   const nav = h("nav", { "aria-label": "Main" });
@@ -28,6 +30,7 @@ function header(): HTMLElement {
       h("a", { href: "/", class: "brand" }, "♞ Rookery"),
       h("a", { href: "/", "data-nav": true }, "Lobby"),
       s && h("a", { href: "/my-games", "data-nav": true }, "My games"),
+      h("a", { href: "/live", "data-nav": true }, "Watch"),
       h("a", { href: "/leaderboard", "data-nav": true }, "Leaderboard"),
       h("span", { class: "spacer" }),
       s

@@ -86,6 +86,12 @@ export function gameView(id: string): View {
 
   const heading = h("h1", { class: "game-title" }, "Game");
   const info = h("p", { class: "muted game-info" });
+  // How many watch, its players not counted: hidden while nobody does.
+  const watching = h("p", { class: "muted watching", "data-testid": "watching", hidden: true });
+  const showWatching = (n: number) => {
+    watching.hidden = n === 0;
+    watching.textContent = `${n} watching`;
+  };
   const topBar = h("div", { class: "player-bar top" });
   const bottomBar = h("div", { class: "player-bar bottom" });
   const status = h("p", { class: "status", "data-testid": "status", role: "status", "aria-live": "polite" }, "Loading…");
@@ -122,6 +128,7 @@ export function gameView(id: string): View {
       { class: "game-side" },
       heading,
       info,
+      watching,
       status,
       result,
       fifty,
@@ -191,6 +198,8 @@ export function gameView(id: string): View {
   function received(r: WatchGameResponse): void {
     const e = r.event;
     if (!e || disposed) return;
+    if (e.kind.case === "snapshot") showWatching(e.kind.value.spectators);
+    if (e.kind.case === "spectatorsChanged") showWatching(e.kind.value.spectators);
     if (e.kind.case === "snapshot") {
       const first = !game;
       game = fromSnapshot(e.kind.value);

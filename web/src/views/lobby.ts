@@ -20,6 +20,7 @@ import { keepStreaming } from "../stream.js";
 import { clearToasts, fill, h, speedName, timeControlText, toast } from "../ui.js";
 import { isDaily, KeyedRows, labelled, signedInOrAway, signInPath, type TimeControlFields, timeControlFields } from "./helpers.js";
 import { QuickPairing } from "./quick-pairing.js";
+import { Tv } from "./tv.js";
 
 const REFRESH_MS = 2500;
 const REJECTED = "Your request to play a seek was rejected. Pick another seek, or post your own.";
@@ -389,6 +390,7 @@ export function lobbyView(): View {
   /** What became of the player's last request, shown above the lists. */
   let requestNote = "";
   const requestNoteEl = h("p", { class: "card notice request-note", "data-testid": "request-note", role: "status", hidden: true });
+  const tv = new Tv();
   const quick = new QuickPairing({ seeks: () => seeks, refresh: () => refresh(), goToGame });
   let inFlight: Promise<void> | null = null;
   let again = false;
@@ -428,6 +430,7 @@ export function lobbyView(): View {
           outgoing = ch.value.outgoing;
         }
         draw();
+        void tv.countPlayers();
       } while (again && !disposed);
     })().finally(() => (inFlight = null));
     return inFlight;
@@ -665,8 +668,8 @@ export function lobbyView(): View {
     forms.hidden = !forms.hidden;
     customButton.setAttribute("aria-expanded", String(!forms.hidden));
   });
-  const side = h("aside", { class: "lobby-side" }, quick.el, customButton, forms);
-  const el = h("div", { class: "lobby" }, h("h1", {}, "Lobby"), intro, requestNoteEl, h("div", { class: "lobby-grid" }, lists, side));
+  const side = h("aside", { class: "lobby-side" }, quick.el, customButton, forms, tv.el);
+  const el = h("div", { class: "lobby" }, h("h1", {}, "Lobby"), tv.counts, intro, requestNoteEl, h("div", { class: "lobby-grid" }, lists, side));
   fill(listErrorEl);
   return {
     el,
@@ -676,6 +679,7 @@ export function lobbyView(): View {
       clearInterval(timer);
       document.removeEventListener("visibilitychange", onVisible);
       stopStream();
+      tv.dispose();
     },
   };
 }
