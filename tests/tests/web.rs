@@ -305,3 +305,8 @@ async fn refusals_reach_a_grpc_web_client_with_code_reason_and_sentence() {
         );
     }
 }
+
+#[tokio::test]
+async fn the_lobbys_tv_and_the_live_games_follow_a_game_and_its_watchers() {
+    browser_scenario("live").await;
+}
