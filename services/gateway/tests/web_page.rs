@@ -68,6 +68,7 @@ async fn the_views_are_the_page_and_its_files_are_served_compressed_and_cached()
         "/register",
         "/my-games",
         "/leaderboard",
+        "/live",
         "/players/someone",
     ] {
         let answer = http(&addr, "GET", view, &[], b"").await;

@@ -22,6 +22,7 @@ const APP_PATHS: &[&str] = &[
     "/account",
     "/my-games",
     "/leaderboard",
+    "/live",
 ];
 
 /// Longest username in a profile address (usernames have at most 20).
