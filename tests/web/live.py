@@ -89,7 +89,7 @@ def main() -> None:
         expect(row).to_have_count(1)
 
         # A click on the row opens the game: now two watch.
-        row.locator("td").nth(4).click()
+        row.locator("td").nth(5).click()
         expect(page).to_have_url(re.compile(rf"/games/{game_id}$"))
         c.expect_ply(4)
         expect(a.page.get_by_test_id("watching")).to_have_text("2 watching")

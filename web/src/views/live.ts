@@ -93,7 +93,7 @@ export function liveView(query: URLSearchParams): View {
       side(g.black),
       h("td", {}, h("a", { href, "aria-label": "Watch the game" }, timeControlText(g.timeControl))),
       h("td", { class: "wide" }, speedName(g.speed)),
-      h("td", {}, g.rated ? "Rated" : "Casual"),
+      h("td", { class: "wide" }, g.rated ? "Rated" : "Casual"),
       h("td", { class: "num" }, moveNumber(g)),
       h("td", { class: "num", "data-testid": "live-spectators", title: "Watching" }, g.spectators),
     );
@@ -204,7 +204,7 @@ export function liveView(query: URLSearchParams): View {
               h("th", {}, "Black"),
               h("th", {}, "Time"),
               h("th", { class: "wide" }, "Speed"),
-              h("th", {}, "Mode"),
+              h("th", { class: "wide" }, "Mode"),
               h("th", { class: "num" }, "Move"),
               h("th", { class: "num" }, "Watching"),
             ),
