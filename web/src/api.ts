@@ -130,7 +130,9 @@ function waitInWords(message: string): string {
 }
 
 function sentence(text: string): string {
-  const s = text.charAt(0).toUpperCase() + text.slice(1);
+  // A sentence that starts with a move ("e2e5 is not…") keeps its case.
+  const startsWithWord = /^[a-z]+(\s|$)/.test(text);
+  const s = startsWithWord ? text.charAt(0).toUpperCase() + text.slice(1) : text;
   return /[.!?]$/.test(s) ? s : `${s}.`;
 }
 
