@@ -18,7 +18,7 @@ def main() -> None:
         a.register()
         b_.register()
 
-        form = a.page.get_by_test_id("create-seek")
+        form = a.lobby_form("create-seek")
         form.get_by_label("Time control").select_option(label="Minutes + increment")
         form.get_by_label("Minutes").fill("3")
         form.get_by_label("Increment (seconds)").fill("2")
