@@ -74,6 +74,8 @@ async fn fools_mate_with_watchers_board_and_pgn() {
                 assert_eq!(e.result, c::GameResult::BlackWins as i32);
                 break;
             }
+            // Another watcher of the game coming or going.
+            Some(c::game_event::Kind::SpectatorsChanged(_)) => {}
             other => panic!("unexpected event {other:?}"),
         }
     }
