@@ -310,3 +310,8 @@ async fn refusals_reach_a_grpc_web_client_with_code_reason_and_sentence() {
 async fn the_lobbys_tv_and_the_live_games_follow_a_game_and_its_watchers() {
     browser_scenario("live").await;
 }
+
+#[tokio::test]
+async fn a_takeback_is_declined_withdrawn_and_accepted_on_both_pages() {
+    browser_scenario("takeback").await;
+}

@@ -17,6 +17,7 @@ import { Clocks } from "../game/clocks.js";
 import { MoveList } from "../game/moves.js";
 import { premoveColor } from "../game/premove.js";
 import { NextSteps } from "./after-game.js";
+import { Takebacks } from "./offers.js";
 import { awaitRatingChanges, type ShownChange } from "../game/rating-changes.js";
 import {
   applyEnding,
@@ -83,6 +84,7 @@ export function gameView(id: string): View {
   const clocks = new Clocks();
   const moveList = new MoveList();
   const nextSteps = new NextSteps();
+  const takebacks = new Takebacks({ gameId: id, act: (action) => act(action), busy: () => busy });
 
   const heading = h("h1", { class: "game-title" }, "Game");
   const info = h("p", { class: "muted game-info" });
@@ -134,6 +136,7 @@ export function gameView(id: string): View {
       fifty,
       engineLine,
       drawBox,
+      takebacks.el,
       noticeLine,
       error,
       moveList.el,
@@ -163,7 +166,10 @@ export function gameView(id: string): View {
       const fromPly = game && !resync ? game.ply : undefined;
       // What was missed includes the offer standing now, if any: an offer
       // declined while the page was away must not linger.
-      if (game && fromPly !== undefined) game.drawOffer = Color.UNSPECIFIED;
+      if (game && fromPly !== undefined) {
+        game.drawOffer = Color.UNSPECIFIED;
+        takebacks.forget();
+      }
       resync = false;
       return play.watchGame({ gameId: id, fromPly }, { signal, onHeader: opened });
     },
@@ -204,6 +210,7 @@ export function gameView(id: string): View {
       const first = !game;
       game = fromSnapshot(e.kind.value);
       myColor = colorIn(game, me?.playerId);
+      takebacks.snapshot(e.kind.value.takebackOffer);
       clocks.setDaily(game.timeControl?.kind.case === "daily");
       clocks.update(e.kind.value.clock ?? e.clock, game.ply, true);
       settlePending();
@@ -224,6 +231,7 @@ export function gameView(id: string): View {
       }
       throw err;
     }
+    takebacks.apply(e);
     switch (e.kind.case) {
       case "moveMade":
         if (changed) {
@@ -233,6 +241,10 @@ export function gameView(id: string): View {
         break;
       case "fiftyMoveWarning":
         fiftyWarning = e.kind.value.movesRemaining;
+        break;
+      case "takebackOffered":
+        // The takeback prompt tells of it.
+        notice = "";
         break;
       case "gameEnded":
         confirmingResign = false;
@@ -533,6 +545,7 @@ export function gameView(id: string): View {
     noticeLine.textContent = notice;
 
     drawOffer(g);
+    takebacks.show(g, myColor);
     controlButtons(g);
     nextSteps.show(g, myColor);
 
@@ -643,6 +656,7 @@ export function gameView(id: string): View {
       standard && !vsEngine && g.drawOffer !== myColor ? button("Offer draw", offerDraw) : null,
       standard && repeatedNow(g) >= 3 ? button("Claim threefold", claimDraw) : null,
       standard && g.ply < 2 ? button("Abort", abort) : null,
+      takebacks.button(g, myColor),
       g.hintsAllowed && canMove() ? button("Hint", askHint) : null,
       button(
         "Resign",
