@@ -101,7 +101,11 @@ impl Seen {
                     Some(Kind::GameEnded(_)) if game.ended => return false,
                     _ => {}
                 }
-                game.ply = game.ply.max(event.ply);
+                game.ply = match &event.kind {
+                    // The plies after a takeback are played afresh.
+                    Some(Kind::TakenBack(_)) => event.ply,
+                    _ => game.ply.max(event.ply),
+                };
                 game.ended |= ends;
             }
             None => {
@@ -372,6 +376,27 @@ mod tests {
             .filter(|e| seen.admit(e))
             .map(|e| (e.game_id.clone(), e.ply))
             .collect()
+    }
+
+    #[test]
+    fn the_plies_after_a_takeback_pass_again() {
+        let back = event("a", 2, Kind::TakenBack(common::TakenBack::default()));
+        let events = [
+            moved("a", 1),
+            moved("a", 2),
+            moved("a", 3),
+            back,
+            moved("a", 3),
+            moved("a", 3),
+        ];
+        let mut seen = Seen::default();
+        let passed: Vec<u32> = admitted(&mut seen, &events)
+            .into_iter()
+            .map(|(_, ply)| ply)
+            .collect();
+        // The new ply 3 passes once; a copy of it does not.
+        assert_eq!(passed, [1, 2, 3, 2, 3]);
+        assert_eq!(seen.ply(&GameId::trusted("a")), Some(3));
     }
 
     #[test]
