@@ -75,7 +75,9 @@ def main() -> None:
 
         # The game goes on from there.
         a.play("d2", "d4")
-        assert a.move_list() == ["e4", "e5", "d4"], a.move_list()
+        b_.expect_ply(3)
+        for p in (a, b_):
+            assert p.move_list() == ["e4", "e5", "d4"], p.move_list()
         a.assert_no_errors()
         b_.assert_no_errors()
     print("takeback: ok")
