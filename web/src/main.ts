@@ -9,6 +9,7 @@ import { leaderboardView } from "./views/leaderboard.js";
 import { liveView } from "./views/live.js";
 import { lobbyView } from "./views/lobby.js";
 import { myGamesView } from "./views/my-games.js";
+import { playersView } from "./views/players.js";
 import { profileView } from "./views/profile.js";
 
 route("/login", (_, q) => loginView(q));
@@ -17,6 +18,7 @@ route("/account", () => accountView());
 route("/", () => lobbyView());
 route("/my-games", () => myGamesView());
 route("/leaderboard", (_, q) => leaderboardView(q));
+route("/players", (_, q) => playersView(q));
 route("/players/:name", (p) => profileView(p.name!));
 route("/games/:id", (p) => gameView(p.id!));
 route("/live", (_, q) => liveView(q));
@@ -32,6 +34,7 @@ function header(): HTMLElement {
       s && h("a", { href: "/my-games", "data-nav": true }, "My games"),
       h("a", { href: "/live", "data-nav": true }, "Watch"),
       h("a", { href: "/leaderboard", "data-nav": true }, "Leaderboard"),
+      h("a", { href: "/players", "data-nav": true }, "Players"),
       h("span", { class: "spacer" }),
       s
         ? [

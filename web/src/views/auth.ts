@@ -147,6 +147,49 @@ export function accountView(): View {
       error,
       everywhere,
     ),
+    chatSettings(),
   );
   return { el, title: "Account" };
+}
+
+/** The "Chat" switch (SetChatOff), and a moderator's server-wide mute while it lasts. */
+function chatSettings(): HTMLElement {
+  const toggle = h("input", { type: "checkbox", role: "switch", disabled: true, "data-testid": "chat-switch" });
+  const state = h("span", { class: "muted" });
+  const muted = h("p", { class: "error", "data-testid": "chat-muted", hidden: true });
+  const error = h("p", { class: "error", role: "alert" });
+  const show = (off: boolean) => {
+    toggle.checked = !off;
+    toggle.disabled = false;
+    state.textContent = off ? "off: you neither see nor post chat messages" : "on";
+  };
+  void accounts.me({}).then(
+    (r) => {
+      show(r.chatOff);
+      if (r.chatMutedUntil && timestampMs(r.chatMutedUntil) > Date.now()) {
+        muted.textContent = `Your chat is muted until ${new Date(timestampMs(r.chatMutedUntil)).toLocaleString()}.`;
+        muted.hidden = false;
+      }
+    },
+    (e) => (error.textContent = describeError(e)),
+  );
+  toggle.addEventListener("change", async () => {
+    error.textContent = "";
+    const off = !toggle.checked;
+    toggle.disabled = true;
+    try {
+      show((await accounts.setChatOff({ chatOff: off })).chatOff);
+    } catch (e) {
+      error.textContent = describeError(e);
+      show(!off);
+    }
+  });
+  return h(
+    "section",
+    { class: "card narrow", "data-testid": "chat-settings" },
+    h("h2", {}, "Chat"),
+    h("label", { class: "switch" }, toggle, " Chat ", state),
+    muted,
+    error,
+  );
 }

@@ -2,7 +2,7 @@
 // category with games and results, and a chart of their rating over time
 // per category, drawn here as SVG from the whole rating history.
 import { timestampMs } from "@bufbuild/protobuf/wkt";
-import { accounts, describeError } from "../api.js";
+import { accounts, describeError, session } from "../api.js";
 import {
   type PlayerProfile,
   type Rating,
@@ -10,6 +10,7 @@ import {
   RatingSystem,
   SpeedCategory,
 } from "../gen/chess/common/v1/common_pb.js";
+import type { PlayerPresence } from "../gen/chess/gateway/v1/gateway_pb.js";
 import type { View } from "../router.js";
 import { fill, fillSpeedTabs, h, rating, speedName, SPEEDS } from "../ui.js";
 import { renderGameHistory } from "./history.js";
@@ -200,6 +201,44 @@ function ratingsTable(profile: PlayerProfile): HTMLElement {
   );
 }
 
+/** "online", "playing now" or "offline", as the server sees the player. */
+function presenceText(p: PlayerPresence | undefined): HTMLElement {
+  const [state, text] = p?.playing ? ["playing", "playing now"] : p?.online ? ["online", "online"] : ["offline", "offline"];
+  return h("span", { class: `presence ${state}`, "data-testid": "presence", "data-presence": state }, text, " · ");
+}
+
+/** For a signed-in viewer of someone else's profile: mute or unmute their chat. */
+function muteControl(username: string): HTMLElement | null {
+  const me = session();
+  if (!me || me.username.toLowerCase() === username.toLowerCase()) return null;
+  let muted = false;
+  const button = h("button", { type: "button", class: "secondary small", "data-testid": "mute", disabled: true }, "Mute");
+  const note = h("span", { class: "muted small", "data-testid": "mute-status", role: "status" });
+  const error = h("span", { class: "error", role: "alert" });
+  const show = (names: string[], changed: boolean) => {
+    muted = names.some((n) => n.toLowerCase() === username.toLowerCase());
+    button.textContent = muted ? "Unmute" : "Mute";
+    button.disabled = false;
+    note.textContent = muted ? "Muted: you will not see their chat messages." : changed ? "Unmuted: their chat messages show again." : "";
+  };
+  void accounts.listMutedPlayers({}).then(
+    (r) => show(r.mutedUsernames, false),
+    (e) => (error.textContent = describeError(e)),
+  );
+  button.addEventListener("click", async () => {
+    error.textContent = "";
+    button.disabled = true;
+    try {
+      const r = muted ? await accounts.unmutePlayer({ username }) : await accounts.mutePlayer({ username });
+      show(r.mutedUsernames, true);
+    } catch (e) {
+      error.textContent = describeError(e);
+      button.disabled = false;
+    }
+  });
+  return h("p", { class: "mute-control" }, button, " ", note, error);
+}
+
 export function profileView(username: string): View {
   let disposed = false;
   const body = h("div", {}, h("p", { class: "muted" }, "Loading…"));
@@ -207,8 +246,9 @@ export function profileView(username: string): View {
 
   (async () => {
     let profile: PlayerProfile | undefined;
+    let presence: PlayerPresence | undefined;
     try {
-      profile = (await accounts.getProfile({ username })).profile;
+      ({ profile, presence } = await accounts.getProfile({ username }));
     } catch (e) {
       if (!disposed) fill(body, h("p", { class: "card error", role: "alert" }, describeError(e)));
       return;
@@ -222,9 +262,11 @@ export function profileView(username: string): View {
       h(
         "p",
         { class: "muted" },
+        presenceText(presence),
         profile.registeredAt ? `Registered ${new Date(timestampMs(profile.registeredAt)).toLocaleDateString(undefined, { dateStyle: "long" })}` : "",
         ratingSystemName(profile.ratingSystem) ? ` · ${ratingSystemName(profile.ratingSystem)}` : "",
       ),
+      muteControl(profile.username),
       h("section", { class: "card" }, h("h2", {}, "Ratings"), h("div", { class: "scroll" }, ratingsTable(profile))),
       h("section", { class: "card" }, h("h2", {}, "Rating history"), tabs, chartBox),
       renderGameHistory(profile.username),
