@@ -9,6 +9,7 @@ import type { View } from "../router.js";
 import { fill, h, rating, SPEEDS } from "../ui.js";
 import { speedSlug } from "./leaderboard.js";
 
+const PAGE_SIZES = [10, 25, 50, 100];
 const PAGE_SIZE = 25;
 /** How long typing pauses before the directory is asked. */
 const DEBOUNCE_MS = 250;
@@ -46,6 +47,8 @@ export function playersView(query: URLSearchParams): View {
   let sort = SORTS.find(([, slug]) => slug === query.get("sort"))?.[0] ?? PlayerSort.NAME;
   let category = SPEEDS.find(([c]) => speedSlug(c) === query.get("speed"))?.[0] ?? SpeedCategory.BLITZ;
   let descending = query.get("order") === "desc";
+  const askedSize = Number(query.get("per"));
+  let pageSize = PAGE_SIZES.includes(askedSize) ? askedSize : PAGE_SIZE;
   let tokens: string[] = [""];
   let page = 0;
   let nextToken = "";
@@ -77,6 +80,11 @@ export function playersView(query: URLSearchParams): View {
     { "data-testid": "players-order", "aria-label": "Order" },
     h("option", { value: "asc", selected: !descending }, "Ascending"),
     h("option", { value: "desc", selected: descending }, "Descending"),
+  );
+  const sizeSelect = h(
+    "select",
+    { "data-testid": "players-per-page", "aria-label": "Players per page" },
+    PAGE_SIZES.map((n) => h("option", { value: String(n), selected: n === pageSize }, `${n} per page`)),
   );
   const online = h("p", { class: "muted online-count", "data-testid": "players-online", role: "status" });
   const head = h("tr");
@@ -123,6 +131,7 @@ export function playersView(query: URLSearchParams): View {
     if (sort !== PlayerSort.NAME) q.set("sort", SORTS.find(([v]) => v === sort)![1]);
     if (category !== SpeedCategory.BLITZ) q.set("speed", speedSlug(category));
     if (descending) q.set("order", "desc");
+    if (pageSize !== PAGE_SIZE) q.set("per", String(pageSize));
     const s = q.toString();
     history.replaceState(null, "", s ? `/players?${s}` : "/players");
   }
@@ -144,7 +153,7 @@ export function playersView(query: URLSearchParams): View {
         sort,
         category,
         descending,
-        pageSize: PAGE_SIZE,
+        pageSize,
         pageToken: tokens[page],
       });
       if (disposed || mine !== generation) return;
@@ -196,6 +205,10 @@ export function playersView(query: URLSearchParams): View {
     descending = orderSelect.value === "desc";
     restart();
   });
+  sizeSelect.addEventListener("change", () => {
+    pageSize = Number(sizeSelect.value);
+    restart();
+  });
   prev.addEventListener("click", () => {
     if (page === 0) return;
     page--;
@@ -225,6 +238,7 @@ export function playersView(query: URLSearchParams): View {
         label("Sort", sortSelect),
         label("in", categorySelect),
         orderSelect,
+        sizeSelect,
       ),
       online,
       error,

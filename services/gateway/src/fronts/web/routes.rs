@@ -23,6 +23,7 @@ const APP_PATHS: &[&str] = &[
     "/my-games",
     "/leaderboard",
     "/live",
+    "/players",
 ];
 
 /// Longest username in a profile address (usernames have at most 20).
@@ -160,6 +161,7 @@ mod tests {
         for view in APP_PATHS {
             assert_eq!(Route::of(view), Some(Route::App), "{view}");
         }
+        assert_eq!(Route::of("/players"), Some(Route::App));
         assert_eq!(Route::of("/players/some_one-2"), Some(Route::Player));
         assert_eq!(Route::of("/players/a/b"), None);
         assert_eq!(Route::of("/players/<b>"), None);
