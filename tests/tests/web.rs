@@ -315,3 +315,9 @@ async fn the_lobbys_tv_and_the_live_games_follow_a_game_and_its_watchers() {
 async fn a_takeback_is_declined_withdrawn_and_accepted_on_both_pages() {
     browser_scenario("takeback").await;
 }
+
+#[tokio::test]
+async fn the_players_directory_searches_sorts_pages_and_shows_presence_and_profiles_mute() {
+    // Glicko-2, whose new ratings are provisional (Club Elo has none).
+    browser_scenario_with("players", &[("CHESS_STACK_RATING_SYSTEM", "glicko2")]).await;
+}
