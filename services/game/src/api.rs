@@ -574,19 +574,11 @@ impl GameApi {
     ) -> Answer<EventStream<pb::WatchDailyGamesResponse>> {
         let ctx = self.registry.context();
         let wrap = |event| pb::WatchDailyGamesResponse { event: Some(event) };
-        Ok(forward(Watch {
-            first: Vec::new().into_iter(),
-            events: Some(ctx.hub.subscribe_daily()),
-            shutdown: ctx.shutdown.clone(),
+        Ok(forward(Watch::feed(
+            ctx.hub.subscribe_daily(),
+            ctx.shutdown.clone(),
             wrap,
-            stop_at_end: false,
-            sent: Sent::new(),
-            without_moves_of: None,
-            _spectating: None,
-            chat: None,
-            chat_rooms: None,
-            chat_sent: ChatSent::new(),
-        }))
+        )))
     }
 
     #[instrument(level = "debug", skip_all)]
@@ -617,19 +609,11 @@ impl GameApi {
     ) -> Answer<EventStream<pb::WatchLiveGamesResponse>> {
         let ctx = self.registry.context();
         let wrap = |event| pb::WatchLiveGamesResponse { event: Some(event) };
-        Ok(forward(Watch {
-            first: Vec::new().into_iter(),
-            events: Some(ctx.hub.subscribe_live()),
-            shutdown: ctx.shutdown.clone(),
+        Ok(forward(Watch::feed(
+            ctx.hub.subscribe_live(),
+            ctx.shutdown.clone(),
             wrap,
-            stop_at_end: false,
-            sent: Sent::new(),
-            without_moves_of: None,
-            _spectating: None,
-            chat: None,
-            chat_rooms: None,
-            chat_sent: ChatSent::new(),
-        }))
+        )))
     }
 
     #[instrument(level = "debug", skip_all)]

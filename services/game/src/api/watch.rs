@@ -99,6 +99,30 @@ pub(super) struct Watch<T> {
     pub(super) chat_sent: ChatSent,
 }
 
+impl<T> Watch<T> {
+    /// A feed of many games' events (daily games, live games): nothing sent
+    /// first, none left out, no chat, on past any one game's end.
+    pub(super) fn feed(
+        events: broadcast::Receiver<Arc<common::GameEvent>>,
+        shutdown: chess_runtime::Shutdown,
+        wrap: fn(common::GameEvent) -> T,
+    ) -> Self {
+        Self {
+            first: Vec::new().into_iter(),
+            events: Some(events),
+            shutdown,
+            wrap,
+            stop_at_end: false,
+            sent: Sent::new(),
+            without_moves_of: None,
+            _spectating: None,
+            chat: None,
+            chat_rooms: None,
+            chat_sent: ChatSent::new(),
+        }
+    }
+}
+
 /// Forwards live events into a response stream until the game ends, the
 /// caller goes away, the service shuts down, or the watcher falls behind.
 ///
